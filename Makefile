@@ -1,0 +1,41 @@
+# One-command set-up: `make serve` and `make test` each build everything they need on a fresh machine.
+SHELL := /bin/bash
+VENV := $(CURDIR)/.venv
+PYTHON := $(VENV)/bin/python
+TORCH_VERSION := 2.11.0
+CARGO_ENV := LIBTORCH_USE_PYTORCH=1 VIRTUAL_ENV=$(VENV) PATH="$(VENV)/bin:$$PATH"
+HOST ?= 127.0.0.1
+PORT ?= 8080
+BENCH_LIMITS ?= 10,60
+GSET ?= ../shared/data/gset
+
+.PHONY: setup build serve test verify bench openapi clean
+
+# Idempotent: skipped when the venv already imports the pinned torch.
+setup:
+	@if [ -x "$(PYTHON)" ] && "$(PYTHON)" -c 'import torch,sys; sys.exit(0 if torch.__version__.startswith("$(TORCH_VERSION)") else 1)' 2>/dev/null; then \
+		echo "setup: torch $(TORCH_VERSION) already in .venv"; \
+	else \
+		python3 -m venv "$(VENV)" && "$(PYTHON)" -m pip install --quiet "torch==$(TORCH_VERSION)"; \
+	fi
+
+build: setup
+	$(CARGO_ENV) cargo build --release
+
+serve: build
+	./target/release/rlsolver serve --host $(HOST) --port $(PORT)
+
+test: setup
+	$(CARGO_ENV) cargo test --release
+
+verify: setup
+	$(CARGO_ENV) cargo test --release -- --include-ignored
+
+bench: build
+	./target/release/rlsolver bench maxcut --instances $(GSET) --time-limit $(BENCH_LIMITS) --output bench/maxcut.md
+
+openapi: build
+	./target/release/rlsolver openapi > openapi/openapi.json
+
+clean:
+	cargo clean

@@ -1,0 +1,140 @@
+//! `/v1/problems`: the registry and the solve endpoint.
+
+use super::error::{ApiError, ProblemDetails};
+use super::state::AppState;
+use crate::problems::{self, ProblemInput, SolveOptions, SolveReport};
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+use utoipa::{PartialSchema, ToSchema};
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/v1/problems", get(list)).route("/v1/problems/{name}/solve", post(solve))
+}
+
+/// A registered problem and what it accepts.
+#[derive(Serialize, ToSchema)]
+pub struct ProblemInfo {
+    pub name: String,
+    pub summary: String,
+    /// Input formats: `json` (application/json) and the native text format (text/plain).
+    pub formats: Vec<String>,
+    /// JSON schema of the `instance` object.
+    #[schema(value_type = Object)]
+    pub instance_schema: serde_json::Value,
+    /// JSON schema of `options` (also accepted as query parameters).
+    #[schema(value_type = Object)]
+    pub options_schema: serde_json::Value,
+}
+
+/// A JSON solve request. Options may also come as query parameters; body options win.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SolveRequest {
+    /// The instance in the problem's JSON format (see `GET /v1/problems`).
+    #[schema(value_type = Object)]
+    pub instance: serde_json::Value,
+    #[serde(default)]
+    pub options: Option<SolveOptions>,
+}
+
+/// Every registered problem with its instance and option schemas.
+#[utoipa::path(get, path = "/v1/problems", responses((status = 200, body = Vec<ProblemInfo>)))]
+pub async fn list() -> Json<Vec<ProblemInfo>> {
+    let options_schema = serde_json::to_value(SolveOptions::schema()).unwrap_or_default();
+    Json(
+        problems::registry()
+            .iter()
+            .map(|p| ProblemInfo {
+                name: p.name().into(),
+                summary: p.summary().into(),
+                formats: p.formats().iter().map(|f| f.to_string()).collect(),
+                instance_schema: p.instance_schema(),
+                options_schema: options_schema.clone(),
+            })
+            .collect(),
+    )
+}
+
+/// Solve an instance: JSON `{instance, options}` or the native text format (`text/plain`, e.g.
+/// Gset for Max-Cut) with options as query parameters.
+#[utoipa::path(
+    post,
+    path = "/v1/problems/{name}/solve",
+    params(("name" = String, Path, description = "problem name, e.g. maxcut"), SolveOptions),
+    request_body(content(
+        (SolveRequest = "application/json"),
+        (String = "text/plain")
+    )),
+    responses(
+        (status = 200, body = SolveReport),
+        (status = 400, description = "malformed body or query", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 404, description = "unknown problem", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 413, description = "body or instance over the limits", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 415, description = "unsupported content type", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 422, description = "invalid instance or option", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 503, description = "every solver slot busy (Retry-After)", body = ProblemDetails, content_type = "application/problem+json")
+    )
+)]
+pub async fn solve(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    query: Result<Query<SolveOptions>, QueryRejection>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<SolveReport>, ApiError> {
+    let problem = problems::find(&name)?;
+    let Query(query_options) = query.map_err(|e| ApiError::bad_request("query", e.body_text()))?;
+    let body = body.map_err(|e| match e.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::PayloadTooLarge(format!(
+            "request body exceeds this server's limit of {} bytes",
+            state.config.max_body_bytes
+        )),
+        _ => ApiError::bad_request("body", e.body_text()),
+    })?;
+    let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let mime = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let request = match mime.as_str() {
+        "application/json" => {
+            let request: SolveRequest =
+                serde_json::from_slice(&body).map_err(|e| ApiError::bad_request("body", format!("invalid JSON: {e}")))?;
+            let options = query_options.merged_with(request.options.unwrap_or_default());
+            (ParsedBody::Json(request.instance), options)
+        }
+        "text/plain" | "" => {
+            let text = String::from_utf8(body.to_vec())
+                .map_err(|_| ApiError::bad_request("body", "text instance is not valid UTF-8"))?;
+            (ParsedBody::Text(text), query_options)
+        }
+        other => return Err(ApiError::UnsupportedMediaType(other.to_string())),
+    };
+    let permit = state
+        .solve_slots
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| ApiError::Busy(state.config.max_concurrent_solves))?;
+    let config = state.config.clone();
+    // The search is CPU-bound: keep it off the async workers so /health answers meanwhile.
+    let report = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        let (body, options) = request;
+        let input = match &body {
+            ParsedBody::Json(value) => ProblemInput::Json(value),
+            ParsedBody::Text(text) => ProblemInput::Text(text),
+        };
+        problems::solve(problem, input, &options, &config.limits)
+    })
+    .await
+    .map_err(|e| ApiError::Internal(anyhow::anyhow!("solver task failed: {e}")))??;
+    tracing::info!(problem = %name, objective = report.objective, status = ?report.status, elapsed_ms = report.elapsed_ms, "solved");
+    Ok(Json(report))
+}
+
+enum ParsedBody {
+    Json(serde_json::Value),
+    Text(String),
+}

@@ -1,0 +1,106 @@
+//! `rlsolver bench maxcut`: our search and the baselines on a folder of Gset graphs, one
+//! process, one markdown table.
+
+use crate::problems::maxcut::{baselines, parse_gset, MaxCutInstance};
+use crate::problems::{device_name, IsingProblem, Limits};
+use crate::search::{minimize, SearchParams};
+use anyhow::{Context, Result};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tch::Device;
+
+#[derive(Debug, Clone)]
+pub struct BenchConfig {
+    pub instances: PathBuf,
+    /// One column of ours per limit; the baselines run at the first (smallest) one.
+    pub time_limits_s: Vec<f64>,
+    pub seed: u64,
+    pub device: Device,
+    pub chains: Option<usize>,
+}
+
+/// Best-known values from the folder's README table rows `| name | ... | value |`.
+fn best_known(dir: &Path) -> Vec<(String, f64)> {
+    let text = std::fs::read_to_string(dir.join("README.md")).unwrap_or_default();
+    text.lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.trim().trim_matches('|').split('|').map(str::trim).collect();
+            let value = cells.last()?.parse::<f64>().ok()?;
+            (cells.len() >= 2).then(|| (cells[0].to_string(), value))
+        })
+        .collect()
+}
+
+/// Gset files sorted by their number (G1, G14, ... not G1, G14, G2).
+fn instance_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    let key = |p: &PathBuf| {
+        let stem = p.file_stem().unwrap_or_default().to_string_lossy().to_string();
+        let digits: String = stem.chars().filter(char::is_ascii_digit).collect();
+        (digits.parse::<u64>().unwrap_or(u64::MAX), stem)
+    };
+    files.sort_by_key(key);
+    Ok(files)
+}
+
+/// Runs the benchmark and returns the markdown report; progress goes to stderr.
+pub fn run_maxcut(config: &BenchConfig) -> Result<String> {
+    let known = best_known(&config.instances);
+    let files = instance_files(&config.instances)?;
+    anyhow::ensure!(!files.is_empty(), "no .txt instances in {}", config.instances.display());
+    let baseline_limit = config.time_limits_s.iter().copied().fold(f64::INFINITY, f64::min);
+    let mut report = String::new();
+    writeln!(report, "| graph | n | m | best known |{} time to best (s) | chains | device | greedy {baseline_limit} s | SA {baseline_limit} s |",
+        config.time_limits_s.iter().map(|t| format!(" ours {t} s |")).collect::<String>())?;
+    writeln!(report, "|---|---|---|---|{}---|---|---|---|---|", "---|".repeat(config.time_limits_s.len()))?;
+    for file in files {
+        let name = file.file_stem().unwrap_or_default().to_string_lossy().to_string();
+        let text = std::fs::read_to_string(&file)?;
+        let graph: MaxCutInstance = parse_gset(&text, &Limits::default()).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        let best = known.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+        let mut row = format!(
+            "| {name} | {} | {} | {} |",
+            graph.num_nodes(),
+            graph.edges().len(),
+            best.map_or("?".into(), |b| format!("{b}"))
+        );
+        let mut last = None;
+        for &limit in &config.time_limits_s {
+            let params = SearchParams {
+                time_limit_s: limit,
+                seed: config.seed,
+                device: config.device,
+                chains: config.chains,
+                target_energy: best.map(|b| graph.energy_for_objective(b)),
+                patience_rounds: usize::MAX,
+                ..SearchParams::default()
+            };
+            let outcome = minimize(graph.ising(), &params);
+            let cut = graph.cut_value(&outcome.spins);
+            eprintln!("{name} limit {limit} s: cut {cut} ({:?}, {} rounds)", outcome.stop, outcome.rounds);
+            write!(row, " {cut} |")?;
+            last = Some(outcome);
+        }
+        let last = last.expect("at least one time limit");
+        let to_best = last.history.last().map_or(0.0, |p| p.elapsed.as_secs_f64());
+        let limit = Duration::from_secs_f64(baseline_limit);
+        let greedy = baselines::greedy(&graph, limit, config.seed);
+        let annealing = baselines::simulated_annealing(&graph, limit, config.seed);
+        eprintln!("{name} baselines: greedy {} SA {}", greedy.cut, annealing.cut);
+        writeln!(
+            row,
+            " {to_best:.1} | {} | {} | {} | {} |",
+            last.chains,
+            device_name(config.device),
+            greedy.cut,
+            annealing.cut
+        )?;
+        report.push_str(&row);
+    }
+    Ok(report)
+}

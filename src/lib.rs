@@ -1,0 +1,7 @@
+//! rlsolver: near-optimal solutions for combinatorial and continuous optimization problems, found
+//! by learned policies plus parallel Hamiltonian-regularized search for minimum-energy states.
+
+pub mod api;
+pub mod bench;
+pub mod problems;
+pub mod search;

@@ -1,0 +1,211 @@
+//! The `rlsolver` command line: parse arguments, call the library, print JSON.
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use rlsolver::api::state::ServerConfig;
+use rlsolver::problems::{self, Limits, ProblemInput, SolveOptions};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(name = "rlsolver", version, about = "Near-optimal solutions by learned policies plus parallel minimum-energy search")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the HTTP service.
+    Serve(ServeArgs),
+    /// Solve one instance and print the result as JSON.
+    Solve(SolveArgs),
+    /// Benchmark a problem on a folder of instances and write a markdown table.
+    Bench(BenchArgs),
+    /// Print the OpenAPI document.
+    Openapi,
+    /// List the registered problems.
+    Problems,
+}
+
+#[derive(Args)]
+struct LimitArgs {
+    /// Largest instance, in nodes.
+    #[arg(long, env = "RLSOLVER_MAX_NODES", default_value_t = Limits::default().max_nodes)]
+    max_nodes: usize,
+    /// Largest instance, in edges.
+    #[arg(long, env = "RLSOLVER_MAX_EDGES", default_value_t = Limits::default().max_edges)]
+    max_edges: usize,
+    /// Largest accepted time_limit_s.
+    #[arg(long, env = "RLSOLVER_MAX_TIME_LIMIT_S", default_value_t = Limits::default().max_time_limit_s)]
+    max_time_limit_s: f64,
+    /// time_limit_s when a request gives none.
+    #[arg(long, env = "RLSOLVER_DEFAULT_TIME_LIMIT_S", default_value_t = Limits::default().default_time_limit_s)]
+    default_time_limit_s: f64,
+    /// Largest accepted chains.
+    #[arg(long, env = "RLSOLVER_MAX_CHAINS", default_value_t = Limits::default().max_chains)]
+    max_chains: usize,
+}
+
+impl LimitArgs {
+    fn limits(&self) -> Limits {
+        Limits {
+            max_nodes: self.max_nodes,
+            max_edges: self.max_edges,
+            max_time_limit_s: self.max_time_limit_s,
+            default_time_limit_s: self.default_time_limit_s,
+            max_chains: self.max_chains,
+        }
+    }
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// Address to bind.
+    #[arg(long, env = "RLSOLVER_HOST", default_value = "127.0.0.1")]
+    host: String,
+    /// Port to bind (0: any free port).
+    #[arg(long, env = "RLSOLVER_PORT", default_value_t = 8080)]
+    port: u16,
+    /// Largest request body in bytes.
+    #[arg(long, env = "RLSOLVER_MAX_BODY_BYTES", default_value_t = ServerConfig::default().max_body_bytes)]
+    max_body_bytes: usize,
+    /// Solves running at once; more get 503 with Retry-After.
+    #[arg(long, env = "RLSOLVER_MAX_CONCURRENT_SOLVES", default_value_t = ServerConfig::default().max_concurrent_solves)]
+    max_concurrent_solves: usize,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+#[derive(Args)]
+struct SolveArgs {
+    /// Problem name (see `rlsolver problems`).
+    problem: String,
+    /// Instance file: JSON (`.json`) or the problem's text format (e.g. Gset).
+    #[arg(long)]
+    input: PathBuf,
+    /// Wall-clock budget in seconds.
+    #[arg(long)]
+    time_limit: Option<f64>,
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Parallel chains (default: from instance size and device).
+    #[arg(long)]
+    chains: Option<usize>,
+    /// cpu, cuda or auto.
+    #[arg(long)]
+    device: Option<String>,
+    /// Stop when the objective reaches this value.
+    #[arg(long)]
+    target: Option<f64>,
+    /// Iteration budget in rounds (reproducible with the same seed).
+    #[arg(long)]
+    max_rounds: Option<usize>,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// Problem to benchmark (maxcut).
+    problem: String,
+    /// Folder of instances (Gset .txt files, best-known values in its README.md).
+    #[arg(long, default_value = "../shared/data/gset")]
+    instances: PathBuf,
+    /// Comma-separated time limits in seconds, one column each.
+    #[arg(long, default_value = "10,60", value_delimiter = ',')]
+    time_limit: Vec<f64>,
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    #[arg(long)]
+    chains: Option<usize>,
+    /// cpu, cuda or auto.
+    #[arg(long, default_value = "auto")]
+    device: String,
+    /// Also write the table to this file.
+    #[arg(long)]
+    output: Option<PathBuf>,
+}
+
+fn main() -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,tower_http=info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match Cli::parse().command {
+        Command::Serve(args) => serve(args),
+        Command::Solve(args) => solve(args),
+        Command::Bench(args) => bench(args),
+        Command::Openapi => {
+            print!("{}", rlsolver::api::openapi::openapi_json());
+            Ok(())
+        }
+        Command::Problems => {
+            for p in problems::registry() {
+                println!("{}\t{}\t{}", p.name(), p.formats().join(","), p.summary());
+            }
+            Ok(())
+        }
+    }
+}
+
+fn serve(args: ServeArgs) -> Result<()> {
+    let config = ServerConfig {
+        limits: args.limits.limits(),
+        max_body_bytes: args.max_body_bytes,
+        max_concurrent_solves: args.max_concurrent_solves,
+    };
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port))
+            .await
+            .with_context(|| format!("binding {}:{}", args.host, args.port))?;
+        rlsolver::api::serve(listener, config).await?;
+        Ok(())
+    })
+}
+
+fn solve(args: SolveArgs) -> Result<()> {
+    let problem = problems::find(&args.problem)?;
+    let text = std::fs::read_to_string(&args.input).with_context(|| format!("reading {}", args.input.display()))?;
+    let options = SolveOptions {
+        time_limit_s: args.time_limit,
+        seed: args.seed,
+        chains: args.chains,
+        target: args.target,
+        device: args.device,
+        max_rounds: args.max_rounds,
+    };
+    let json;
+    let input = if args.input.extension().is_some_and(|e| e == "json") {
+        json = serde_json::from_str::<serde_json::Value>(&text).context("parsing the JSON instance")?;
+        ProblemInput::Json(&json)
+    } else {
+        ProblemInput::Text(&text)
+    };
+    let report = problems::solve(problem, input, &options, &args.limits.limits())
+        .with_context(|| format!("{}", args.input.display()))?;
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    Ok(())
+}
+
+fn bench(args: BenchArgs) -> Result<()> {
+    anyhow::ensure!(args.problem == "maxcut", "bench supports: maxcut");
+    let config = rlsolver::bench::BenchConfig {
+        instances: args.instances,
+        time_limits_s: args.time_limit,
+        seed: args.seed,
+        device: problems::parse_device(Some(&args.device))?,
+        chains: args.chains,
+    };
+    let report = rlsolver::bench::run_maxcut(&config)?;
+    print!("{report}");
+    if let Some(path) = args.output {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(&path, &report)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,288 @@
+//! The problem abstraction and its registry. A problem parses and validates instances (JSON and
+//! its native text format), defines the Hamiltonian of a batch of candidates as a tensor op (via
+//! `ising`), decodes to the user's objective and runs its baselines. The CLI and the HTTP API both
+//! read `registry()`, so a new problem is one module plus one entry there.
+
+pub mod ising;
+pub mod maxcut;
+
+use crate::search::{SearchOutcome, SearchParams, StopReason};
+use serde::{Deserialize, Serialize};
+use tch::Device;
+use utoipa::{IntoParams, ToSchema};
+
+/// Instance, request and device limits. Every one is a flag and an env var of `serve`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Limits {
+    /// Largest number of nodes (spins) in an instance.
+    pub max_nodes: usize,
+    /// Largest number of edges (couplings) in an instance.
+    pub max_edges: usize,
+    /// Largest accepted `time_limit_s`.
+    pub max_time_limit_s: f64,
+    /// `time_limit_s` when a request gives none.
+    pub default_time_limit_s: f64,
+    /// Largest accepted `chains`.
+    pub max_chains: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_nodes: 100_000,
+            max_edges: 2_000_000,
+            max_time_limit_s: 300.0,
+            default_time_limit_s: 10.0,
+            max_chains: 65_536,
+        }
+    }
+}
+
+/// A user error in an instance or its options, naming the offending field.
+#[derive(Debug, thiserror::Error)]
+pub enum ProblemError {
+    #[error("{field}: {message}")]
+    Invalid { field: String, message: String },
+    #[error("{field}: {message}")]
+    TooLarge { field: String, message: String },
+    #[error("unknown problem '{0}'")]
+    UnknownProblem(String),
+}
+
+impl ProblemError {
+    pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ProblemError::Invalid { field: field.into(), message: message.into() }
+    }
+
+    pub fn too_large(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ProblemError::TooLarge { field: field.into(), message: message.into() }
+    }
+
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            ProblemError::Invalid { field, .. } | ProblemError::TooLarge { field, .. } => Some(field),
+            ProblemError::UnknownProblem(_) => None,
+        }
+    }
+}
+
+/// Solve options, common to every problem; in a JSON body under `options`, or as query parameters.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct SolveOptions {
+    /// Wall-clock budget in seconds (default: the server's `default_time_limit_s`, capped by `max_time_limit_s`).
+    pub time_limit_s: Option<f64>,
+    /// Seed for every random choice (default 0).
+    pub seed: Option<u64>,
+    /// Parallel chains B (default: chosen from instance size and device).
+    pub chains: Option<usize>,
+    /// Stop as soon as the objective reaches this value.
+    pub target: Option<f64>,
+    /// `cpu`, `cuda` or `auto` (default `auto`: CUDA when present).
+    pub device: Option<String>,
+    /// Iteration budget in search rounds; with it, equal seeds give equal results.
+    pub max_rounds: Option<usize>,
+}
+
+impl SolveOptions {
+    /// Fields of `overrides` win over those of `self`.
+    pub fn merged_with(self, overrides: SolveOptions) -> SolveOptions {
+        SolveOptions {
+            time_limit_s: overrides.time_limit_s.or(self.time_limit_s),
+            seed: overrides.seed.or(self.seed),
+            chains: overrides.chains.or(self.chains),
+            target: overrides.target.or(self.target),
+            device: overrides.device.or(self.device),
+            max_rounds: overrides.max_rounds.or(self.max_rounds),
+        }
+    }
+
+    /// Validates against `limits` and turns the options into search parameters.
+    pub fn to_search_params(&self, limits: &Limits) -> Result<SearchParams, ProblemError> {
+        let time_limit_s = self.time_limit_s.unwrap_or(limits.default_time_limit_s);
+        if !time_limit_s.is_finite() || time_limit_s <= 0.0 {
+            return Err(ProblemError::invalid("time_limit_s", "must be a positive number of seconds"));
+        }
+        if time_limit_s > limits.max_time_limit_s {
+            return Err(ProblemError::invalid(
+                "time_limit_s",
+                format!("{time_limit_s} exceeds this server's limit of {} s", limits.max_time_limit_s),
+            ));
+        }
+        if let Some(chains) = self.chains {
+            if chains == 0 || chains > limits.max_chains {
+                return Err(ProblemError::invalid("chains", format!("must be between 1 and {}", limits.max_chains)));
+            }
+        }
+        if self.target.is_some_and(|t| !t.is_finite()) {
+            return Err(ProblemError::invalid("target", "must be a finite number"));
+        }
+        if self.max_rounds == Some(0) {
+            return Err(ProblemError::invalid("max_rounds", "must be at least 1"));
+        }
+        Ok(SearchParams {
+            time_limit_s,
+            seed: self.seed.unwrap_or(0),
+            chains: self.chains,
+            device: parse_device(self.device.as_deref())?,
+            max_rounds: self.max_rounds,
+            ..SearchParams::default()
+        })
+    }
+}
+
+/// `cpu`, `cuda`, `cuda:N` or `auto`.
+pub fn parse_device(name: Option<&str>) -> Result<Device, ProblemError> {
+    match name.unwrap_or("auto") {
+        "auto" => Ok(Device::cuda_if_available()),
+        "cpu" => Ok(Device::Cpu),
+        other => {
+            let index = match other.strip_prefix("cuda") {
+                Some("") => 0,
+                Some(rest) => rest
+                    .strip_prefix(':')
+                    .and_then(|i| i.parse::<usize>().ok())
+                    .ok_or_else(|| ProblemError::invalid("device", format!("unknown device '{other}'")))?,
+                None => return Err(ProblemError::invalid("device", format!("unknown device '{other}': use cpu, cuda or auto"))),
+            };
+            if index >= tch::Cuda::device_count() as usize {
+                return Err(ProblemError::invalid("device", format!("'{other}' is not available on this server")));
+            }
+            Ok(Device::Cuda(index))
+        }
+    }
+}
+
+pub fn device_name(device: Device) -> String {
+    match device {
+        Device::Cuda(i) => format!("cuda:{i}"),
+        _ => "cpu".to_string(),
+    }
+}
+
+/// The objective at one moment of the search.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct HistoryPoint {
+    pub elapsed_ms: f64,
+    pub objective: f64,
+}
+
+/// The answer to a solve request.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SolveReport {
+    /// Registry name of the problem.
+    pub problem: String,
+    /// The user's objective of `solution` (for Max-Cut, the cut value).
+    pub objective: f64,
+    /// The Hamiltonian of `solution` (what the search minimises).
+    pub energy: f64,
+    /// The decoded solution (for Max-Cut, the side 0 or 1 of every node, 0-indexed).
+    #[schema(value_type = Object)]
+    pub solution: serde_json::Value,
+    /// Why the search stopped.
+    pub status: StopReason,
+    pub elapsed_ms: f64,
+    /// Best-so-far objective each time it improved.
+    pub history: Vec<HistoryPoint>,
+    pub chains: usize,
+    pub rounds: usize,
+    pub device: String,
+    pub seed: u64,
+}
+
+/// An instance in the user's input format.
+pub enum ProblemInput<'a> {
+    Json(&'a serde_json::Value),
+    Text(&'a str),
+}
+
+/// A registered problem.
+pub trait Problem: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn summary(&self) -> &'static str;
+    /// Accepted input formats, e.g. `json`, `gset`.
+    fn formats(&self) -> &'static [&'static str];
+    /// JSON schema of the JSON instance format.
+    fn instance_schema(&self) -> serde_json::Value;
+    fn load(&self, input: ProblemInput<'_>, limits: &Limits) -> Result<Box<dyn Instance>, ProblemError>;
+}
+
+/// A validated instance, ready to solve.
+pub trait Instance: Send + Sync {
+    fn solve(&self, params: &SearchParams) -> SolveReport;
+    /// Objective -> the search's target energy (for `target`).
+    fn target_energy(&self, objective: f64) -> f64;
+    fn size_summary(&self) -> String;
+}
+
+/// Problems whose search space is an Ising model share one solve path.
+pub trait IsingProblem: Send + Sync {
+    const NAME: &'static str;
+    fn ising(&self) -> &ising::IsingModel;
+    fn objective(&self, energy: f64) -> f64;
+    fn energy_for_objective(&self, objective: f64) -> f64;
+    fn decode(&self, spins: &[i8]) -> serde_json::Value;
+}
+
+impl<T: IsingProblem> Instance for T {
+    fn solve(&self, params: &SearchParams) -> SolveReport {
+        let outcome = crate::search::minimize(self.ising(), params);
+        report(self, params, outcome)
+    }
+
+    fn target_energy(&self, objective: f64) -> f64 {
+        self.energy_for_objective(objective)
+    }
+
+    fn size_summary(&self) -> String {
+        format!("n={} couplings={}", self.ising().num_spins(), self.ising().couplings().len())
+    }
+}
+
+fn report<T: IsingProblem>(problem: &T, params: &SearchParams, outcome: SearchOutcome) -> SolveReport {
+    SolveReport {
+        problem: T::NAME.to_string(),
+        objective: problem.objective(outcome.energy),
+        energy: outcome.energy,
+        solution: problem.decode(&outcome.spins),
+        status: outcome.stop,
+        elapsed_ms: outcome.elapsed.as_secs_f64() * 1e3,
+        history: outcome
+            .history
+            .iter()
+            .map(|p| HistoryPoint { elapsed_ms: p.elapsed.as_secs_f64() * 1e3, objective: problem.objective(p.energy) })
+            .collect(),
+        chains: outcome.chains,
+        rounds: outcome.rounds,
+        device: device_name(outcome.device),
+        seed: params.seed,
+    }
+}
+
+/// Every registered problem.
+pub fn registry() -> &'static [&'static dyn Problem] {
+    static PROBLEMS: [&dyn Problem; 1] = [&maxcut::MaxCut];
+    &PROBLEMS
+}
+
+pub fn find(name: &str) -> Result<&'static dyn Problem, ProblemError> {
+    registry()
+        .iter()
+        .copied()
+        .find(|p| p.name() == name)
+        .ok_or_else(|| ProblemError::UnknownProblem(name.to_string()))
+}
+
+/// Loads, applies options (including `target`) and solves: the one path shared by CLI and HTTP.
+pub fn solve(
+    problem: &dyn Problem,
+    input: ProblemInput<'_>,
+    options: &SolveOptions,
+    limits: &Limits,
+) -> Result<SolveReport, ProblemError> {
+    let mut params = options.to_search_params(limits)?;
+    let instance = problem.load(input, limits)?;
+    params.target_energy = options.target.map(|t| instance.target_energy(t));
+    Ok(instance.solve(&params))
+}
