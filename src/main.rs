@@ -102,6 +102,54 @@ struct SolveArgs {
     max_rounds: Option<usize>,
     #[command(flatten)]
     limits: LimitArgs,
+    #[command(flatten)]
+    tuning: TuningArgs,
+}
+
+/// Expert search knobs (defaults in `SearchParams`).
+#[derive(Args)]
+struct TuningArgs {
+    /// Tabu flips per chain per round.
+    #[arg(long)]
+    tabu_steps: Option<usize>,
+    /// Metropolis sweeps per chain per round.
+    #[arg(long)]
+    sweeps: Option<usize>,
+    /// Annealing start and end factors, e.g. 1,0.01.
+    #[arg(long, value_delimiter = ',')]
+    temperature: Option<Vec<f64>>,
+    /// Rounds between re-seeding the worst chains from the best.
+    #[arg(long)]
+    reseed_every: Option<usize>,
+    /// Policy learning rate.
+    #[arg(long)]
+    policy_lr: Option<f64>,
+    /// Policy logit clip.
+    #[arg(long)]
+    logit_clip: Option<f64>,
+}
+
+impl TuningArgs {
+    fn apply(&self, params: &mut rlsolver::search::SearchParams) {
+        if let Some(steps) = self.tabu_steps {
+            params.tabu_steps = Some(steps);
+        }
+        if let Some(sweeps) = self.sweeps {
+            params.sweeps_per_round = sweeps;
+        }
+        if let Some(t) = &self.temperature {
+            params.temperature = (t[0], *t.get(1).unwrap_or(&t[0]));
+        }
+        if let Some(r) = self.reseed_every {
+            params.reseed_every = r;
+        }
+        if let Some(lr) = self.policy_lr {
+            params.policy.learning_rate = lr;
+        }
+        if let Some(c) = self.logit_clip {
+            params.policy.logit_clip = c;
+        }
+    }
 }
 
 #[derive(Args)]
@@ -184,7 +232,7 @@ fn solve(args: SolveArgs) -> Result<()> {
     } else {
         ProblemInput::Text(&text)
     };
-    let report = problems::solve(problem, input, &options, &args.limits.limits())
+    let report = problems::solve_tuned(problem, input, &options, &args.limits.limits(), |p| args.tuning.apply(p))
         .with_context(|| format!("{}", args.input.display()))?;
     println!("{}", serde_json::to_string_pretty(&report)?);
     Ok(())

@@ -281,7 +281,19 @@ pub fn solve(
     options: &SolveOptions,
     limits: &Limits,
 ) -> Result<SolveReport, ProblemError> {
+    solve_tuned(problem, input, options, limits, |_| {})
+}
+
+/// `solve` with expert search knobs set by `tune` (the CLI exposes them; the API does not).
+pub fn solve_tuned(
+    problem: &dyn Problem,
+    input: ProblemInput<'_>,
+    options: &SolveOptions,
+    limits: &Limits,
+    tune: impl FnOnce(&mut SearchParams),
+) -> Result<SolveReport, ProblemError> {
     let mut params = options.to_search_params(limits)?;
+    tune(&mut params);
     let instance = problem.load(input, limits)?;
     params.target_energy = options.target.map(|t| instance.target_energy(t));
     Ok(instance.solve(&params))

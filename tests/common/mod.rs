@@ -1,0 +1,53 @@
+//! Test helpers: an in-process server on an ephemeral port, and instance generators.
+
+#![allow(dead_code)]
+
+use rlsolver::api::state::ServerConfig;
+use std::path::PathBuf;
+
+/// Starts the service on 127.0.0.1:0 in a background runtime; returns its base URL.
+pub fn start_server(config: ServerConfig) -> String {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Runtime::new().expect("runtime");
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+            tx.send(listener.local_addr().expect("addr")).expect("send addr");
+            rlsolver::api::serve(listener, config).await.expect("serve");
+        });
+    });
+    let addr = rx.recv().expect("server address");
+    format!("http://{addr}")
+}
+
+/// A random graph in Gset text form (1-indexed), reproducible from `seed`.
+pub fn random_gset(n: usize, m: usize, seed: u64) -> String {
+    use std::collections::HashSet;
+    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut next = move || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 33) as usize
+    };
+    let mut seen = HashSet::new();
+    let mut lines = vec![format!("{n} {m}")];
+    while lines.len() <= m {
+        let (u, v) = (next() % n, next() % n);
+        if u != v && seen.insert((u.min(v), u.max(v))) {
+            lines.push(format!("{} {} 1", u + 1, v + 1));
+        }
+    }
+    lines.join("\n")
+}
+
+/// `../shared/data/gset`, or None with a printed reason; under CI=true a missing folder fails.
+pub fn shared_gset() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/gset");
+    if dir.join("G14.txt").exists() {
+        return Some(dir);
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("CI=true but {} is missing", dir.display());
+    }
+    eprintln!("skipping: {} is missing (tests on Gset need ../shared)", dir.display());
+    None
+}

@@ -1,0 +1,203 @@
+//! The whole service over HTTP on an ephemeral port.
+
+mod common;
+
+use common::{random_gset, start_server};
+use reqwest::blocking::Client;
+use rlsolver::api::state::ServerConfig;
+use rlsolver::problems::Limits;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+fn server() -> String {
+    start_server(ServerConfig::default())
+}
+
+fn client() -> Client {
+    Client::builder().timeout(Duration::from_secs(60)).build().unwrap()
+}
+
+/// Brute-force maximum cut of a small graph.
+fn brute_force_max_cut(n: usize, edges: &[(usize, usize, f64)]) -> f64 {
+    (0..1u32 << n)
+        .map(|mask| edges.iter().filter(|&&(u, v, _)| (mask >> u & 1) != (mask >> v & 1)).map(|e| e.2).sum::<f64>())
+        .fold(f64::NEG_INFINITY, f64::max)
+}
+
+fn cut_of(solution: &Value, edges: &[(usize, usize, f64)]) -> f64 {
+    let side: Vec<u64> = solution.as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+    edges.iter().filter(|&&(u, v, _)| side[u] != side[v]).map(|e| e.2).sum()
+}
+
+#[test]
+fn health_ready_problems_openapi_and_docs_answer() {
+    let base = server();
+    let c = client();
+    assert_eq!(c.get(format!("{base}/health")).send().unwrap().json::<Value>().unwrap()["status"], "ok");
+    assert_eq!(c.get(format!("{base}/ready")).send().unwrap().status(), 200);
+    let problems: Value = c.get(format!("{base}/v1/problems")).send().unwrap().json().unwrap();
+    let maxcut = problems.as_array().unwrap().iter().find(|p| p["name"] == "maxcut").expect("maxcut listed");
+    assert!(maxcut["options_schema"]["properties"]["time_limit_s"].is_object(), "{maxcut}");
+    assert!(maxcut["formats"].as_array().unwrap().contains(&json!("gset")));
+    let doc: Value = c.get(format!("{base}/openapi.json")).send().unwrap().json().unwrap();
+    assert!(doc["paths"]["/v1/problems/{name}/solve"]["post"].is_object());
+    let page = c.get(format!("{base}/docs")).send().unwrap().text().unwrap();
+    assert!(page.contains("swagger-ui-bundle.js"));
+    let js = c.get(format!("{base}/docs/swagger-ui-bundle.js")).send().unwrap();
+    assert_eq!(js.status(), 200);
+    assert!(js.text().unwrap().len() > 100_000);
+}
+
+#[test]
+fn json_solve_finds_the_brute_force_optimum_and_a_consistent_solution() {
+    let base = server();
+    let edges: Vec<(usize, usize, f64)> = vec![
+        (0, 1, 3.0), (1, 2, 1.0), (2, 3, 2.0), (3, 4, -1.0), (4, 5, 2.5), (5, 6, 1.0), (6, 7, 2.0),
+        (7, 0, 1.5), (0, 4, 2.0), (1, 5, -2.0), (2, 6, 1.0), (3, 7, 1.0), (1, 3, 0.5), (5, 7, 3.0),
+    ];
+    let body = json!({
+        "instance": {"num_nodes": 8, "edges": edges.iter().map(|e| json!([e.0, e.1, e.2])).collect::<Vec<_>>()},
+        "options": {"time_limit_s": 5, "seed": 3}
+    });
+    let report: Value = client().post(format!("{base}/v1/problems/maxcut/solve")).json(&body).send().unwrap().json().unwrap();
+    let optimum = brute_force_max_cut(8, &edges);
+    assert_eq!(report["objective"].as_f64().unwrap(), optimum, "{report}");
+    assert_eq!(cut_of(&report["solution"], &edges), optimum);
+    let total: f64 = edges.iter().map(|e| e.2).sum();
+    assert_eq!(report["energy"].as_f64().unwrap(), total - 2.0 * optimum);
+    for key in ["status", "elapsed_ms", "history", "chains", "device", "seed"] {
+        assert!(!report[key].is_null(), "missing {key}: {report}");
+    }
+    assert_eq!(report["seed"], 3);
+}
+
+#[test]
+fn gset_text_solve_with_query_options_reaches_its_target() {
+    let base = server();
+    // An even ring: bipartite, so the maximum cut is every edge.
+    let text = format!("10 10 \n{}", (1..=10).map(|i| format!("{i} {} 1", i % 10 + 1)).collect::<Vec<_>>().join("\n"));
+    let response = client()
+        .post(format!("{base}/v1/problems/maxcut/solve?time_limit_s=5&seed=1&target=10"))
+        .header("content-type", "text/plain")
+        .body(text)
+        .send()
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let report: Value = response.json().unwrap();
+    assert_eq!(report["objective"], 10.0);
+    assert_eq!(report["status"], "target_reached");
+}
+
+fn expect_problem(response: reqwest::blocking::Response, status: u16, field: Option<&str>) {
+    assert_eq!(response.status().as_u16(), status);
+    assert_eq!(response.headers()["content-type"], "application/problem+json");
+    let body: Value = response.json().unwrap();
+    assert_eq!(body["status"], status);
+    assert!(body["detail"].as_str().is_some_and(|d| !d.is_empty()), "{body}");
+    if let Some(field) = field {
+        assert_eq!(body["field"], field, "{body}");
+    }
+}
+
+#[test]
+fn every_bad_input_gets_a_problem_json_4xx_naming_the_field() {
+    let limits = Limits { max_nodes: 1000, max_edges: 5000, max_time_limit_s: 30.0, ..Limits::default() };
+    let base = start_server(ServerConfig { limits, max_body_bytes: 1 << 20, ..ServerConfig::default() });
+    let c = client();
+    let solve = format!("{base}/v1/problems/maxcut/solve");
+    let post_json = |body: Value| c.post(&solve).json(&body).send().unwrap();
+    let instance = |edges: Value| json!({"instance": {"num_nodes": 3, "edges": edges}, "options": {"time_limit_s": 1}});
+
+    expect_problem(post_json(instance(json!([[0, 1, 1], [1, 0, 1]]))), 422, Some("edges[1]"));
+    expect_problem(post_json(instance(json!([[0, 0, 1]]))), 422, Some("edges[0]"));
+    expect_problem(post_json(instance(json!([[0, 7, 1]]))), 422, Some("edges[0]"));
+    expect_problem(post_json(instance(json!([[0, 1, "heavy"]]))), 422, Some("edges[0][2]"));
+    expect_problem(post_json(json!({"instance": {"num_nodes": 5000, "edges": []}})), 413, Some("num_nodes"));
+    expect_problem(
+        post_json(json!({"instance": {"num_nodes": 3, "edges": []}, "options": {"time_limit_s": 31}})),
+        422,
+        Some("time_limit_s"),
+    );
+    expect_problem(
+        post_json(json!({"instance": {"num_nodes": 3, "edges": []}, "options": {"device": "tpu"}})),
+        422,
+        Some("device"),
+    );
+    expect_problem(post_json(json!({"instance": {"num_nodes": 3, "edges": []}, "colour": 1})), 400, Some("body"));
+    let text = |body: &str, query: &str| {
+        c.post(format!("{solve}{query}")).header("content-type", "text/plain").body(body.to_string()).send().unwrap()
+    };
+    expect_problem(text("3 1\n1 2 nan", ""), 422, Some("line 2"));
+    expect_problem(text("3 2\n1 2 1\n1 2 1", ""), 422, Some("line 3"));
+    expect_problem(text("3 1\n1 9 1", ""), 422, Some("line 2"));
+    expect_problem(text("2000 1\n1 2 1", ""), 413, Some("line 1"));
+    expect_problem(text("3 9000\n1 2 1", ""), 413, Some("line 1"));
+    expect_problem(text("3 1\n1 2 1", "?time_limit_s=-1"), 422, Some("time_limit_s"));
+    expect_problem(text("3 1\n1 2 1", "?chains=0"), 422, Some("chains"));
+    expect_problem(text("3 1\n1 2 1", "?colour=red"), 400, Some("query"));
+    expect_problem(
+        c.post(&solve).header("content-type", "application/json").body("{\"instance\": ").send().unwrap(),
+        400,
+        Some("body"),
+    );
+    expect_problem(c.post(&solve).header("content-type", "image/png").body("x").send().unwrap(), 415, None);
+    expect_problem(c.post(format!("{base}/v1/problems/tsp/solve")).json(&instance(json!([]))).send().unwrap(), 404, None);
+    let huge = "x".repeat(2 << 20);
+    expect_problem(text(&huge, ""), 413, Some("body"));
+}
+
+#[test]
+fn a_one_second_solve_returns_within_one_and_a_half_seconds_and_health_answers_meanwhile() {
+    let base = server();
+    let text = random_gset(2000, 12000, 9);
+    let started = Instant::now();
+    let solve = {
+        let base = base.clone();
+        std::thread::spawn(move || {
+            let response = client()
+                .post(format!("{base}/v1/problems/maxcut/solve?time_limit_s=1"))
+                .header("content-type", "text/plain")
+                .body(text)
+                .send()
+                .unwrap();
+            (response.status(), Instant::now())
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    let health = client().get(format!("{base}/health")).send().unwrap();
+    let health_at = Instant::now();
+    let (status, solved_at) = solve.join().unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(health.status(), 200);
+    assert!(health_at < solved_at, "/health waited for the solve");
+    let elapsed = solved_at - started;
+    assert!(elapsed < Duration::from_millis(1500), "1 s solve took {elapsed:?}");
+}
+
+#[test]
+fn solves_beyond_the_concurrency_cap_get_503_with_retry_after() {
+    let base = start_server(ServerConfig { max_concurrent_solves: 1, ..ServerConfig::default() });
+    let text = random_gset(500, 2000, 1);
+    let first = {
+        let (base, text) = (base.clone(), text.clone());
+        std::thread::spawn(move || {
+            client()
+                .post(format!("{base}/v1/problems/maxcut/solve?time_limit_s=2"))
+                .header("content-type", "text/plain")
+                .body(text)
+                .send()
+                .unwrap()
+                .status()
+        })
+    };
+    std::thread::sleep(Duration::from_millis(400));
+    let second = client()
+        .post(format!("{base}/v1/problems/maxcut/solve?time_limit_s=2"))
+        .header("content-type", "text/plain")
+        .body(text)
+        .send()
+        .unwrap();
+    assert_eq!(second.status(), 503);
+    assert_eq!(second.headers()["retry-after"], "1");
+    assert_eq!(first.join().unwrap(), 200);
+}
