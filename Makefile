@@ -32,7 +32,7 @@ verify: setup
 	$(CARGO_ENV) cargo test --release -- --include-ignored
 
 bench: build
-	./target/release/rlsolver bench maxcut --instances $(GSET) --time-limit $(BENCH_LIMITS) --output bench/maxcut.md
+	./target/release/rlsolver bench maxcut --instances $(GSET) --time-limit $(BENCH_LIMITS) --output benches/maxcut-report.md
 
 openapi: build
 	./target/release/rlsolver openapi > openapi/openapi.json

@@ -23,6 +23,8 @@ enum Command {
     Bench(BenchArgs),
     /// Print the OpenAPI document.
     Openapi,
+    /// Write a random Max-Cut instance (Gset text) to stdout.
+    Generate(GenerateArgs),
     /// List the registered problems.
     Problems,
 }
@@ -153,6 +155,21 @@ impl TuningArgs {
 }
 
 #[derive(Args)]
+struct GenerateArgs {
+    /// Problem (maxcut).
+    problem: String,
+    #[arg(long)]
+    nodes: usize,
+    #[arg(long)]
+    edges: usize,
+    /// Comma-separated integer weights drawn uniformly, e.g. 1,-1.
+    #[arg(long, default_value = "1", value_delimiter = ',', allow_hyphen_values = true)]
+    weights: Vec<i64>,
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+}
+
+#[derive(Args)]
 struct BenchArgs {
     /// Problem to benchmark (maxcut).
     problem: String,
@@ -187,6 +204,13 @@ fn main() -> Result<()> {
         Command::Bench(args) => bench(args),
         Command::Openapi => {
             print!("{}", rlsolver::api::openapi::openapi_json());
+            Ok(())
+        }
+        Command::Generate(args) => {
+            anyhow::ensure!(args.problem == "maxcut", "generate supports: maxcut");
+            anyhow::ensure!(args.edges <= args.nodes * args.nodes.saturating_sub(1) / 2, "too many edges for {} nodes", args.nodes);
+            anyhow::ensure!(!args.weights.is_empty(), "--weights needs at least one value");
+            print!("{}", rlsolver::problems::maxcut::generate::random_gset(args.nodes, args.edges, &args.weights, args.seed));
             Ok(())
         }
         Command::Problems => {

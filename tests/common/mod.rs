@@ -20,23 +20,9 @@ pub fn start_server(config: ServerConfig) -> String {
     format!("http://{addr}")
 }
 
-/// A random graph in Gset text form (1-indexed), reproducible from `seed`.
+/// A random unit-weight graph in Gset text form, reproducible from `seed`.
 pub fn random_gset(n: usize, m: usize, seed: u64) -> String {
-    use std::collections::HashSet;
-    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-    let mut next = move || {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (state >> 33) as usize
-    };
-    let mut seen = HashSet::new();
-    let mut lines = vec![format!("{n} {m}")];
-    while lines.len() <= m {
-        let (u, v) = (next() % n, next() % n);
-        if u != v && seen.insert((u.min(v), u.max(v))) {
-            lines.push(format!("{} {} 1", u + 1, v + 1));
-        }
-    }
-    lines.join("\n")
+    rlsolver::problems::maxcut::generate::random_gset(n, m, &[1], seed)
 }
 
 /// `../shared/data/gset`, or None with a printed reason; under CI=true a missing folder fails.

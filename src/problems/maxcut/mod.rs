@@ -2,6 +2,7 @@
 //! cut(s) = (sum_{(i,j)} w_ij - H(s)) / 2, so minimising H maximises the cut.
 
 pub mod baselines;
+pub mod generate;
 mod parse;
 
 use super::ising::IsingModel;

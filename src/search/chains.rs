@@ -1,0 +1,212 @@
+//! The B chains of the search and their two backends: native (rayon over chains, one Metropolis
+//! kernel and one tabu kernel per chain) and tensor (every chain at once as batched tensor ops,
+//! for an accelerator). Both advance the same policy-regularized dynamics and polish with the
+//! same tabu rule, over the same `IsingModel`.
+
+use super::tabu::{tabu_search, TabuParams, TabuWorkspace};
+use super::{anneal, chain_rng, tensor_anneal, tensor_tabu};
+use crate::problems::ising::{spins_to_tensor, IsingModel, IsingTensors};
+use rand::Rng;
+use rayon::prelude::*;
+use std::time::Instant;
+use tch::{Device, Kind, Tensor};
+
+/// Which kernels advance and polish the chains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// Per-chain native kernels on CPU threads.
+    Native,
+    /// Batched tensor ops on the search's device.
+    Tensor,
+}
+
+/// Per-round work of one chain.
+#[derive(Debug, Clone, Copy)]
+pub struct RoundWork {
+    /// Native: single-spin Metropolis proposals per chain.
+    pub metropolis_steps: usize,
+    /// Tensor: synchronous subset-update steps per round.
+    pub tensor_steps: usize,
+    /// Tensor: probability that a spin is proposed in a subset-update step.
+    pub proposal_fraction: f64,
+    pub tabu: TabuParams,
+}
+
+pub enum Chains<'a> {
+    Native {
+        model: &'a IsingModel,
+        states: Vec<i8>,
+        fields: Vec<f64>,
+        energies: Vec<f64>,
+    },
+    Tensor {
+        model: &'a IsingModel,
+        tensors: IsingTensors,
+        dense: Tensor,
+        spins: Tensor,
+        fields: Tensor,
+    },
+}
+
+fn random_spins(len: usize, seed: u64, round: usize) -> Vec<i8> {
+    let mut rng = chain_rng(seed, round, usize::MAX >> 2);
+    (0..len).map(|_| if rng.gen_bool(0.5) { 1 } else { -1 }).collect()
+}
+
+impl<'a> Chains<'a> {
+    /// B chains from uniformly random spins drawn from `seed`.
+    pub fn new(model: &'a IsingModel, backend: Backend, device: Device, chains: usize, seed: u64) -> Self {
+        let n = model.num_spins();
+        let states = random_spins(chains * n, seed, usize::MAX);
+        match backend {
+            Backend::Native => {
+                let mut chains = Chains::Native { model, states, fields: vec![0.0; chains * n], energies: vec![0.0; chains] };
+                chains.refresh();
+                chains
+            }
+            Backend::Tensor => {
+                let tensors = model.tensors(device);
+                let dense = tensors.dense_couplings();
+                let spins = spins_to_tensor(&states, chains, n, device);
+                let fields = spins.matmul(&dense) + &tensors.fields;
+                Chains::Tensor { model, tensors, dense, spins, fields }
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Chains::Native { energies, .. } => energies.len(),
+            Chains::Tensor { spins, .. } => spins.size()[0] as usize,
+        }
+    }
+
+    /// Recomputes the native fields and energies from the states.
+    fn refresh(&mut self) {
+        if let Chains::Native { model, states, fields, energies } = self {
+            let n = model.num_spins();
+            states.par_chunks(n).zip(fields.par_chunks_mut(n)).for_each(|(s, f)| model.local_fields(s, f));
+            energies.par_iter_mut().zip(states.par_chunks(n)).for_each(|(e, s)| *e = model.energy(s));
+        }
+    }
+
+    /// One round of Metropolis dynamics from `temperatures.0` to `.1`. `log_odds` are the
+    /// policy's in the gauge s_0 = +1; with spin-flip symmetry each chain maps them to its own
+    /// gauge, else `gauge_fixed` is false and they apply as they are.
+    pub fn advance(&mut self, log_odds: &[f32], gauge_fixed: bool, temperatures: (f64, f64), work: &RoundWork, seed: u64, round: usize) {
+        match self {
+            Chains::Native { model, states, fields, energies } => {
+                let n = model.num_spins();
+                states
+                    .par_chunks_mut(n)
+                    .zip(fields.par_chunks_mut(n))
+                    .zip(energies.par_iter_mut())
+                    .enumerate()
+                    .for_each(|(c, ((state, field), energy))| {
+                        let mut rng = chain_rng(seed, round, c);
+                        let sign = if gauge_fixed { state[0] } else { 1 };
+                        *energy += anneal::metropolis(model, state, field, log_odds, sign, work.metropolis_steps, temperatures, &mut rng);
+                    });
+            }
+            Chains::Tensor { tensors, dense, spins, fields, .. } => {
+                let odds = Tensor::from_slice(log_odds).to(tensors.device);
+                let first = spins.narrow(1, 0, 1);
+                let gauge = if gauge_fixed { first.copy() } else { first.ones_like() };
+                let (s, f) = tensor_anneal::tensor_metropolis(
+                    dense,
+                    tensors,
+                    spins,
+                    fields,
+                    &odds,
+                    &gauge,
+                    work.tensor_steps,
+                    temperatures,
+                    work.proposal_fraction,
+                    seed,
+                    (round * work.tensor_steps) as u64,
+                );
+                *spins = s;
+                *fields = f;
+            }
+        }
+    }
+
+    /// Copies of the chains polished by tabu search: (spins [B * n], exact energies).
+    pub fn polished(&self, work: &RoundWork, seed: u64, round: usize, deadline: Instant) -> (Vec<i8>, Vec<f64>) {
+        match self {
+            Chains::Native { model, states, .. } => {
+                let n = model.num_spins();
+                let mut samples = states.clone();
+                let mut energies = Vec::with_capacity(self.len());
+                samples
+                    .par_chunks_mut(n)
+                    .enumerate()
+                    .map_init(TabuWorkspace::default, |workspace, (c, chain)| {
+                        let mut rng = chain_rng(seed.wrapping_add(1), round, c);
+                        tabu_search(model, chain, &work.tabu, &mut rng, workspace, Some(deadline))
+                    })
+                    .collect_into_vec(&mut energies);
+                (samples, energies)
+            }
+            Chains::Tensor { model, tensors, dense, spins, .. } => {
+                let mut rng = chain_rng(seed.wrapping_add(1), round, usize::MAX >> 1);
+                let (best, _) = tensor_tabu::tensor_tabu_search(tensors, dense, spins, &work.tabu, &mut rng, Some(deadline));
+                let samples: Vec<i8> =
+                    best.to_kind(Kind::Int8).to_device(Device::Cpu).flatten(0, 1).try_into().expect("int8 spins");
+                // Exact f64 energies on the host, as the native path reports.
+                let energies = samples.par_chunks(model.num_spins()).map(|chain| model.energy(chain)).collect();
+                (samples, energies)
+            }
+        }
+    }
+
+    /// The worst quarter of chains continue from copies of the best quarter.
+    pub fn reseed_worst_from_best(&mut self) {
+        let chains = self.len();
+        let quarter = chains / 4;
+        if quarter == 0 {
+            return;
+        }
+        let energies: Vec<f64> = match self {
+            Chains::Native { energies, .. } => energies.clone(),
+            Chains::Tensor { tensors, spins, .. } => {
+                tensors.hamiltonian(spins).to_kind(Kind::Double).to_device(Device::Cpu).try_into().expect("energies")
+            }
+        };
+        let mut order: Vec<usize> = (0..chains).collect();
+        order.sort_by(|&a, &b| energies[a].total_cmp(&energies[b]).then(a.cmp(&b)));
+        let (good, bad): (Vec<usize>, Vec<usize>) = (0..quarter).map(|k| (order[k], order[chains - 1 - k])).unzip();
+        match self {
+            Chains::Native { model, states, fields, energies } => {
+                let n = model.num_spins();
+                for (&g, &b) in good.iter().zip(&bad) {
+                    states.copy_within(g * n..(g + 1) * n, b * n);
+                    fields.copy_within(g * n..(g + 1) * n, b * n);
+                    energies[b] = energies[g];
+                }
+            }
+            Chains::Tensor { spins, fields, tensors, .. } => {
+                let to_index = |v: &[usize]| Tensor::from_slice(&v.iter().map(|&x| x as i64).collect::<Vec<_>>()).to(tensors.device);
+                let (good, bad) = (to_index(&good), to_index(&bad));
+                *spins = spins.index_copy(0, &bad, &spins.index_select(0, &good));
+                *fields = fields.index_copy(0, &bad, &fields.index_select(0, &good));
+            }
+        }
+    }
+
+    /// Every chain restarts from fresh random spins.
+    pub fn restart(&mut self, seed: u64, round: usize) {
+        let chains = self.len();
+        match self {
+            Chains::Native { model, states, .. } => {
+                *states = random_spins(chains * model.num_spins(), seed, round);
+                self.refresh();
+            }
+            Chains::Tensor { model, tensors, dense, spins, fields } => {
+                let n = model.num_spins();
+                *spins = spins_to_tensor(&random_spins(chains * n, seed, round), chains, n, tensors.device);
+                *fields = spins.matmul(dense) + &tensors.fields;
+            }
+        }
+    }
+}
