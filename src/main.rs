@@ -102,6 +102,9 @@ struct SolveArgs {
     /// Iteration budget in rounds (reproducible with the same seed).
     #[arg(long)]
     max_rounds: Option<usize>,
+    /// `search` (default) or a baseline: greedy, sa, rank2.
+    #[arg(long)]
+    method: Option<String>,
     #[command(flatten)]
     limits: LimitArgs,
     #[command(flatten)]
@@ -248,6 +251,7 @@ fn solve(args: SolveArgs) -> Result<()> {
         target: args.target,
         device: args.device,
         max_rounds: args.max_rounds,
+        method: args.method,
     };
     let json;
     let input = if args.input.extension().is_some_and(|e| e == "json") {

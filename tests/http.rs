@@ -135,6 +135,7 @@ fn every_bad_input_gets_a_problem_json_4xx_naming_the_field() {
     expect_problem(text("3 1\n1 2 1", "?time_limit_s=-1"), 422, Some("time_limit_s"));
     expect_problem(text("3 1\n1 2 1", "?chains=0"), 422, Some("chains"));
     expect_problem(text("3 1\n1 2 1", "?colour=red"), 400, Some("query"));
+    expect_problem(text("3 1\n1 2 1", "?method=magic"), 422, Some("method"));
     expect_problem(
         c.post(&solve).header("content-type", "application/json").body("{\"instance\": ").send().unwrap(),
         400,
@@ -200,4 +201,37 @@ fn solves_beyond_the_concurrency_cap_get_503_with_retry_after() {
     assert_eq!(second.status(), 503);
     assert_eq!(second.headers()["retry-after"], "1");
     assert_eq!(first.join().unwrap(), 200);
+}
+
+#[test]
+fn every_listed_baseline_runs_over_http_and_reports_a_true_cut() {
+    let base = server();
+    let c = client();
+    let problems: Value = c.get(format!("{base}/v1/problems")).send().unwrap().json().unwrap();
+    let baselines = problems[0]["baselines"].as_array().unwrap().clone();
+    assert!(baselines.len() >= 3, "{problems}");
+    let text = random_gset(60, 200, 4);
+    let edges: Vec<(usize, usize, f64)> = text
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let t: Vec<usize> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
+            (t[0] - 1, t[1] - 1, t[2] as f64)
+        })
+        .collect();
+    for baseline in baselines {
+        let name = baseline.as_str().unwrap();
+        let report: Value = c
+            .post(format!("{base}/v1/problems/maxcut/solve?time_limit_s=0.3&method={name}"))
+            .header("content-type", "text/plain")
+            .body(text.clone())
+            .send()
+            .unwrap()
+            .json()
+            .unwrap();
+        let objective = report["objective"].as_f64().unwrap();
+        assert_eq!(objective, cut_of(&report["solution"], &edges), "{name}");
+        // Every method beats a random partition (about half of the 200 edges).
+        assert!(objective > 120.0, "{name}: {objective}");
+    }
 }

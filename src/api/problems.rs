@@ -23,6 +23,8 @@ pub struct ProblemInfo {
     pub summary: String,
     /// Input formats: `json` (application/json) and the native text format (text/plain).
     pub formats: Vec<String>,
+    /// Classical baselines, usable as the `method` option.
+    pub baselines: Vec<String>,
     /// JSON schema of the `instance` object.
     #[schema(value_type = Object)]
     pub instance_schema: serde_json::Value,
@@ -53,6 +55,7 @@ pub async fn list() -> Json<Vec<ProblemInfo>> {
                 name: p.name().into(),
                 summary: p.summary().into(),
                 formats: p.formats().iter().map(|f| f.to_string()).collect(),
+                baselines: p.baselines().iter().map(|b| b.to_string()).collect(),
                 instance_schema: p.instance_schema(),
                 options_schema: options_schema.clone(),
             })

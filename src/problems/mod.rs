@@ -6,7 +6,8 @@
 pub mod ising;
 pub mod maxcut;
 
-use crate::search::{SearchOutcome, SearchParams, StopReason};
+use crate::search::{Incumbent, SearchOutcome, SearchParams, StopReason};
+use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tch::Device;
 use utoipa::{IntoParams, ToSchema};
@@ -83,6 +84,9 @@ pub struct SolveOptions {
     pub device: Option<String>,
     /// Iteration budget in search rounds; with it, equal seeds give equal results.
     pub max_rounds: Option<usize>,
+    /// `search` (default) or one of the problem's classical baselines (`GET /v1/problems`),
+    /// run for `time_limit_s` on one CPU core, for side-by-side comparisons.
+    pub method: Option<String>,
 }
 
 impl SolveOptions {
@@ -95,6 +99,7 @@ impl SolveOptions {
             target: overrides.target.or(self.target),
             device: overrides.device.or(self.device),
             max_rounds: overrides.max_rounds.or(self.max_rounds),
+            method: overrides.method.or(self.method),
         }
     }
 
@@ -203,6 +208,8 @@ pub trait Problem: Send + Sync {
     fn summary(&self) -> &'static str;
     /// Accepted input formats, e.g. `json`, `gset`.
     fn formats(&self) -> &'static [&'static str];
+    /// Names of the classical baselines, usable as `method`.
+    fn baselines(&self) -> &'static [&'static str];
     /// JSON schema of the JSON instance format.
     fn instance_schema(&self) -> serde_json::Value;
     fn load(&self, input: ProblemInput<'_>, limits: &Limits) -> Result<Box<dyn Instance>, ProblemError>;
@@ -211,6 +218,8 @@ pub trait Problem: Send + Sync {
 /// A validated instance, ready to solve.
 pub trait Instance: Send + Sync {
     fn solve(&self, params: &SearchParams) -> SolveReport;
+    /// Runs the named baseline for `params.time_limit_s` with `params.seed`.
+    fn solve_baseline(&self, name: &str, params: &SearchParams) -> Option<SolveReport>;
     /// Objective -> the search's target energy (for `target`).
     fn target_energy(&self, objective: f64) -> f64;
     fn size_summary(&self) -> String;
@@ -223,12 +232,31 @@ pub trait IsingProblem: Send + Sync {
     fn objective(&self, energy: f64) -> f64;
     fn energy_for_objective(&self, objective: f64) -> f64;
     fn decode(&self, spins: &[i8]) -> serde_json::Value;
+    /// Runs the named baseline: (spins, time to its best), or None for an unknown name.
+    fn run_baseline(&self, name: &str, time_limit: Duration, seed: u64) -> Option<(Vec<i8>, Duration)>;
 }
 
 impl<T: IsingProblem> Instance for T {
     fn solve(&self, params: &SearchParams) -> SolveReport {
         let outcome = crate::search::minimize(self.ising(), params);
         report(self, params, outcome)
+    }
+
+    fn solve_baseline(&self, name: &str, params: &SearchParams) -> Option<SolveReport> {
+        let start = std::time::Instant::now();
+        let (spins, time_to_best) = self.run_baseline(name, Duration::from_secs_f64(params.time_limit_s), params.seed)?;
+        let energy = self.ising().energy(&spins);
+        let outcome = SearchOutcome {
+            spins,
+            energy,
+            stop: StopReason::TimeLimit,
+            elapsed: start.elapsed(),
+            history: vec![Incumbent { elapsed: time_to_best, energy }],
+            chains: 1,
+            rounds: 0,
+            device: Device::Cpu,
+        };
+        Some(report(self, params, outcome))
     }
 
     fn target_energy(&self, objective: f64) -> f64 {
@@ -294,7 +322,17 @@ pub fn solve_tuned(
 ) -> Result<SolveReport, ProblemError> {
     let mut params = options.to_search_params(limits)?;
     tune(&mut params);
+    let method = options.method.as_deref().unwrap_or("search");
+    if method != "search" && !problem.baselines().contains(&method) {
+        return Err(ProblemError::invalid(
+            "method",
+            format!("unknown method '{method}': use search or one of {:?}", problem.baselines()),
+        ));
+    }
     let instance = problem.load(input, limits)?;
     params.target_energy = options.target.map(|t| instance.target_energy(t));
-    Ok(instance.solve(&params))
+    Ok(match method {
+        "search" => instance.solve(&params),
+        baseline => instance.solve_baseline(baseline, &params).expect("baseline name checked above"),
+    })
 }

@@ -11,7 +11,7 @@ use super::tabu::flip;
 /// Runs `steps` single-flip Metropolis proposals with the temperature moving geometrically from
 /// `t_start` to `t_end`. `log_odds[i] = log p(s_i=+1) - log p(s_i=-1)` in this chain's gauge
 /// (`sign` = -1 flips it). `fields` must hold the local fields of `spins` and is kept up to date.
-/// Returns the energy change.
+/// Stops early at `deadline`. Returns the energy change.
 #[allow(clippy::too_many_arguments)]
 pub fn metropolis<R: Rng>(
     model: &IsingModel,
@@ -22,6 +22,7 @@ pub fn metropolis<R: Rng>(
     steps: usize,
     (t_start, t_end): (f64, f64),
     rng: &mut R,
+    deadline: Option<std::time::Instant>,
 ) -> f64 {
     let n = spins.len();
     let mut delta_total = 0.0;
@@ -30,6 +31,9 @@ pub fn metropolis<R: Rng>(
     let ratio = (t_end / t_start).powf(1.0 / blocks as f64);
     let mut temperature = t_start;
     for block in 0..blocks {
+        if block % 64 == 0 && deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            break;
+        }
         let inverse_t = 1.0 / temperature;
         for _ in 0..BLOCK.min(steps - block * BLOCK) {
             let i = rng.gen_range(0..n);

@@ -93,7 +93,17 @@ impl<'a> Chains<'a> {
     /// One round of Metropolis dynamics from `temperatures.0` to `.1`. `log_odds` are the
     /// policy's in the gauge s_0 = +1; with spin-flip symmetry each chain maps them to its own
     /// gauge, else `gauge_fixed` is false and they apply as they are.
-    pub fn advance(&mut self, log_odds: &[f32], gauge_fixed: bool, temperatures: (f64, f64), work: &RoundWork, seed: u64, round: usize) {
+    #[allow(clippy::too_many_arguments)]
+    pub fn advance(
+        &mut self,
+        log_odds: &[f32],
+        gauge_fixed: bool,
+        temperatures: (f64, f64),
+        work: &RoundWork,
+        seed: u64,
+        round: usize,
+        deadline: Instant,
+    ) {
         match self {
             Chains::Native { model, states, fields, energies } => {
                 let n = model.num_spins();
@@ -105,7 +115,7 @@ impl<'a> Chains<'a> {
                     .for_each(|(c, ((state, field), energy))| {
                         let mut rng = chain_rng(seed, round, c);
                         let sign = if gauge_fixed { state[0] } else { 1 };
-                        *energy += anneal::metropolis(model, state, field, log_odds, sign, work.metropolis_steps, temperatures, &mut rng);
+                        *energy += anneal::metropolis(model, state, field, log_odds, sign, work.metropolis_steps, temperatures, &mut rng, Some(deadline));
                     });
             }
             Chains::Tensor { tensors, dense, spins, fields, .. } => {
@@ -124,6 +134,7 @@ impl<'a> Chains<'a> {
                     work.proposal_fraction,
                     seed,
                     (round * work.tensor_steps) as u64,
+                    Some(deadline),
                 );
                 *spins = s;
                 *fields = f;

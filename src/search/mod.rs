@@ -197,7 +197,7 @@ pub fn minimize(model: &IsingModel, params: &SearchParams) -> SearchOutcome {
         };
         let temperatures = (temperature_at(progress_start), temperature_at(progress_end));
         let log_odds: Vec<f32> = policy.probabilities().iter().map(|&p| (p / (1.0 - p)).ln()).collect();
-        chains.advance(&log_odds, gauge_fixed, temperatures, &work, params.seed, rounds);
+        chains.advance(&log_odds, gauge_fixed, temperatures, &work, params.seed, rounds, deadline);
         let (mut samples, sample_energies) = chains.polished(&work, params.seed, rounds, deadline);
 
         for (c, &energy) in sample_energies.iter().enumerate() {

@@ -35,6 +35,7 @@ pub fn tensor_metropolis(
     proposal_fraction: f64,
     seed: u64,
     counter: u64,
+    deadline: Option<std::time::Instant>,
 ) -> (Tensor, Tensor) {
     let size = spins.size();
     let index = Tensor::arange(size[0] * size[1], (Kind::Int64, ising.device)).view([size[0], size[1]]);
@@ -43,6 +44,9 @@ pub fn tensor_metropolis(
     let ratio = (t_end / t_start).powf(1.0 / steps.max(1) as f64);
     let mut temperature = t_start;
     for step in 0..steps as u64 {
+        if step % 16 == 0 && deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            break;
+        }
         let proposed = hashed_uniform(&index, seed, 2 * (counter + step)).lt(proposal_fraction);
         let delta = &s * &f * (-2.0 / temperature) + &s * &bias;
         let accept_probability = (-delta).exp().clamp_max(1.0);
@@ -85,7 +89,7 @@ mod tests {
         let s0 = spins_to_tensor(&start, batch, n, Device::Cpu);
         let f0 = s0.matmul(&dense) + &ising.fields;
         let log_odds = Tensor::zeros([n as i64], (Kind::Float, Device::Cpu));
-        let (s, f) = tensor_metropolis(&dense, &ising, &s0, &f0, &log_odds, &s0.narrow(1, 0, 1), 400, (2.0, 0.05), 0.2, 1, 0);
+        let (s, f) = tensor_metropolis(&dense, &ising, &s0, &f0, &log_odds, &s0.narrow(1, 0, 1), 400, (2.0, 0.05), 0.2, 1, 0, None);
         assert!((f - (s.matmul(&dense) + &ising.fields)).abs().max().double_value(&[]) < 1e-4);
         let before = ising.hamiltonian(&s0).mean(Kind::Float).double_value(&[]);
         let after = ising.hamiltonian(&s).mean(Kind::Float).double_value(&[]);

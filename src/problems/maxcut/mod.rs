@@ -8,6 +8,7 @@ mod parse;
 use super::ising::IsingModel;
 use super::{IsingProblem, Instance, Limits, Problem, ProblemError, ProblemInput};
 use serde_json::json;
+use std::time::Duration;
 
 pub use parse::{parse_gset, parse_json};
 
@@ -58,7 +59,20 @@ impl IsingProblem for MaxCutInstance {
     fn decode(&self, spins: &[i8]) -> serde_json::Value {
         json!(spins.iter().map(|&s| u8::from(s > 0)).collect::<Vec<_>>())
     }
+
+    fn run_baseline(&self, name: &str, time_limit: Duration, seed: u64) -> Option<(Vec<i8>, Duration)> {
+        let result = match name {
+            "greedy" => baselines::greedy(self, time_limit, seed),
+            "sa" => baselines::simulated_annealing(self, time_limit, seed),
+            "rank2" => baselines::rank_two(self, time_limit, seed),
+            _ => return None,
+        };
+        Some((result.spins, result.time_to_best))
+    }
 }
+
+/// Greedy restarts, single-chain simulated annealing, Burer-Monteiro-Zhang rank-2.
+pub const BASELINES: &[&str] = &["greedy", "sa", "rank2"];
 
 /// The registry entry.
 pub struct MaxCut;
@@ -74,6 +88,10 @@ impl Problem for MaxCut {
 
     fn formats(&self) -> &'static [&'static str] {
         &["json", "gset"]
+    }
+
+    fn baselines(&self) -> &'static [&'static str] {
+        BASELINES
     }
 
     fn instance_schema(&self) -> serde_json::Value {

@@ -1,0 +1,75 @@
+//! Vectorized environments: a batch of B copies stepped together, observations and rewards as
+//! flat `f32` buffers (one row per env), terminated and truncated kept apart, auto-reset.
+//! Native ports of Gymnasium's classic-control tasks, with identical dynamics, rewards,
+//! termination and time limits (tests replay trajectories recorded from gymnasium).
+
+pub mod acrobot;
+pub mod cartpole;
+pub mod classic;
+pub mod mountain_car;
+pub mod pendulum;
+pub mod pool;
+
+pub use classic::ClassicVecEnv;
+
+use serde::Serialize;
+
+/// An action space.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ActionSpace {
+    Discrete { n: usize },
+    Continuous { low: Vec<f32>, high: Vec<f32> },
+}
+
+impl ActionSpace {
+    /// Columns of one action row: 1 for discrete (the index as f32), the dimension otherwise.
+    pub fn width(&self) -> usize {
+        match self {
+            ActionSpace::Discrete { .. } => 1,
+            ActionSpace::Continuous { low, .. } => low.len(),
+        }
+    }
+}
+
+/// What a batch step returns; row i belongs to env i.
+#[derive(Debug, Clone, Default)]
+pub struct StepBatch {
+    /// Observations after the step; for an env that finished, the first observation of its next
+    /// episode (auto-reset), while `final_observations` keeps the last one.
+    pub observations: Vec<f32>,
+    pub rewards: Vec<f32>,
+    /// The task ended (failure or success): bootstrapping stops here.
+    pub terminated: Vec<bool>,
+    /// The time limit cut the episode: bootstrapping continues from `final_observations`.
+    pub truncated: Vec<bool>,
+    /// Last observation of each env that finished this step (row of zeros otherwise).
+    pub final_observations: Vec<f32>,
+}
+
+/// A batch of B environments.
+pub trait VecEnv: Send {
+    fn num_envs(&self) -> usize;
+    fn observation_dim(&self) -> usize;
+    fn action_space(&self) -> ActionSpace;
+    /// Resets every env; env i draws from a stream derived from (seed, i). Returns [B, obs_dim].
+    fn reset(&mut self, seed: u64) -> Vec<f32>;
+    /// `actions` is [B, action width] (discrete: the index as f32).
+    fn step(&mut self, actions: &[f32]) -> StepBatch;
+}
+
+/// Every native environment by its Gymnasium id.
+pub const ENV_IDS: &[&str] =
+    &["CartPole-v1", "Acrobot-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Pendulum-v1"];
+
+/// Builds `num_envs` copies of a native environment.
+pub fn make(id: &str, num_envs: usize) -> Option<Box<dyn VecEnv>> {
+    Some(match id {
+        "CartPole-v1" => Box::new(ClassicVecEnv::<cartpole::CartPole>::new(num_envs)),
+        "Acrobot-v1" => Box::new(ClassicVecEnv::<acrobot::Acrobot>::new(num_envs)),
+        "MountainCar-v0" => Box::new(ClassicVecEnv::<mountain_car::MountainCar>::new(num_envs)),
+        "MountainCarContinuous-v0" => Box::new(ClassicVecEnv::<mountain_car::MountainCarContinuous>::new(num_envs)),
+        "Pendulum-v1" => Box::new(ClassicVecEnv::<pendulum::Pendulum>::new(num_envs)),
+        _ => return None,
+    })
+}
