@@ -3,5 +3,6 @@
 
 pub mod api;
 pub mod bench;
+pub mod drl;
 pub mod problems;
 pub mod search;

@@ -39,6 +39,12 @@ impl<D: ClassicDynamics> ClassicVecEnv<D> {
         self.steps[i] = 0;
     }
 
+    /// Sets env i's physical state, keeping its episode clock (fixture replay re-syncs each
+    /// step on the reference state, so that last-bit differences of sin/cos cannot compound).
+    pub fn resync(&mut self, i: usize, state: &[f64]) {
+        self.envs[i] = D::from_state(state);
+    }
+
     pub fn observations(&self) -> Vec<f32> {
         let mut out = vec![0.0; self.envs.len() * D::OBSERVATION_DIM];
         for (env, row) in self.envs.iter().zip(out.chunks_mut(D::OBSERVATION_DIM)) {

@@ -61,9 +61,12 @@ impl ClassicDynamics for MountainCar {
     }
 }
 
+/// Gymnasium keeps this env's state in float32 after the first step (and computes the push in
+/// float32 under NumPy 2's promotion rules); replaying its trajectories needs the same rounding.
 pub struct MountainCarContinuous {
     position: f64,
     velocity: f64,
+    stored_as_f32: bool,
 }
 
 impl ClassicDynamics for MountainCarContinuous {
@@ -76,11 +79,14 @@ impl ClassicDynamics for MountainCarContinuous {
 
     fn reset(rng: &mut ChaCha8Rng) -> Self {
         let (position, velocity) = reset_state(rng);
-        MountainCarContinuous { position, velocity }
+        MountainCarContinuous { position, velocity, stored_as_f32: false }
     }
 
+    /// A state whose values are all exact float32 numbers is taken as gymnasium's float32
+    /// post-step state; a fresh reset state (float64) virtually never is.
     fn from_state(state: &[f64]) -> Self {
-        MountainCarContinuous { position: state[0], velocity: state[1] }
+        let stored_as_f32 = state[..2].iter().all(|&x| f64::from(x as f32) == x);
+        MountainCarContinuous { position: state[0], velocity: state[1], stored_as_f32 }
     }
 
     fn observe(&self, out: &mut [f32]) {
@@ -89,11 +95,34 @@ impl ClassicDynamics for MountainCarContinuous {
     }
 
     fn step(&mut self, action: &[f32]) -> (f64, bool) {
-        let raw = f64::from(action[0]);
-        let force = raw.clamp(-1.0, 1.0);
-        integrate(&mut self.position, &mut self.velocity, force * 0.0015);
-        let terminated = self.position >= 0.45 && self.velocity >= 0.0;
+        let force = action[0].clamp(-1.0, 1.0);
+        let push = force * 0.0015f32;
+        let (position, velocity) = if self.stored_as_f32 {
+            let p = self.position as f32;
+            let gravity = (0.0025 * f64::from(3.0f32 * p).cos()) as f32;
+            let mut v = self.velocity as f32 + (push - gravity);
+            v = v.clamp(-MAX_SPEED as f32, MAX_SPEED as f32);
+            let p = (p + v).clamp(MIN_POSITION as f32, MAX_POSITION as f32);
+            if p == MIN_POSITION as f32 && v < 0.0 {
+                v = 0.0;
+            }
+            (f64::from(p), f64::from(v))
+        } else {
+            let gravity = 0.0025 * (3.0 * self.position).cos();
+            let mut v = self.velocity + f64::from(push - gravity as f32);
+            v = v.clamp(-MAX_SPEED, MAX_SPEED);
+            let p = (self.position + v).clamp(MIN_POSITION, MAX_POSITION);
+            if p == MIN_POSITION && v < 0.0 {
+                v = 0.0;
+            }
+            (p, v)
+        };
+        let terminated = position >= 0.45 && velocity >= 0.0;
+        self.position = f64::from(position as f32);
+        self.velocity = f64::from(velocity as f32);
+        self.stored_as_f32 = true;
         // gymnasium charges the unclipped action.
+        let raw = f64::from(action[0]);
         let reward = if terminated { 100.0 } else { 0.0 } - raw * raw * 0.1;
         (reward, terminated)
     }

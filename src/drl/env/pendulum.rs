@@ -46,10 +46,11 @@ impl ClassicDynamics for Pendulum {
     }
 
     fn step(&mut self, action: &[f32]) -> (f64, bool) {
-        // gymnasium clips the float32 action before widening it.
-        let u = f64::from(action[0].clamp(-MAX_TORQUE as f32, MAX_TORQUE as f32));
-        let cost = angle_normalize(self.theta).powi(2) + 0.1 * self.theta_dot.powi(2) + 0.001 * u * u;
-        let new_theta_dot = (self.theta_dot + (3.0 * G / (2.0 * L) * self.theta.sin() + 3.0 / (M * L * L) * u) * DT)
+        // The action stays float32 in gymnasium, so its terms round as float32 (NumPy 2 rules).
+        let u = action[0].clamp(-MAX_TORQUE as f32, MAX_TORQUE as f32);
+        let cost = angle_normalize(self.theta).powi(2) + 0.1 * self.theta_dot.powi(2) + f64::from(0.001f32 * (u * u));
+        let torque_term = f64::from((3.0 / (M * L * L)) as f32 * u);
+        let new_theta_dot = (self.theta_dot + (3.0 * G / (2.0 * L) * self.theta.sin() + torque_term) * DT)
             .clamp(-MAX_SPEED, MAX_SPEED);
         self.theta += new_theta_dot * DT;
         self.theta_dot = new_theta_dot;
