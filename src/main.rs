@@ -27,6 +27,12 @@ enum Command {
     Generate(GenerateArgs),
     /// List the registered problems.
     Problems,
+    /// Train a deep-RL agent on a native environment.
+    Train(TrainArgs),
+    /// Evaluate a checkpoint written by `train --out`.
+    Evaluate(EvaluateArgs),
+    /// List the deep-RL algorithms with their action spaces and default hyperparameters.
+    Algorithms,
 }
 
 #[derive(Args)]
@@ -158,6 +164,53 @@ impl TuningArgs {
 }
 
 #[derive(Args)]
+struct TrainArgs {
+    /// Algorithm (see `rlsolver algorithms`).
+    #[arg(long)]
+    algo: String,
+    /// Environment id, e.g. CartPole-v1, Pendulum-v1.
+    #[arg(long)]
+    env: String,
+    /// Env-step budget (summed over the batch of envs).
+    #[arg(long, default_value_t = 100_000)]
+    steps: usize,
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Evaluate every this many env steps.
+    #[arg(long, default_value_t = 5_000)]
+    eval_every: usize,
+    /// Deterministic evaluation episodes.
+    #[arg(long, default_value_t = 10)]
+    eval_episodes: usize,
+    /// Stop when the evaluation mean reaches this.
+    #[arg(long)]
+    target_return: Option<f64>,
+    /// Output folder: config.json, metrics.jsonl, weights (safetensors).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Prioritized experience replay (off-policy agents).
+    #[arg(long)]
+    per: bool,
+    /// Hyperparameter overrides as a JSON object, e.g. '{"learning_rate": 0.001}'.
+    #[arg(long, default_value = "{}")]
+    hyper: String,
+    /// cpu, cuda or auto.
+    #[arg(long, default_value = "cpu")]
+    device: String,
+}
+
+#[derive(Args)]
+struct EvaluateArgs {
+    /// Folder written by `train --out`.
+    #[arg(long)]
+    checkpoint: PathBuf,
+    #[arg(long, default_value_t = 10)]
+    episodes: usize,
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+}
+
+#[derive(Args)]
 struct GenerateArgs {
     /// Problem (maxcut).
     problem: String,
@@ -214,6 +267,39 @@ fn main() -> Result<()> {
             anyhow::ensure!(args.edges <= args.nodes * args.nodes.saturating_sub(1) / 2, "too many edges for {} nodes", args.nodes);
             anyhow::ensure!(!args.weights.is_empty(), "--weights needs at least one value");
             print!("{}", rlsolver::problems::maxcut::generate::random_gset(args.nodes, args.edges, &args.weights, args.seed));
+            Ok(())
+        }
+        Command::Train(args) => {
+            tch::set_num_threads(1);
+            let config = rlsolver::drl::run::TrainConfig {
+                algorithm: args.algo,
+                env_id: args.env,
+                total_steps: args.steps,
+                seed: args.seed,
+                eval_every: args.eval_every,
+                eval_episodes: args.eval_episodes,
+                target_return: args.target_return,
+                out_dir: args.out,
+                device: problems::parse_device(Some(&args.device))?,
+                prioritized: args.per,
+                overrides: serde_json::from_str(&args.hyper).context("--hyper is not JSON")?,
+            };
+            let outcome = rlsolver::drl::run::train(&config)?;
+            println!("{}", serde_json::to_string_pretty(&outcome)?);
+            Ok(())
+        }
+        Command::Evaluate(args) => {
+            let (mut agent, env_id) = rlsolver::drl::run::load_checkpoint(&args.checkpoint, tch::Device::Cpu)?;
+            let (mean, std) = rlsolver::drl::run::evaluate_agent(&mut agent, &env_id, args.episodes, args.seed, tch::Device::Cpu);
+            println!("{}", serde_json::json!({"env": env_id, "episodes": args.episodes, "return_mean": mean, "return_std": std}));
+            Ok(())
+        }
+        Command::Algorithms => {
+            for (name, space, family) in rlsolver::drl::run::ALGORITHMS {
+                let (hyper, schedule, envs) = rlsolver::drl::run::defaults(name).expect("listed");
+                println!("{}", serde_json::json!({"name": name, "action_space": space, "family": family,
+                    "hyperparameters": hyper, "schedule": schedule, "num_envs": schedule.as_ref().map_or(envs, |s| s.num_envs)}));
+            }
             Ok(())
         }
         Command::Problems => {

@@ -1,3 +1,10 @@
-//! The deep-RL library, ElegantRL's Net-Agent-Env-Run split: `env` steps batches of environments.
+//! The deep-RL library, ElegantRL's Net-Agent-Env-Run split: `net` builds networks, `agents`
+//! own nets and optimizers (`act`, `update`), `env` steps batches of environments, `run`
+//! alternates them and evaluates. Shared pieces live once in `buffer` and `common`.
 
+pub mod agents;
+pub mod buffer;
+pub mod common;
 pub mod env;
+pub mod net;
+pub mod run;

@@ -1,0 +1,131 @@
+//! DQN (Mnih et al. 2015), Double DQN (van Hasselt et al. 2016) and D3QN (dueling, Wang et al.
+//! 2016, + double). One file: the variants differ only in the target (eq. below) and the net.
+
+use super::{Metrics, OffPolicyAgent};
+use crate::drl::buffer::ReplayBuffer;
+use crate::drl::common::soft_update;
+use crate::drl::net::QNet;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use tch::nn::OptimizerConfig;
+use tch::{nn, Device, Kind, Tensor};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DqnConfig {
+    /// Hidden layer widths.
+    pub hidden: Vec<i64>,
+    pub learning_rate: f64,
+    pub gamma: f64,
+    pub batch_size: usize,
+    /// Select the next action with the online net, evaluate it with the target net.
+    pub double: bool,
+    /// Dueling head Q = V + A - mean A.
+    pub dueling: bool,
+    /// Hard target copy every this many updates.
+    pub target_update_every: usize,
+    /// Epsilon decays linearly from `epsilon_start` to `epsilon_end` over this many env steps.
+    pub epsilon_decay_steps: usize,
+    pub epsilon_start: f64,
+    pub epsilon_end: f64,
+    /// Gradient-norm clip.
+    pub max_grad_norm: f64,
+}
+
+impl DqnConfig {
+    /// The Stable-Baselines3 zoo's CartPole-v1 settings, shared by the three variants.
+    pub fn new(double: bool, dueling: bool) -> Self {
+        DqnConfig {
+            hidden: vec![256, 256],
+            learning_rate: 2.3e-3,
+            gamma: 0.99,
+            batch_size: 64,
+            double,
+            dueling,
+            target_update_every: 10,
+            epsilon_decay_steps: 16_000,
+            epsilon_start: 1.0,
+            epsilon_end: 0.04,
+            max_grad_norm: 10.0,
+        }
+    }
+}
+
+pub struct Dqn {
+    config: DqnConfig,
+    online_store: nn::VarStore,
+    target_store: nn::VarStore,
+    online: QNet,
+    target: QNet,
+    optimizer: nn::Optimizer,
+    actions: i64,
+    epsilon: f64,
+    updates: usize,
+    rng: ChaCha8Rng,
+}
+
+impl Dqn {
+    pub fn new(config: DqnConfig, obs_dim: usize, actions: usize, device: Device, rng: ChaCha8Rng) -> Self {
+        let online_store = nn::VarStore::new(device);
+        let mut target_store = nn::VarStore::new(device);
+        let online = QNet::new(&(online_store.root() / "q"), obs_dim as i64, &config.hidden, actions as i64, config.dueling);
+        let target = QNet::new(&(target_store.root() / "q"), obs_dim as i64, &config.hidden, actions as i64, config.dueling);
+        soft_update(&mut target_store, &online_store, 1.0);
+        let optimizer = nn::Adam::default().build(&online_store, config.learning_rate).expect("Adam");
+        let epsilon = config.epsilon_start;
+        Dqn { config, online_store, target_store, online, target, optimizer, actions: actions as i64, epsilon, updates: 0, rng }
+    }
+}
+
+impl OffPolicyAgent for Dqn {
+    fn act(&mut self, obs: &Tensor, explore: bool) -> Tensor {
+        let greedy = tch::no_grad(|| self.online.forward(obs).argmax(-1, false));
+        let greedy: Vec<i64> = greedy.to_device(Device::Cpu).try_into().expect("actions");
+        let actions: Vec<f32> = greedy
+            .iter()
+            .map(|&a| if explore && self.rng.gen::<f64>() < self.epsilon { self.rng.gen_range(0..self.actions) as f32 } else { a as f32 })
+            .collect();
+        Tensor::from_slice(&actions).view([-1, 1])
+    }
+
+    fn on_env_steps(&mut self, total_steps: usize) {
+        let progress = (total_steps as f64 / self.config.epsilon_decay_steps.max(1) as f64).min(1.0);
+        self.epsilon = self.config.epsilon_start + (self.config.epsilon_end - self.config.epsilon_start) * progress;
+    }
+
+    fn update(&mut self, buffer: &mut ReplayBuffer, rng: &mut ChaCha8Rng) -> Metrics {
+        let batch = buffer.sample(self.config.batch_size, rng, self.online_store.device());
+        let actions = batch.actions.to_kind(Kind::Int64);
+        let target = tch::no_grad(|| {
+            let next_target = self.target.forward(&batch.next_obs);
+            let next_q = if self.config.double {
+                // Double DQN: y = r + gamma Q'(s', argmax_a Q(s', a))
+                let best = self.online.forward(&batch.next_obs).argmax(-1, true);
+                next_target.gather(1, &best, false).squeeze_dim(1)
+            } else {
+                // DQN: y = r + gamma max_a Q'(s', a)
+                next_target.amax(-1, false)
+            };
+            &batch.rewards + (1.0 - &batch.terminated) * self.config.gamma * next_q
+        });
+        let q = self.online.forward(&batch.obs).gather(1, &actions, false).squeeze_dim(1);
+        let td = &q - &target;
+        // Huber loss, importance-weighted for prioritized replay.
+        let loss = (q.huber_loss(&target, tch::Reduction::None, 1.0) * &batch.weights).mean(Kind::Float);
+        self.optimizer.zero_grad();
+        loss.backward();
+        self.optimizer.clip_grad_norm(self.config.max_grad_norm);
+        self.optimizer.step();
+        let td: Vec<f32> = td.detach().to_device(Device::Cpu).try_into().expect("td");
+        buffer.update_priorities(&batch.indices, &td);
+        self.updates += 1;
+        if self.updates % self.config.target_update_every.max(1) == 0 {
+            soft_update(&mut self.target_store, &self.online_store, 1.0);
+        }
+        vec![("q_loss", loss.double_value(&[])), ("epsilon", self.epsilon)]
+    }
+
+    fn var_stores(&mut self) -> Vec<(&'static str, &mut nn::VarStore)> {
+        vec![("online", &mut self.online_store), ("target", &mut self.target_store)]
+    }
+}

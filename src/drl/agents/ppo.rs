@@ -1,0 +1,215 @@
+//! PPO (Schulman et al. 2017) with the clipped surrogate (eq. 7), GAE, optional value clipping
+//! and an entropy bonus, for Gaussian (continuous) and categorical (discrete) policies; A2C
+//! (Mnih et al. 2016, synchronous) is the same actor-critic with one full-batch step per
+//! rollout and the plain policy gradient -A log pi instead of the clipped ratio.
+
+use super::{Metrics, OnPolicyAgent, Rollout};
+use crate::drl::net::{value_net, CategoricalActor, GaussianActor};
+use serde::{Deserialize, Serialize};
+use tch::nn::{Module, OptimizerConfig};
+use tch::{nn, Device, Kind, Tensor};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PpoConfig {
+    pub hidden: Vec<i64>,
+    pub learning_rate: f64,
+    pub gamma: f64,
+    pub gae_lambda: f64,
+    /// epsilon of eq. 7; `None` = A2C's unclipped policy gradient.
+    pub clip_range: Option<f64>,
+    /// Clip V around its rollout value by this much (optional, as in OpenAI baselines).
+    pub value_clip: Option<f64>,
+    pub entropy_coef: f64,
+    pub value_coef: f64,
+    /// Passes over each rollout (A2C: 1).
+    pub epochs: usize,
+    /// Minibatch size (A2C: the whole rollout).
+    pub minibatch_size: Option<usize>,
+    /// Steps per env per rollout.
+    pub rollout_steps: usize,
+    pub max_grad_norm: f64,
+    pub normalize_advantages: bool,
+}
+
+impl PpoConfig {
+    /// Stable-Baselines3 zoo's PPO CartPole-v1 (8 envs x 32 steps, 20 epochs, batch 256).
+    pub fn ppo_discrete() -> Self {
+        PpoConfig {
+            hidden: vec![64, 64],
+            learning_rate: 1e-3,
+            gamma: 0.98,
+            gae_lambda: 0.8,
+            clip_range: Some(0.2),
+            value_clip: None,
+            entropy_coef: 0.0,
+            value_coef: 0.5,
+            epochs: 20,
+            minibatch_size: Some(256),
+            rollout_steps: 32,
+            max_grad_norm: 0.5,
+            normalize_advantages: true,
+        }
+    }
+
+    /// Zoo's PPO Pendulum-v1 (4 envs x 1024 steps, gamma 0.9, 10 epochs, batch 64).
+    pub fn ppo_continuous() -> Self {
+        PpoConfig {
+            hidden: vec![64, 64],
+            learning_rate: 1e-3,
+            gamma: 0.9,
+            gae_lambda: 0.95,
+            clip_range: Some(0.2),
+            value_clip: None,
+            entropy_coef: 0.0,
+            value_coef: 0.5,
+            epochs: 10,
+            minibatch_size: Some(64),
+            rollout_steps: 1024,
+            max_grad_norm: 0.5,
+            normalize_advantages: true,
+        }
+    }
+
+    /// A2C defaults (Mnih et al. 2016 as in SB3): 5 steps per env, one full-batch step.
+    pub fn a2c() -> Self {
+        PpoConfig {
+            hidden: vec![64, 64],
+            learning_rate: 7e-4,
+            gamma: 0.99,
+            gae_lambda: 1.0,
+            clip_range: None,
+            value_clip: None,
+            entropy_coef: 0.0,
+            value_coef: 0.5,
+            epochs: 1,
+            minibatch_size: None,
+            rollout_steps: 5,
+            max_grad_norm: 0.5,
+            normalize_advantages: false,
+        }
+    }
+}
+
+enum Policy {
+    Gaussian(GaussianActor),
+    Categorical(CategoricalActor),
+}
+
+pub struct Ppo {
+    config: PpoConfig,
+    store: nn::VarStore,
+    policy: Policy,
+    value: nn::Sequential,
+    optimizer: nn::Optimizer,
+}
+
+impl Ppo {
+    /// `discrete_actions`: Some(n) for a categorical policy, else a Gaussian over `action_dim`.
+    pub fn new(config: PpoConfig, obs_dim: usize, action_dim: usize, discrete_actions: Option<usize>, device: Device) -> Self {
+        let store = nn::VarStore::new(device);
+        let root = store.root();
+        let policy = match discrete_actions {
+            Some(n) => Policy::Categorical(CategoricalActor::new(&(&root / "actor"), obs_dim as i64, n as i64, &config.hidden)),
+            None => Policy::Gaussian(GaussianActor::new(&(&root / "actor"), obs_dim as i64, action_dim as i64, &config.hidden)),
+        };
+        let value = value_net(&(&root / "critic"), obs_dim as i64, &config.hidden);
+        let optimizer = nn::Adam::default().build(&store, config.learning_rate).expect("Adam");
+        Ppo { config, store, policy, value, optimizer }
+    }
+
+    fn log_prob_entropy(&self, obs: &Tensor, actions: &Tensor) -> (Tensor, Tensor) {
+        match &self.policy {
+            Policy::Gaussian(actor) => actor.log_prob_entropy(obs, actions),
+            Policy::Categorical(actor) => actor.log_prob_entropy(obs, &actions.squeeze_dim(1)),
+        }
+    }
+
+    fn step(&mut self, rollout: &Rollout, index: &Tensor) -> (f64, f64, f64) {
+        let obs = rollout.obs.index_select(0, index);
+        let actions = rollout.actions.index_select(0, index);
+        let old_log_probs = rollout.log_probs.index_select(0, index);
+        let old_values = rollout.values.index_select(0, index);
+        let returns = rollout.returns.index_select(0, index);
+        let mut advantages = rollout.advantages.index_select(0, index);
+        if self.config.normalize_advantages && advantages.size()[0] > 1 {
+            advantages = (&advantages - advantages.mean(Kind::Float)) / (advantages.std(true) + 1e-8);
+        }
+        let (log_probs, entropy) = self.log_prob_entropy(&obs, &actions);
+        let policy_loss = match self.config.clip_range {
+            // L^CLIP = E[min(r A, clip(r, 1 - eps, 1 + eps) A)], r = pi / pi_old (eq. 7)
+            Some(eps) => {
+                let ratio = (&log_probs - &old_log_probs).exp();
+                let unclipped = &ratio * &advantages;
+                let clipped = ratio.clamp(1.0 - eps, 1.0 + eps) * &advantages;
+                -unclipped.minimum(&clipped).mean(Kind::Float)
+            }
+            None => -(&log_probs * &advantages).mean(Kind::Float),
+        };
+        let values = self.value.forward(&obs).squeeze_dim(1);
+        let value_loss = match self.config.value_clip {
+            Some(c) => {
+                let clipped = &old_values + (&values - &old_values).clamp(-c, c);
+                (&values - &returns).square().maximum(&(clipped - &returns).square()).mean(Kind::Float)
+            }
+            None => (&values - &returns).square().mean(Kind::Float),
+        };
+        let entropy = entropy.mean(Kind::Float);
+        let loss = &policy_loss + self.config.value_coef * &value_loss - self.config.entropy_coef * &entropy;
+        self.optimizer.zero_grad();
+        loss.backward();
+        self.optimizer.clip_grad_norm(self.config.max_grad_norm);
+        self.optimizer.step();
+        (policy_loss.double_value(&[]), value_loss.double_value(&[]), entropy.double_value(&[]))
+    }
+}
+
+impl OnPolicyAgent for Ppo {
+    fn act(&mut self, obs: &Tensor, explore: bool) -> (Tensor, Tensor, Tensor) {
+        tch::no_grad(|| {
+            let actions = match (&self.policy, explore) {
+                (Policy::Gaussian(actor), true) => actor.sample(obs),
+                (Policy::Gaussian(actor), false) => actor.mean(obs),
+                (Policy::Categorical(actor), true) => actor.sample(obs).to_kind(Kind::Float).view([-1, 1]),
+                (Policy::Categorical(actor), false) => actor.logits(obs).argmax(-1, false).to_kind(Kind::Float).view([-1, 1]),
+            };
+            let (log_probs, _) = self.log_prob_entropy(obs, &actions);
+            (actions, log_probs, self.value(obs))
+        })
+    }
+
+    fn value(&self, obs: &Tensor) -> Tensor {
+        tch::no_grad(|| self.value.forward(obs).squeeze_dim(1))
+    }
+
+    fn update(&mut self, rollout: &Rollout) -> Metrics {
+        let n = rollout.obs.size()[0];
+        let minibatch = self.config.minibatch_size.map_or(n, |m| (m as i64).min(n));
+        let (mut policy, mut value, mut entropy, mut count) = (0.0, 0.0, 0.0, 0.0);
+        for _ in 0..self.config.epochs {
+            let order = Tensor::randperm(n, (Kind::Int64, rollout.obs.device()));
+            let mut start = 0;
+            while start < n {
+                let index = order.narrow(0, start, minibatch.min(n - start));
+                let (p, v, e) = self.step(rollout, &index);
+                policy += p;
+                value += v;
+                entropy += e;
+                count += 1.0;
+                start += minibatch;
+            }
+        }
+        vec![("policy_loss", policy / count), ("value_loss", value / count), ("entropy", entropy / count)]
+    }
+
+    fn rollout_steps(&self) -> usize {
+        self.config.rollout_steps
+    }
+
+    fn discount(&self) -> (f32, f32) {
+        (self.config.gamma as f32, self.config.gae_lambda as f32)
+    }
+
+    fn var_stores(&mut self) -> Vec<(&'static str, &mut nn::VarStore)> {
+        vec![("actor_critic", &mut self.store)]
+    }
+}

@@ -1,0 +1,157 @@
+//! SAC (Haarnoja et al. 2018, "SAC: algorithms and applications") with automatic temperature
+//! (eq. 17/18, target entropy -|A|) and clipped double Q. REDQ (Chen et al. 2021) is the same
+//! agent with an ensemble of N = 10 critics, a random subset of M = 2 in every target (eq. in
+//! Algorithm 1, line 8), the actor trained against the ensemble mean, and an update-to-data ratio
+//! G = 20 (set by the run loop's updates per env step).
+
+use super::{Metrics, OffPolicyAgent};
+use crate::drl::buffer::ReplayBuffer;
+use crate::drl::common::soft_update;
+use crate::drl::net::{ActionScale, CriticEnsemble, SquashedGaussianActor};
+use rand::seq::index::sample;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use tch::nn::OptimizerConfig;
+use tch::{nn, Device, Kind, Tensor};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SacConfig {
+    pub hidden: Vec<i64>,
+    pub learning_rate: f64,
+    pub gamma: f64,
+    pub tau: f64,
+    pub batch_size: usize,
+    /// Critics in the ensemble (SAC 2, REDQ 10).
+    pub critics: usize,
+    /// Critics drawn at random for each target's minimum (SAC 2 = all, REDQ 2).
+    pub target_subset: usize,
+    /// Actor maximises the ensemble mean (REDQ) instead of the minimum (SAC).
+    pub actor_on_mean: bool,
+    /// Initial temperature alpha.
+    pub initial_alpha: f64,
+}
+
+impl SacConfig {
+    /// Zoo's SAC Pendulum-v1 (lr 1e-3, 256-256) with the paper's defaults otherwise.
+    pub fn sac() -> Self {
+        SacConfig {
+            hidden: vec![256, 256],
+            learning_rate: 1e-3,
+            gamma: 0.99,
+            tau: 0.005,
+            batch_size: 256,
+            critics: 2,
+            target_subset: 2,
+            actor_on_mean: false,
+            initial_alpha: 1.0,
+        }
+    }
+
+    pub fn redq() -> Self {
+        SacConfig { critics: 10, target_subset: 2, actor_on_mean: true, ..Self::sac() }
+    }
+}
+
+pub struct Sac {
+    config: SacConfig,
+    actor_store: nn::VarStore,
+    critic_store: nn::VarStore,
+    critic_target_store: nn::VarStore,
+    alpha_store: nn::VarStore,
+    actor: SquashedGaussianActor,
+    critic: CriticEnsemble,
+    critic_target: CriticEnsemble,
+    log_alpha: Tensor,
+    target_entropy: f64,
+    actor_optimizer: nn::Optimizer,
+    critic_optimizer: nn::Optimizer,
+    alpha_optimizer: nn::Optimizer,
+}
+
+impl Sac {
+    pub fn new(config: SacConfig, obs_dim: usize, low: &[f32], high: &[f32], device: Device) -> Self {
+        let (o, a) = (obs_dim as i64, low.len() as i64);
+        let actor_store = nn::VarStore::new(device);
+        let critic_store = nn::VarStore::new(device);
+        let mut critic_target_store = nn::VarStore::new(device);
+        let alpha_store = nn::VarStore::new(device);
+        let actor = SquashedGaussianActor::new(&(actor_store.root() / "actor"), o, a, &config.hidden, ActionScale::new(low, high, device));
+        let critic = CriticEnsemble::new(&(critic_store.root() / "critic"), o, a, &config.hidden, config.critics);
+        let critic_target = CriticEnsemble::new(&(critic_target_store.root() / "critic"), o, a, &config.hidden, config.critics);
+        soft_update(&mut critic_target_store, &critic_store, 1.0);
+        let log_alpha = alpha_store.root().var("log_alpha", &[1], nn::Init::Const(config.initial_alpha.ln()));
+        let build = |store: &nn::VarStore| nn::Adam::default().build(store, config.learning_rate).expect("Adam");
+        let (actor_optimizer, critic_optimizer, alpha_optimizer) = (build(&actor_store), build(&critic_store), build(&alpha_store));
+        Sac {
+            target_entropy: -(low.len() as f64),
+            config,
+            actor_store,
+            critic_store,
+            critic_target_store,
+            alpha_store,
+            actor,
+            critic,
+            critic_target,
+            log_alpha,
+            actor_optimizer,
+            critic_optimizer,
+            alpha_optimizer,
+        }
+    }
+}
+
+impl OffPolicyAgent for Sac {
+    fn act(&mut self, obs: &Tensor, explore: bool) -> Tensor {
+        tch::no_grad(|| if explore { self.actor.sample(obs).0 } else { self.actor.deterministic(obs) })
+    }
+
+    fn update(&mut self, buffer: &mut ReplayBuffer, rng: &mut ChaCha8Rng) -> Metrics {
+        let batch = buffer.sample(self.config.batch_size, rng, self.actor_store.device());
+        let alpha = self.log_alpha.exp().detach();
+        let subset: Vec<usize> = sample(rng, self.config.critics, self.config.target_subset.min(self.config.critics)).into_vec();
+        let target: Tensor = tch::no_grad(|| {
+            // y = r + gamma (1 - d) (min_{k in M} Q'_k(s', a') - alpha log pi(a'|s')), a' ~ pi(.|s')
+            let (next, next_log_prob) = self.actor.sample(&batch.next_obs);
+            let next_q = self.critic_target.forward_subset(&batch.next_obs, &next, &subset).amin(0, false);
+            &batch.rewards + (1.0 - &batch.terminated) * self.config.gamma * (next_q - &alpha * next_log_prob)
+        });
+        let q = self.critic.forward_all(&batch.obs, &batch.actions);
+        let td = &q - target.unsqueeze(0);
+        let critic_loss = (td.square() * batch.weights.unsqueeze(0)).mean(Kind::Float) * (0.5 * self.critic.len() as f64);
+        self.critic_optimizer.zero_grad();
+        critic_loss.backward();
+        self.critic_optimizer.step();
+        let td: Vec<f32> = td.detach().abs().mean_dim(0, false, Kind::Float).to_device(Device::Cpu).try_into().expect("td");
+        buffer.update_priorities(&batch.indices, &td);
+
+        // J_pi = E[alpha log pi(a|s) - Q(s, a)], a = tanh(mu + sigma eps) (eq. 12)
+        let (action, log_prob) = self.actor.sample(&batch.obs);
+        let q_all = self.critic.forward_all(&batch.obs, &action);
+        let q_pi = if self.config.actor_on_mean { q_all.mean_dim(0, false, Kind::Float) } else { q_all.amin(0, false) };
+        let actor_loss = (&alpha * &log_prob - q_pi).mean(Kind::Float);
+        self.actor_optimizer.zero_grad();
+        actor_loss.backward();
+        self.actor_optimizer.step();
+
+        // J(alpha) = E[-alpha (log pi + target entropy)] (eq. 18), on log alpha.
+        let alpha_loss = -(&self.log_alpha * (log_prob.detach() + self.target_entropy)).mean(Kind::Float);
+        self.alpha_optimizer.zero_grad();
+        alpha_loss.backward();
+        self.alpha_optimizer.step();
+        soft_update(&mut self.critic_target_store, &self.critic_store, self.config.tau);
+        vec![
+            ("critic_loss", critic_loss.double_value(&[])),
+            ("actor_loss", actor_loss.double_value(&[])),
+            ("alpha", alpha.double_value(&[0])),
+        ]
+    }
+
+    fn var_stores(&mut self) -> Vec<(&'static str, &mut nn::VarStore)> {
+        vec![
+            ("actor", &mut self.actor_store),
+            ("critic", &mut self.critic_store),
+            ("critic_target", &mut self.critic_target_store),
+            ("alpha", &mut self.alpha_store),
+        ]
+    }
+}

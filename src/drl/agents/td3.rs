@@ -1,0 +1,170 @@
+//! TD3 (Fujimoto et al. 2018, Algorithm 1): twin critics with the minimum target, target-policy
+//! smoothing with clipped noise, delayed actor and target updates. DDPG (Lillicrap et al. 2016)
+//! is its special case: one critic, no smoothing, no delay.
+
+use super::{Metrics, OffPolicyAgent};
+use crate::drl::buffer::ReplayBuffer;
+use crate::drl::common::soft_update;
+use crate::drl::net::{ActionScale, CriticEnsemble, DeterministicActor};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use tch::nn::OptimizerConfig;
+use tch::{nn, Device, Kind, Tensor};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Td3Config {
+    pub hidden: Vec<i64>,
+    pub actor_learning_rate: f64,
+    pub critic_learning_rate: f64,
+    pub gamma: f64,
+    /// Polyak coefficient of the target updates.
+    pub tau: f64,
+    pub batch_size: usize,
+    /// 2 = TD3's clipped double Q; 1 = DDPG.
+    pub critics: usize,
+    /// Std of the Gaussian exploration noise, as a fraction of the action half-range.
+    pub exploration_noise: f64,
+    /// Target-policy smoothing noise std (fraction of half-range); 0 = DDPG.
+    pub policy_noise: f64,
+    /// The smoothing noise is clipped to +-this (fraction of half-range).
+    pub noise_clip: f64,
+    /// Actor and targets update every this many critic updates; 1 = DDPG.
+    pub policy_delay: usize,
+}
+
+impl Td3Config {
+    /// Paper defaults with the zoo's Pendulum sizes (400-300 nets, lr 1e-3, gamma 0.98).
+    pub fn td3() -> Self {
+        Td3Config {
+            hidden: vec![400, 300],
+            actor_learning_rate: 1e-3,
+            critic_learning_rate: 1e-3,
+            gamma: 0.98,
+            tau: 0.005,
+            batch_size: 256,
+            critics: 2,
+            exploration_noise: 0.1,
+            policy_noise: 0.2,
+            noise_clip: 0.5,
+            policy_delay: 2,
+        }
+    }
+
+    pub fn ddpg() -> Self {
+        Td3Config { critics: 1, policy_noise: 0.0, noise_clip: 0.0, policy_delay: 1, ..Self::td3() }
+    }
+}
+
+pub struct Td3 {
+    config: Td3Config,
+    actor_store: nn::VarStore,
+    actor_target_store: nn::VarStore,
+    critic_store: nn::VarStore,
+    critic_target_store: nn::VarStore,
+    actor: DeterministicActor,
+    actor_target: DeterministicActor,
+    critic: CriticEnsemble,
+    critic_target: CriticEnsemble,
+    actor_optimizer: nn::Optimizer,
+    critic_optimizer: nn::Optimizer,
+    updates: usize,
+}
+
+impl Td3 {
+    pub fn new(config: Td3Config, obs_dim: usize, low: &[f32], high: &[f32], device: Device) -> Self {
+        let (o, a) = (obs_dim as i64, low.len() as i64);
+        let actor_store = nn::VarStore::new(device);
+        let mut actor_target_store = nn::VarStore::new(device);
+        let critic_store = nn::VarStore::new(device);
+        let mut critic_target_store = nn::VarStore::new(device);
+        let actor = DeterministicActor::new(&(actor_store.root() / "actor"), o, a, &config.hidden, ActionScale::new(low, high, device));
+        let actor_target =
+            DeterministicActor::new(&(actor_target_store.root() / "actor"), o, a, &config.hidden, ActionScale::new(low, high, device));
+        let critic = CriticEnsemble::new(&(critic_store.root() / "critic"), o, a, &config.hidden, config.critics);
+        let critic_target = CriticEnsemble::new(&(critic_target_store.root() / "critic"), o, a, &config.hidden, config.critics);
+        soft_update(&mut actor_target_store, &actor_store, 1.0);
+        soft_update(&mut critic_target_store, &critic_store, 1.0);
+        let actor_optimizer = nn::Adam::default().build(&actor_store, config.actor_learning_rate).expect("Adam");
+        let critic_optimizer = nn::Adam::default().build(&critic_store, config.critic_learning_rate).expect("Adam");
+        Td3 {
+            config,
+            actor_store,
+            actor_target_store,
+            critic_store,
+            critic_target_store,
+            actor,
+            actor_target,
+            critic,
+            critic_target,
+            actor_optimizer,
+            critic_optimizer,
+            updates: 0,
+        }
+    }
+
+    fn clamp_to_box(&self, actions: &Tensor) -> Tensor {
+        let bounds = &self.actor.bounds;
+        let low = &bounds.bias - &bounds.scale;
+        let high = &bounds.bias + &bounds.scale;
+        actions.maximum(&low).minimum(&high)
+    }
+}
+
+impl OffPolicyAgent for Td3 {
+    fn act(&mut self, obs: &Tensor, explore: bool) -> Tensor {
+        tch::no_grad(|| {
+            let mean = self.actor.forward(obs);
+            if !explore {
+                return mean;
+            }
+            let noise = mean.randn_like() * &self.actor.bounds.scale * self.config.exploration_noise;
+            self.clamp_to_box(&(mean + noise))
+        })
+    }
+
+    fn update(&mut self, buffer: &mut ReplayBuffer, rng: &mut ChaCha8Rng) -> Metrics {
+        let batch = buffer.sample(self.config.batch_size, rng, self.actor_store.device());
+        let target: Tensor = tch::no_grad(|| {
+            // a' = clip(mu'(s') + clip(eps, -c, c), low, high), eps ~ N(0, sigma)
+            let next = self.actor_target.forward(&batch.next_obs);
+            let scale = &self.actor.bounds.scale;
+            let noise = (next.randn_like() * self.config.policy_noise * scale)
+                .maximum(&(-(scale * self.config.noise_clip)))
+                .minimum(&(scale * self.config.noise_clip));
+            let next = self.clamp_to_box(&(next + noise));
+            // y = r + gamma (1 - d) min_k Q'_k(s', a')
+            let next_q = self.critic_target.forward_all(&batch.next_obs, &next).amin(0, false);
+            &batch.rewards + (1.0 - &batch.terminated) * self.config.gamma * next_q
+        });
+        let q = self.critic.forward_all(&batch.obs, &batch.actions);
+        let td = &q - target.unsqueeze(0);
+        let critic_loss = (td.square() * batch.weights.unsqueeze(0)).mean(Kind::Float) * self.critic.len() as f64;
+        self.critic_optimizer.zero_grad();
+        critic_loss.backward();
+        self.critic_optimizer.step();
+        let td: Vec<f32> = td.detach().abs().mean_dim(0, false, Kind::Float).to_device(Device::Cpu).try_into().expect("td");
+        buffer.update_priorities(&batch.indices, &td);
+        self.updates += 1;
+        let mut metrics = vec![("critic_loss", critic_loss.double_value(&[]))];
+        if self.updates % self.config.policy_delay.max(1) == 0 {
+            // Deterministic policy gradient through the first critic: max Q_1(s, mu(s)).
+            let actor_loss = -self.critic.forward_subset(&batch.obs, &self.actor.forward(&batch.obs), &[0]).mean(Kind::Float);
+            self.actor_optimizer.zero_grad();
+            actor_loss.backward();
+            self.actor_optimizer.step();
+            soft_update(&mut self.actor_target_store, &self.actor_store, self.config.tau);
+            soft_update(&mut self.critic_target_store, &self.critic_store, self.config.tau);
+            metrics.push(("actor_loss", actor_loss.double_value(&[])));
+        }
+        metrics
+    }
+
+    fn var_stores(&mut self) -> Vec<(&'static str, &mut nn::VarStore)> {
+        vec![
+            ("actor", &mut self.actor_store),
+            ("actor_target", &mut self.actor_target_store),
+            ("critic", &mut self.critic_store),
+            ("critic_target", &mut self.critic_target_store),
+        ]
+    }
+}

@@ -1,0 +1,121 @@
+//! Pieces every agent shares, written once: target-network updates, generalized advantage
+//! estimation, running observation normalization.
+
+use tch::nn;
+
+/// Polyak averaging theta' <- tau theta + (1 - tau) theta' over variables with equal names
+/// (tau = 1: hard copy).
+pub fn soft_update(target: &mut nn::VarStore, online: &nn::VarStore, tau: f64) {
+    let online = online.variables();
+    tch::no_grad(|| {
+        for (name, mut t) in target.variables() {
+            let source = &online[&name];
+            t.copy_(&(source * tau + &t * (1.0 - tau)));
+        }
+    });
+}
+
+/// GAE (Schulman et al. 2016, eq. 11-16) over a rollout of T steps x B envs, time-major:
+/// delta_t = r_t + gamma V(s_{t+1}) (1 - terminated_t) - V(s_t),
+/// A_t = delta_t + gamma lambda (1 - done_t) A_{t+1}.
+/// `next_values[t]` is V of the true next state (the final observation when an episode was
+/// truncated), so truncation still bootstraps while `done` stops the recursion.
+pub fn gae(
+    rewards: &[f32],
+    values: &[f32],
+    next_values: &[f32],
+    terminated: &[bool],
+    done: &[bool],
+    envs: usize,
+    gamma: f32,
+    lambda: f32,
+) -> (Vec<f32>, Vec<f32>) {
+    let steps = rewards.len() / envs;
+    let mut advantages = vec![0.0f32; rewards.len()];
+    let mut next_advantage = vec![0.0f32; envs];
+    for t in (0..steps).rev() {
+        for e in 0..envs {
+            let i = t * envs + e;
+            let bootstrap = if terminated[i] { 0.0 } else { gamma * next_values[i] };
+            let delta = rewards[i] + bootstrap - values[i];
+            let carry = if done[i] { 0.0 } else { gamma * lambda * next_advantage[e] };
+            advantages[i] = delta + carry;
+            next_advantage[e] = advantages[i];
+        }
+    }
+    let returns = advantages.iter().zip(values).map(|(a, v)| a + v).collect();
+    (advantages, returns)
+}
+
+/// Running mean and variance (Chan et al. parallel update) for observation normalization.
+#[derive(Debug, Clone)]
+pub struct RunningNorm {
+    pub mean: Vec<f64>,
+    pub var: Vec<f64>,
+    pub count: f64,
+}
+
+impl RunningNorm {
+    pub fn new(dim: usize) -> Self {
+        RunningNorm { mean: vec![0.0; dim], var: vec![1.0; dim], count: 1e-4 }
+    }
+
+    pub fn update(&mut self, batch: &[f32]) {
+        let dim = self.mean.len();
+        let n = (batch.len() / dim) as f64;
+        if n == 0.0 {
+            return;
+        }
+        for d in 0..dim {
+            let column = batch.iter().skip(d).step_by(dim).map(|&x| f64::from(x));
+            let batch_mean = column.clone().sum::<f64>() / n;
+            let batch_var = column.map(|x| (x - batch_mean).powi(2)).sum::<f64>() / n;
+            let delta = batch_mean - self.mean[d];
+            let total = self.count + n;
+            self.mean[d] += delta * n / total;
+            self.var[d] = (self.var[d] * self.count + batch_var * n + delta * delta * self.count * n / total) / total;
+        }
+        self.count += n;
+    }
+
+    pub fn normalize(&self, batch: &[f32]) -> Vec<f32> {
+        let dim = self.mean.len();
+        batch
+            .iter()
+            .enumerate()
+            .map(|(k, &x)| ((f64::from(x) - self.mean[k % dim]) / (self.var[k % dim] + 1e-8).sqrt()).clamp(-10.0, 10.0) as f32)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gae_with_lambda_one_is_the_discounted_return_minus_value_and_stops_at_termination() {
+        // One env, three steps, terminated at the last.
+        let (adv, ret) = gae(&[1.0, 1.0, 1.0], &[0.5, 0.5, 0.5], &[0.5, 0.5, 9.0], &[false, false, true], &[false, false, true], 1, 0.9, 1.0);
+        let expected_return = [1.0 + 0.9 + 0.81, 1.0 + 0.9, 1.0];
+        for t in 0..3 {
+            assert!((ret[t] - expected_return[t]).abs() < 1e-5, "t={t}: {ret:?}");
+            assert!((adv[t] - (expected_return[t] - 0.5)).abs() < 1e-5);
+        }
+    }
+
+    #[test]
+    fn truncation_bootstraps_from_the_final_observation_value() {
+        let (adv, _) = gae(&[1.0], &[0.0], &[2.0], &[false], &[true], 1, 0.5, 0.95);
+        assert!((adv[0] - 2.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn running_norm_converges_to_the_data_moments() {
+        let mut norm = RunningNorm::new(1);
+        let data: Vec<f32> = (0..1000).map(|i| (i % 10) as f32).collect();
+        for chunk in data.chunks(100) {
+            norm.update(chunk);
+        }
+        assert!((norm.mean[0] - 4.5).abs() < 1e-3 && (norm.var[0] - 8.25).abs() < 1e-2, "{norm:?}");
+    }
+}

@@ -1,0 +1,437 @@
+//! The train-and-evaluate loop: explore, store, update, evaluate deterministically every
+//! `eval_every` env steps, log metrics as JSON lines, checkpoint, stop at the target return or
+//! the step budget. One loop for off-policy agents, one for on-policy agents.
+
+use super::agents::dqn::{Dqn, DqnConfig};
+use super::agents::ppo::{Ppo, PpoConfig};
+use super::agents::sac::{Sac, SacConfig};
+use super::agents::td3::{Td3, Td3Config};
+use super::agents::{Agent, Metrics, OffPolicyAgent, OnPolicyAgent, Rollout};
+use super::buffer::{PrioritizedConfig, ReplayBuffer};
+use super::common::gae;
+use super::env::{self, ActionSpace, VecEnv};
+use anyhow::{bail, Context, Result};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+use serde_json::json;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+use tch::{Device, Tensor};
+
+/// Every algorithm: (name, action space, family).
+pub const ALGORITHMS: &[(&str, &str, &str)] = &[
+    ("dqn", "discrete", "off_policy"),
+    ("double_dqn", "discrete", "off_policy"),
+    ("d3qn", "discrete", "off_policy"),
+    ("ddpg", "continuous", "off_policy"),
+    ("td3", "continuous", "off_policy"),
+    ("sac", "continuous", "off_policy"),
+    ("redq", "continuous", "off_policy"),
+    ("a2c", "continuous", "on_policy"),
+    ("ppo", "continuous", "on_policy"),
+    ("a2c_discrete", "discrete", "on_policy"),
+    ("ppo_discrete", "discrete", "on_policy"),
+];
+
+/// Hyperparameters of the loop around an off-policy agent.
+#[derive(Debug, Clone, Serialize)]
+pub struct OffPolicySchedule {
+    pub num_envs: usize,
+    pub buffer_size: usize,
+    /// Uniformly random actions before this many env steps.
+    pub learning_starts: usize,
+    /// Updates happen every this many env steps ...
+    pub train_every: usize,
+    /// ... this many at a time (REDQ's update-to-data ratio G = 20 with train_every 1).
+    pub updates_per_train: usize,
+}
+
+/// Defaults of an algorithm: (agent hyperparameters as JSON, off-policy schedule or on-policy env count).
+pub fn defaults(algorithm: &str) -> Option<(serde_json::Value, Option<OffPolicySchedule>, usize)> {
+    let schedule = |num_envs, learning_starts, train_every, updates_per_train| OffPolicySchedule {
+        num_envs,
+        buffer_size: 100_000,
+        learning_starts,
+        train_every,
+        updates_per_train,
+    };
+    Some(match algorithm {
+        "dqn" => (json!(DqnConfig::new(false, false)), Some(schedule(1, 1000, 256, 128)), 1),
+        "double_dqn" => (json!(DqnConfig::new(true, false)), Some(schedule(1, 1000, 256, 128)), 1),
+        "d3qn" => (json!(DqnConfig::new(true, true)), Some(schedule(1, 1000, 256, 128)), 1),
+        "ddpg" => (json!(Td3Config::ddpg()), Some(schedule(1, 1000, 1, 1)), 1),
+        "td3" => (json!(Td3Config::td3()), Some(schedule(1, 1000, 1, 1)), 1),
+        "sac" => (json!(SacConfig::sac()), Some(schedule(1, 1000, 1, 1)), 1),
+        "redq" => (json!(SacConfig::redq()), Some(schedule(1, 1000, 1, 20)), 1),
+        "a2c" => (json!(PpoConfig::a2c()), None, 8),
+        "a2c_discrete" => (json!(PpoConfig::a2c()), None, 8),
+        "ppo" => (json!(PpoConfig::ppo_continuous()), None, 4),
+        "ppo_discrete" => (json!(PpoConfig::ppo_discrete()), None, 8),
+        _ => return None,
+    })
+}
+
+#[derive(Debug, Clone)]
+pub struct TrainConfig {
+    pub algorithm: String,
+    pub env_id: String,
+    /// Env steps summed over the batch of envs.
+    pub total_steps: usize,
+    pub seed: u64,
+    pub eval_every: usize,
+    pub eval_episodes: usize,
+    /// Stop as soon as the evaluation mean reaches this.
+    pub target_return: Option<f64>,
+    /// Metrics (`metrics.jsonl`), checkpoints and `config.json` go here.
+    pub out_dir: Option<PathBuf>,
+    pub device: Device,
+    /// Prioritized replay for off-policy agents.
+    pub prioritized: bool,
+    /// Agent hyperparameters overriding the defaults (JSON object, by field name).
+    pub overrides: serde_json::Value,
+}
+
+/// One evaluation.
+#[derive(Debug, Clone, Serialize)]
+pub struct Evaluation {
+    pub step: usize,
+    pub episodes: usize,
+    pub return_mean: f64,
+    pub return_std: f64,
+    pub wall_s: f64,
+    pub steps_per_s: f64,
+    pub losses: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TrainOutcome {
+    pub evaluations: Vec<Evaluation>,
+    pub reached_target_at: Option<usize>,
+    pub steps: usize,
+    pub wall_s: f64,
+}
+
+fn merged<T: serde::de::DeserializeOwned + Serialize>(base: T, overrides: &serde_json::Value) -> Result<T> {
+    let mut value = serde_json::to_value(base)?;
+    if let (Some(target), Some(patch)) = (value.as_object_mut(), overrides.as_object()) {
+        for (k, v) in patch {
+            if !target.contains_key(k) {
+                bail!("unknown hyperparameter '{k}'");
+            }
+            target.insert(k.clone(), v.clone());
+        }
+    }
+    Ok(serde_json::from_value(value)?)
+}
+
+fn build_agent(config: &TrainConfig, env: &dyn VecEnv, rng: &mut ChaCha8Rng) -> Result<Agent> {
+    let obs_dim = env.observation_dim();
+    let space = env.action_space();
+    let (name, device, o) = (config.algorithm.as_str(), config.device, &config.overrides);
+    let family = ALGORITHMS.iter().find(|a| a.0 == name).with_context(|| format!("unknown algorithm '{name}'"))?;
+    match (&space, family.1) {
+        (ActionSpace::Discrete { .. }, "continuous") | (ActionSpace::Continuous { .. }, "discrete") => {
+            bail!("{name} needs {} actions; {} has {space:?}", family.1, config.env_id)
+        }
+        _ => {}
+    }
+    let agent_rng = ChaCha8Rng::seed_from_u64(rng.gen());
+    Ok(match (name, &space) {
+        ("dqn" | "double_dqn" | "d3qn", ActionSpace::Discrete { n }) => {
+            let base = DqnConfig::new(name != "dqn", name == "d3qn");
+            Agent::OffPolicy(Box::new(Dqn::new(merged(base, o)?, obs_dim, *n, device, agent_rng)))
+        }
+        ("ddpg" | "td3", ActionSpace::Continuous { low, high }) => {
+            let base = if name == "td3" { Td3Config::td3() } else { Td3Config::ddpg() };
+            Agent::OffPolicy(Box::new(Td3::new(merged(base, o)?, obs_dim, low, high, device)))
+        }
+        ("sac" | "redq", ActionSpace::Continuous { low, high }) => {
+            let base = if name == "sac" { SacConfig::sac() } else { SacConfig::redq() };
+            Agent::OffPolicy(Box::new(Sac::new(merged(base, o)?, obs_dim, low, high, device)))
+        }
+        ("ppo" | "a2c", ActionSpace::Continuous { low, .. }) => {
+            let base = if name == "ppo" { PpoConfig::ppo_continuous() } else { PpoConfig::a2c() };
+            Agent::OnPolicy(Box::new(Ppo::new(merged(base, o)?, obs_dim, low.len(), None, device)))
+        }
+        ("ppo_discrete" | "a2c_discrete", ActionSpace::Discrete { n }) => {
+            let base = if name == "ppo_discrete" { PpoConfig::ppo_discrete() } else { PpoConfig::a2c() };
+            Agent::OnPolicy(Box::new(Ppo::new(merged(base, o)?, obs_dim, 1, Some(*n), device)))
+        }
+        _ => bail!("{name} does not support {space:?}"),
+    })
+}
+
+fn obs_tensor(obs: &[f32], dim: usize, device: Device) -> Tensor {
+    Tensor::from_slice(obs).view([(obs.len() / dim) as i64, dim as i64]).to(device)
+}
+
+fn to_vec(t: &Tensor) -> Vec<f32> {
+    t.to_device(Device::Cpu).to_kind(tch::Kind::Float).flatten(0, -1).try_into().expect("f32 tensor")
+}
+
+/// Mean and std of `episodes` deterministic episodes (one per env of a fresh batch).
+pub fn evaluate(env_id: &str, episodes: usize, seed: u64, device: Device, act: &mut dyn FnMut(&Tensor) -> Tensor) -> (f64, f64) {
+    let mut env = env::make(env_id, episodes).expect("known env");
+    let dim = env.observation_dim();
+    let mut obs = env.reset(seed);
+    let mut returns = vec![0.0f64; episodes];
+    let mut finished = vec![false; episodes];
+    while finished.iter().any(|f| !f) {
+        let actions = to_vec(&act(&obs_tensor(&obs, dim, device)));
+        let step = env.step(&actions);
+        for i in 0..episodes {
+            if !finished[i] {
+                returns[i] += f64::from(step.rewards[i]);
+                finished[i] = step.terminated[i] || step.truncated[i];
+            }
+        }
+        obs = step.observations;
+    }
+    let mean = returns.iter().sum::<f64>() / episodes as f64;
+    let std = (returns.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / episodes as f64).sqrt();
+    (mean, std)
+}
+
+fn random_actions(space: &ActionSpace, count: usize, rng: &mut ChaCha8Rng) -> Vec<f32> {
+    match space {
+        ActionSpace::Discrete { n } => (0..count).map(|_| rng.gen_range(0..*n) as f32).collect(),
+        ActionSpace::Continuous { low, high } => {
+            (0..count).flat_map(|_| low.iter().zip(high).map(|(l, h)| rng.gen_range(*l..=*h)).collect::<Vec<_>>()).collect()
+        }
+    }
+}
+
+struct Logger {
+    file: Option<std::fs::File>,
+    start: Instant,
+    evaluations: Vec<Evaluation>,
+}
+
+impl Logger {
+    fn record(&mut self, step: usize, episodes: usize, (mean, std): (f64, f64), losses: &Metrics) -> Result<()> {
+        let wall_s = self.start.elapsed().as_secs_f64();
+        let evaluation = Evaluation {
+            step,
+            episodes,
+            return_mean: mean,
+            return_std: std,
+            wall_s,
+            steps_per_s: step as f64 / wall_s.max(1e-9),
+            losses: serde_json::Value::Object(losses.iter().map(|(k, v)| (k.to_string(), json!(v))).collect()),
+        };
+        if let Some(file) = &mut self.file {
+            writeln!(file, "{}", serde_json::to_string(&evaluation)?)?;
+        }
+        tracing::info!(step, mean, std, "evaluation");
+        self.evaluations.push(evaluation);
+        Ok(())
+    }
+}
+
+/// Trains until the target return or the step budget.
+pub fn train(config: &TrainConfig) -> Result<TrainOutcome> {
+    let (_, schedule, on_policy_envs) = defaults(&config.algorithm).with_context(|| format!("unknown algorithm '{}'", config.algorithm))?;
+    tch::manual_seed(config.seed as i64);
+    let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+    let num_envs = schedule.as_ref().map_or(on_policy_envs, |s| s.num_envs);
+    let mut env = env::make(&config.env_id, num_envs).with_context(|| format!("unknown env '{}'", config.env_id))?;
+    let mut agent = build_agent(config, env.as_ref(), &mut rng)?;
+    let file = match &config.out_dir {
+        Some(dir) => {
+            std::fs::create_dir_all(dir)?;
+            std::fs::write(
+                dir.join("config.json"),
+                serde_json::to_string_pretty(&json!({
+                    "algorithm": config.algorithm, "env": config.env_id, "seed": config.seed,
+                    "total_steps": config.total_steps, "prioritized": config.prioritized,
+                    "overrides": config.overrides, "schedule": schedule,
+                }))?,
+            )?;
+            Some(std::fs::File::create(dir.join("metrics.jsonl"))?)
+        }
+        None => None,
+    };
+    let mut logger = Logger { file, start: Instant::now(), evaluations: Vec::new() };
+    let eval_seed = config.seed.wrapping_add(1_000_003);
+    let mut reached = None;
+    let steps = match (&mut agent, schedule) {
+        (Agent::OffPolicy(agent), Some(schedule)) => {
+            train_off_policy(config, env.as_mut(), agent.as_mut(), &schedule, &mut rng, &mut logger, eval_seed, &mut reached)?
+        }
+        (Agent::OnPolicy(agent), None) => train_on_policy(config, env.as_mut(), agent.as_mut(), &mut logger, eval_seed, &mut reached)?,
+        _ => bail!("inconsistent algorithm table"),
+    };
+    if let Some(dir) = &config.out_dir {
+        save_checkpoint(&mut agent, dir)?;
+    }
+    Ok(TrainOutcome { evaluations: logger.evaluations, reached_target_at: reached, steps, wall_s: logger.start.elapsed().as_secs_f64() })
+}
+
+/// Rebuilds the agent a `train --out DIR` run saved and loads its weights; returns it with
+/// the env id.
+pub fn load_checkpoint(dir: &std::path::Path, device: Device) -> Result<(Agent, String)> {
+    let saved: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).context("config.json")?)?;
+    let text = |k: &str| saved[k].as_str().map(str::to_string).with_context(|| format!("config.json lacks {k}"));
+    let config = TrainConfig {
+        algorithm: text("algorithm")?,
+        env_id: text("env")?,
+        total_steps: 0,
+        seed: saved["seed"].as_u64().unwrap_or(0),
+        eval_every: 1,
+        eval_episodes: 1,
+        target_return: None,
+        out_dir: None,
+        device,
+        prioritized: false,
+        overrides: saved["overrides"].clone(),
+    };
+    let (_, schedule, on_policy_envs) = defaults(&config.algorithm).context("unknown algorithm in config.json")?;
+    let env = env::make(&config.env_id, schedule.map_or(on_policy_envs, |s| s.num_envs)).context("unknown env in config.json")?;
+    let mut agent = build_agent(&config, env.as_ref(), &mut ChaCha8Rng::seed_from_u64(config.seed))?;
+    let stores = match &mut agent {
+        Agent::OffPolicy(a) => a.var_stores(),
+        Agent::OnPolicy(a) => a.var_stores(),
+    };
+    for (name, store) in stores {
+        store.load(dir.join(format!("{name}.safetensors"))).with_context(|| format!("loading {name}.safetensors"))?;
+    }
+    Ok((agent, config.env_id))
+}
+
+/// Deterministic evaluation of a loaded agent.
+pub fn evaluate_agent(agent: &mut Agent, env_id: &str, episodes: usize, seed: u64, device: Device) -> (f64, f64) {
+    match agent {
+        Agent::OffPolicy(a) => evaluate(env_id, episodes, seed, device, &mut |o| a.act(o, false)),
+        Agent::OnPolicy(a) => evaluate(env_id, episodes, seed, device, &mut |o| a.act(o, false).0),
+    }
+}
+
+/// Writes every VarStore as `<name>.safetensors`.
+pub fn save_checkpoint(agent: &mut Agent, dir: &std::path::Path) -> Result<()> {
+    let stores = match agent {
+        Agent::OffPolicy(a) => a.var_stores(),
+        Agent::OnPolicy(a) => a.var_stores(),
+    };
+    for (name, store) in stores {
+        store.save(dir.join(format!("{name}.safetensors")))?;
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn train_off_policy(
+    config: &TrainConfig,
+    env: &mut dyn VecEnv,
+    agent: &mut dyn OffPolicyAgent,
+    schedule: &OffPolicySchedule,
+    rng: &mut ChaCha8Rng,
+    logger: &mut Logger,
+    eval_seed: u64,
+    reached: &mut Option<usize>,
+) -> Result<usize> {
+    let (dim, space, b) = (env.observation_dim(), env.action_space(), env.num_envs());
+    let width = space.width();
+    let prioritized = config.prioritized.then(|| PrioritizedConfig { beta_steps: config.total_steps, ..Default::default() });
+    let mut buffer = ReplayBuffer::new(schedule.buffer_size, dim, width, prioritized);
+    let mut obs = env.reset(config.seed);
+    let (mut step, mut episodes, mut next_eval) = (0usize, 0usize, config.eval_every);
+    let mut losses: Metrics = Vec::new();
+    while step < config.total_steps {
+        let actions = if step < schedule.learning_starts {
+            random_actions(&space, b, rng)
+        } else {
+            to_vec(&agent.act(&obs_tensor(&obs, dim, config.device), true))
+        };
+        let result = env.step(&actions);
+        for i in 0..b {
+            let done = result.terminated[i] || result.truncated[i];
+            let next = if done { &result.final_observations[i * dim..(i + 1) * dim] } else { &result.observations[i * dim..(i + 1) * dim] };
+            buffer.push(&obs[i * dim..(i + 1) * dim], &actions[i * width..(i + 1) * width], result.rewards[i], next, result.terminated[i]);
+            episodes += usize::from(done);
+        }
+        obs = result.observations;
+        let before = step;
+        step += b;
+        agent.on_env_steps(step);
+        if step >= schedule.learning_starts && buffer.len() >= 1 && before / schedule.train_every != step / schedule.train_every {
+            for _ in 0..schedule.updates_per_train {
+                losses = agent.update(&mut buffer, rng);
+            }
+        }
+        if step >= next_eval || step >= config.total_steps {
+            next_eval += config.eval_every;
+            let result = evaluate(&config.env_id, config.eval_episodes, eval_seed, config.device, &mut |o| agent.act(o, false));
+            logger.record(step, episodes, result, &losses)?;
+            if config.target_return.is_some_and(|t| result.0 >= t) {
+                *reached = Some(step);
+                break;
+            }
+        }
+    }
+    Ok(step)
+}
+
+fn train_on_policy(
+    config: &TrainConfig,
+    env: &mut dyn VecEnv,
+    agent: &mut dyn OnPolicyAgent,
+    logger: &mut Logger,
+    eval_seed: u64,
+    reached: &mut Option<usize>,
+) -> Result<usize> {
+    let (dim, b, device) = (env.observation_dim(), env.num_envs(), config.device);
+    let (gamma, lambda) = agent.discount();
+    let mut obs = env.reset(config.seed);
+    let (mut step, mut episodes, mut next_eval) = (0usize, 0usize, config.eval_every);
+    while step < config.total_steps {
+        let horizon = agent.rollout_steps();
+        let (mut all_obs, mut all_actions, mut all_log_probs, mut all_values) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut rewards, mut next_values, mut terminated, mut done) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..horizon {
+            let input = obs_tensor(&obs, dim, device);
+            let (actions, log_probs, values) = agent.act(&input, true);
+            let action_vec = to_vec(&actions);
+            let result = env.step(&action_vec);
+            // V of the true next state: the final observation where an episode just ended.
+            let mut true_next = result.observations.clone();
+            for i in 0..b {
+                if result.terminated[i] || result.truncated[i] {
+                    true_next[i * dim..(i + 1) * dim].copy_from_slice(&result.final_observations[i * dim..(i + 1) * dim]);
+                    episodes += 1;
+                }
+            }
+            next_values.extend(to_vec(&agent.value(&obs_tensor(&true_next, dim, device))));
+            all_obs.push(input);
+            all_actions.push(actions);
+            all_log_probs.push(log_probs);
+            all_values.extend(to_vec(&values));
+            rewards.extend(&result.rewards);
+            terminated.extend(&result.terminated);
+            done.extend(result.terminated.iter().zip(&result.truncated).map(|(t, u)| *t || *u));
+            obs = result.observations;
+            step += b;
+        }
+        let (advantages, returns) = gae(&rewards, &all_values, &next_values, &terminated, &done, b, gamma, lambda);
+        let rollout = Rollout {
+            obs: Tensor::cat(&all_obs, 0),
+            actions: Tensor::cat(&all_actions, 0),
+            log_probs: Tensor::cat(&all_log_probs, 0),
+            values: Tensor::from_slice(&all_values).to(device),
+            advantages: Tensor::from_slice(&advantages).to(device),
+            returns: Tensor::from_slice(&returns).to(device),
+        };
+        let losses = agent.update(&rollout);
+        if step >= next_eval || step >= config.total_steps {
+            next_eval += config.eval_every;
+            let result = evaluate(&config.env_id, config.eval_episodes, eval_seed, device, &mut |o| agent.act(o, false).0);
+            logger.record(step, episodes, result, &losses)?;
+            if config.target_return.is_some_and(|t| result.0 >= t) {
+                *reached = Some(step);
+                break;
+            }
+        }
+    }
+    Ok(step)
+}
