@@ -22,7 +22,8 @@ pub struct DqnConfig {
     pub double: bool,
     /// Dueling head Q = V + A - mean A.
     pub dueling: bool,
-    /// Hard target copy every this many updates.
+    /// Hard target copy every this many env steps (as SB3 counts it: between training bursts
+    /// the target catches up, during a burst it stays fixed).
     pub target_update_every: usize,
     /// Epsilon decays linearly from `epsilon_start` to `epsilon_end` over this many env steps.
     pub epsilon_decay_steps: usize,
@@ -60,7 +61,7 @@ pub struct Dqn {
     optimizer: nn::Optimizer,
     actions: i64,
     epsilon: f64,
-    updates: usize,
+    env_steps: usize,
     rng: ChaCha8Rng,
 }
 
@@ -73,7 +74,7 @@ impl Dqn {
         soft_update(&mut target_store, &online_store, 1.0);
         let optimizer = nn::Adam::default().build(&online_store, config.learning_rate).expect("Adam");
         let epsilon = config.epsilon_start;
-        Dqn { config, online_store, target_store, online, target, optimizer, actions: actions as i64, epsilon, updates: 0, rng }
+        Dqn { config, online_store, target_store, online, target, optimizer, actions: actions as i64, epsilon, env_steps: 0, rng }
     }
 }
 
@@ -89,6 +90,11 @@ impl OffPolicyAgent for Dqn {
     }
 
     fn on_env_steps(&mut self, total_steps: usize) {
+        let interval = self.config.target_update_every.max(1);
+        if total_steps / interval != self.env_steps / interval {
+            soft_update(&mut self.target_store, &self.online_store, 1.0);
+        }
+        self.env_steps = total_steps;
         let progress = (total_steps as f64 / self.config.epsilon_decay_steps.max(1) as f64).min(1.0);
         self.epsilon = self.config.epsilon_start + (self.config.epsilon_end - self.config.epsilon_start) * progress;
     }
@@ -118,10 +124,6 @@ impl OffPolicyAgent for Dqn {
         self.optimizer.step();
         let td: Vec<f32> = td.detach().to_device(Device::Cpu).try_into().expect("td");
         buffer.update_priorities(&batch.indices, &td);
-        self.updates += 1;
-        if self.updates % self.config.target_update_every.max(1) == 0 {
-            soft_update(&mut self.target_store, &self.online_store, 1.0);
-        }
         vec![("q_loss", loss.double_value(&[])), ("epsilon", self.epsilon)]
     }
 
