@@ -183,7 +183,7 @@ struct TrainArgs {
     #[arg(long, default_value_t = 10)]
     eval_episodes: usize,
     /// Stop when the evaluation mean reaches this.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     target_return: Option<f64>,
     /// Output folder: config.json, metrics.jsonl, weights (safetensors).
     #[arg(long)]
@@ -191,6 +191,9 @@ struct TrainArgs {
     /// Prioritized experience replay (off-policy agents).
     #[arg(long)]
     per: bool,
+    /// Off-policy random warm-up steps (default: the algorithm's).
+    #[arg(long)]
+    learning_starts: Option<usize>,
     /// Hyperparameter overrides as a JSON object, e.g. '{"learning_rate": 0.001}'.
     #[arg(long, default_value = "{}")]
     hyper: String,
@@ -270,7 +273,6 @@ fn main() -> Result<()> {
             Ok(())
         }
         Command::Train(args) => {
-            tch::set_num_threads(1);
             let config = rlsolver::drl::run::TrainConfig {
                 algorithm: args.algo,
                 env_id: args.env,
@@ -283,6 +285,7 @@ fn main() -> Result<()> {
                 device: problems::parse_device(Some(&args.device))?,
                 prioritized: args.per,
                 overrides: serde_json::from_str(&args.hyper).context("--hyper is not JSON")?,
+                learning_starts: args.learning_starts,
             };
             let outcome = rlsolver::drl::run::train(&config)?;
             println!("{}", serde_json::to_string_pretty(&outcome)?);

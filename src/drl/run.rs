@@ -91,6 +91,8 @@ pub struct TrainConfig {
     pub prioritized: bool,
     /// Agent hyperparameters overriding the defaults (JSON object, by field name).
     pub overrides: serde_json::Value,
+    /// Off-policy: random-action warm-up steps instead of the algorithm's default.
+    pub learning_starts: Option<usize>,
 }
 
 /// One evaluation.
@@ -232,7 +234,10 @@ impl Logger {
 
 /// Trains until the target return or the step budget.
 pub fn train(config: &TrainConfig) -> Result<TrainOutcome> {
-    let (_, schedule, on_policy_envs) = defaults(&config.algorithm).with_context(|| format!("unknown algorithm '{}'", config.algorithm))?;
+    let (_, mut schedule, on_policy_envs) = defaults(&config.algorithm).with_context(|| format!("unknown algorithm '{}'", config.algorithm))?;
+    if let (Some(s), Some(warmup)) = (schedule.as_mut(), config.learning_starts) {
+        s.learning_starts = warmup;
+    }
     tch::manual_seed(config.seed as i64);
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
     let num_envs = schedule.as_ref().map_or(on_policy_envs, |s| s.num_envs);
@@ -286,6 +291,7 @@ pub fn load_checkpoint(dir: &std::path::Path, device: Device) -> Result<(Agent, 
         device,
         prioritized: false,
         overrides: saved["overrides"].clone(),
+        learning_starts: None,
     };
     let (_, schedule, on_policy_envs) = defaults(&config.algorithm).context("unknown algorithm in config.json")?;
     let env = env::make(&config.env_id, schedule.map_or(on_policy_envs, |s| s.num_envs)).context("unknown env in config.json")?;
@@ -383,6 +389,7 @@ fn train_on_policy(
 ) -> Result<usize> {
     let (dim, b, device) = (env.observation_dim(), env.num_envs(), config.device);
     let (gamma, lambda) = agent.discount();
+    let reward_scale = agent.reward_scale();
     let mut obs = env.reset(config.seed);
     let (mut step, mut episodes, mut next_eval) = (0usize, 0usize, config.eval_every);
     while step < config.total_steps {
@@ -407,7 +414,7 @@ fn train_on_policy(
             all_actions.push(actions);
             all_log_probs.push(log_probs);
             all_values.extend(to_vec(&values));
-            rewards.extend(&result.rewards);
+            rewards.extend(result.rewards.iter().map(|r| r * reward_scale));
             terminated.extend(&result.terminated);
             done.extend(result.terminated.iter().zip(&result.truncated).map(|(t, u)| *t || *u));
             obs = result.observations;

@@ -44,6 +44,10 @@ pub trait OnPolicyAgent {
     fn rollout_steps(&self) -> usize;
     /// (gamma, GAE lambda).
     fn discount(&self) -> (f32, f32);
+    /// Reward multiplier applied before GAE.
+    fn reward_scale(&self) -> f32 {
+        1.0
+    }
     fn var_stores(&mut self) -> Vec<(&'static str, &mut nn::VarStore)>;
 }
 

@@ -29,6 +29,9 @@ pub struct PpoConfig {
     pub rollout_steps: usize,
     pub max_grad_norm: f64,
     pub normalize_advantages: bool,
+    /// Rewards are multiplied by this before GAE (reward scaling; returns stay in env units
+    /// in evaluations).
+    pub reward_scale: f64,
 }
 
 impl PpoConfig {
@@ -48,6 +51,7 @@ impl PpoConfig {
             rollout_steps: 32,
             max_grad_norm: 0.5,
             normalize_advantages: true,
+            reward_scale: 1.0,
         }
     }
 
@@ -67,6 +71,7 @@ impl PpoConfig {
             rollout_steps: 1024,
             max_grad_norm: 0.5,
             normalize_advantages: true,
+            reward_scale: 0.1,
         }
     }
 
@@ -86,6 +91,7 @@ impl PpoConfig {
             rollout_steps: 5,
             max_grad_norm: 0.5,
             normalize_advantages: false,
+            reward_scale: 1.0,
         }
     }
 }
@@ -207,6 +213,10 @@ impl OnPolicyAgent for Ppo {
 
     fn discount(&self) -> (f32, f32) {
         (self.config.gamma as f32, self.config.gae_lambda as f32)
+    }
+
+    fn reward_scale(&self) -> f32 {
+        self.config.reward_scale as f32
     }
 
     fn var_stores(&mut self) -> Vec<(&'static str, &mut nn::VarStore)> {
