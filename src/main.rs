@@ -126,6 +126,9 @@ struct TuningArgs {
     /// Metropolis sweeps per chain per round.
     #[arg(long)]
     sweeps: Option<usize>,
+    /// Rounds per annealing cycle.
+    #[arg(long)]
+    cycle_rounds: Option<usize>,
     /// Annealing start and end factors, e.g. 1,0.01.
     #[arg(long, value_delimiter = ',')]
     temperature: Option<Vec<f64>>,
@@ -147,6 +150,9 @@ impl TuningArgs {
         }
         if let Some(sweeps) = self.sweeps {
             params.sweeps_per_round = sweeps;
+        }
+        if let Some(c) = self.cycle_rounds {
+            params.cycle_rounds = c;
         }
         if let Some(t) = &self.temperature {
             params.temperature = (t[0], *t.get(1).unwrap_or(&t[0]));

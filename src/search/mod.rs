@@ -50,6 +50,9 @@ pub struct SearchParams {
     pub patience_rounds: usize,
     /// Tabu flips per chain per round; `None` = `auto_tabu_steps`.
     pub tabu_steps: Option<usize>,
+    /// An annealing cycle lasts at most this many rounds (or the budget left), then the chains
+    /// restart from random spins with a fresh policy; the incumbent carries over (default 100).
+    pub cycle_rounds: usize,
     /// Metropolis proposals per chain per round, in sweeps of n (default 2000).
     pub sweeps_per_round: usize,
     /// Annealing from sqrt(mean degree) * mean|J| * `temperature.0` down to mean|J| *
@@ -75,6 +78,7 @@ impl Default for SearchParams {
             max_rounds: None,
             patience_rounds: 50,
             tabu_steps: None,
+            cycle_rounds: 100,
             sweeps_per_round: 2000,
             temperature: (0.5, 0.01),
             reseed_every: 4,
@@ -184,15 +188,20 @@ pub fn minimize(model: &IsingModel, params: &SearchParams) -> SearchOutcome {
         }
         // A cycle anneals over the budget left when it began: the round budget when there is
         // one (reproducible), else the clock.
+        // A cycle lasts at most `cycle_rounds` rounds.
+        let cycle_length = params.cycle_rounds.max(1) as f64;
+        let in_cycle = (rounds - cycle.start_round) as f64;
+        let by_rounds = (in_cycle / cycle_length, (in_cycle + 1.0) / cycle_length);
         let (progress_start, progress_end) = match params.max_rounds {
             Some(m) => {
-                let length = (m - cycle.start_round) as f64;
-                ((rounds - cycle.start_round) as f64 / length, (rounds + 1 - cycle.start_round) as f64 / length)
+                let length = ((m - cycle.start_round) as f64).min(cycle_length);
+                (in_cycle / length, (in_cycle + 1.0) / length)
             }
             None => {
                 let length = (deadline - cycle.start_time).as_secs_f64().max(1e-9);
                 let done = (round_start - cycle.start_time).as_secs_f64() / length;
-                (done, done + last_round_time.as_secs_f64() / length)
+                let by_time = (done, done + last_round_time.as_secs_f64() / length);
+                (by_time.0.max(by_rounds.0), by_time.1.max(by_rounds.1))
             }
         };
         let temperatures = (temperature_at(progress_start), temperature_at(progress_end));
@@ -221,17 +230,21 @@ pub fn minimize(model: &IsingModel, params: &SearchParams) -> SearchOutcome {
         if rounds % params.reseed_every.max(1) == 0 {
             chains.reseed_worst_from_best();
         }
-        // Every chain stuck at the incumbent: the budget left is better spent on a fresh
-        // anneal (keeping the policy) than on more of the same; converged after
+        // Every chain stuck at the incumbent, or the cycle's schedule done: the budget left is
+        // better spent on a fresh anneal than on more of the same; converged after
         // `FRUITLESS_CYCLES` restarts in a row that found nothing better.
         let all_at_best = sample_energies.iter().all(|&e| e <= best_energy + 1e-9);
-        if all_at_best && rounds - last_improvement.max(cycle.start_round) >= params.patience_rounds {
+        let stagnant = all_at_best && rounds - last_improvement.max(cycle.start_round) >= params.patience_rounds;
+        if stagnant || progress_end >= 1.0 {
             cycle.fruitless = if cycle.improved { 0 } else { cycle.fruitless + 1 };
-            if cycle.fruitless >= FRUITLESS_CYCLES {
+            if stagnant && cycle.fruitless >= FRUITLESS_CYCLES {
                 break StopReason::Converged;
             }
             cycle = Cycle { start_round: rounds, start_time: Instant::now(), improved: false, ..cycle };
             chains.restart(params.seed, rounds);
+            // A fresh policy too: carried over, it pulls every new cycle back into the old
+            // basin (G14, 60 s, seeds 0/1: 3060/3059 carried, 3064/3064 with a uniform policy).
+            policy = BernoulliPolicy::new(n, params.policy, params.device);
         }
         last_round_time = round_start.elapsed();
     };
@@ -247,7 +260,7 @@ pub fn minimize(model: &IsingModel, params: &SearchParams) -> SearchOutcome {
     }
 }
 
-const FRUITLESS_CYCLES: usize = 3;
+const FRUITLESS_CYCLES: usize = 10;
 
 /// One annealing schedule, from hot to cold over the budget left at its start.
 struct Cycle {

@@ -17,7 +17,7 @@ pub struct PolicyParams {
 
 impl Default for PolicyParams {
     fn default() -> Self {
-        PolicyParams { learning_rate: 0.05, entropy_weight: 0.01, logit_clip: 3.0 }
+        PolicyParams { learning_rate: 0.05, entropy_weight: 0.01, logit_clip: 1.0 }
     }
 }
 

@@ -1,0 +1,97 @@
+//! The threshold table of issue 3, behind `make verify` (`cargo test --release -- --ignored`):
+//! deterministic evaluation over 10 episodes, seed 0, stop at the threshold. Each test prints
+//! the step at which the threshold was reached.
+
+use rlsolver::drl::run::{train, TrainConfig};
+use tch::Device;
+
+fn reaches(algorithm: &str, env_id: &str, threshold: f64, budget: usize, eval_every: usize) {
+    let config = TrainConfig {
+        algorithm: algorithm.into(),
+        env_id: env_id.into(),
+        total_steps: budget,
+        seed: 0,
+        eval_every,
+        eval_episodes: 10,
+        target_return: Some(threshold),
+        out_dir: None,
+        device: Device::Cpu,
+        prioritized: false,
+        overrides: serde_json::json!({}),
+        learning_starts: None,
+    };
+    let outcome = train(&config).unwrap();
+    let best = outcome.evaluations.iter().map(|e| e.return_mean).fold(f64::NEG_INFINITY, f64::max);
+    println!(
+        "| {algorithm} | {env_id} | {threshold} | {budget} | {} | {best:.1} | {:.1} |",
+        outcome.reached_target_at.map_or("not reached".into(), |s| s.to_string()),
+        outcome.wall_s
+    );
+    assert!(outcome.reached_target_at.is_some(), "{algorithm} on {env_id}: best {best} < {threshold} within {budget} steps");
+}
+
+#[test]
+#[ignore]
+fn ppo_discrete_solves_cartpole_within_100k() {
+    reaches("ppo_discrete", "CartPole-v1", 475.0, 100_000, 5_000);
+}
+
+#[test]
+#[ignore]
+fn dqn_solves_cartpole_within_100k() {
+    reaches("dqn", "CartPole-v1", 475.0, 100_000, 5_000);
+}
+
+#[test]
+#[ignore]
+fn double_dqn_solves_cartpole_within_100k() {
+    reaches("double_dqn", "CartPole-v1", 475.0, 100_000, 5_000);
+}
+
+#[test]
+#[ignore]
+fn d3qn_solves_cartpole_within_100k() {
+    reaches("d3qn", "CartPole-v1", 475.0, 100_000, 5_000);
+}
+
+#[test]
+#[ignore]
+fn a2c_discrete_solves_cartpole_within_500k() {
+    reaches("a2c_discrete", "CartPole-v1", 475.0, 500_000, 10_000);
+}
+
+#[test]
+#[ignore]
+fn dqn_reaches_minus_100_on_acrobot_within_100k() {
+    reaches("d3qn", "Acrobot-v1", -100.0, 100_000, 5_000);
+}
+
+#[test]
+#[ignore]
+fn sac_reaches_minus_200_on_pendulum_within_20k() {
+    reaches("sac", "Pendulum-v1", -200.0, 20_000, 1_000);
+}
+
+#[test]
+#[ignore]
+fn td3_reaches_minus_200_on_pendulum_within_20k() {
+    reaches("td3", "Pendulum-v1", -200.0, 20_000, 1_000);
+}
+
+#[test]
+#[ignore]
+fn ddpg_reaches_minus_200_on_pendulum_within_20k() {
+    reaches("ddpg", "Pendulum-v1", -200.0, 20_000, 1_000);
+}
+
+#[test]
+#[ignore]
+fn redq_reaches_minus_200_on_pendulum_within_10k() {
+    reaches("redq", "Pendulum-v1", -200.0, 10_000, 1_000);
+}
+
+#[test]
+#[ignore]
+fn ppo_reaches_minus_200_on_pendulum_within_200k() {
+    reaches("ppo", "Pendulum-v1", -200.0, 200_000, 10_000);
+}
