@@ -200,6 +200,9 @@ struct TrainArgs {
     /// Off-policy random warm-up steps (default: the algorithm's).
     #[arg(long)]
     learning_starts: Option<usize>,
+    /// H-term weight lambda (0 = off).
+    #[arg(long, default_value_t = 0.0)]
+    h_term_lambda: f64,
     /// Hyperparameter overrides as a JSON object, e.g. '{"learning_rate": 0.001}'.
     #[arg(long, default_value = "{}")]
     hyper: String,
@@ -292,6 +295,7 @@ fn main() -> Result<()> {
                 prioritized: args.per,
                 overrides: serde_json::from_str(&args.hyper).context("--hyper is not JSON")?,
                 learning_starts: args.learning_starts,
+                h_term_lambda: args.h_term_lambda,
             };
             let outcome = rlsolver::drl::run::train(&config)?;
             println!("{}", serde_json::to_string_pretty(&outcome)?);

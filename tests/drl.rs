@@ -22,6 +22,7 @@ fn config(algorithm: &str, env_id: &str, steps: usize, overrides: Value) -> Trai
         prioritized: false,
         overrides,
         learning_starts: None,
+        h_term_lambda: 0.0,
     }
 }
 
@@ -97,4 +98,19 @@ fn prioritized_replay_trains_dqn_and_checkpoints_reload_to_the_same_policy() {
     let (mut agent, env_id) = rlsolver::drl::run::load_checkpoint(&dir, Device::Cpu).unwrap();
     let (mean, _) = rlsolver::drl::run::evaluate_agent(&mut agent, &env_id, 10, 1_000_003, Device::Cpu);
     assert_eq!(mean, outcome.evaluations.last().unwrap().return_mean, "reloaded policy differs");
+}
+
+#[test]
+fn sac_with_the_h_term_logs_a_finite_h_term_loss_and_still_learns() {
+    tch::set_num_threads(1);
+    let run = TrainConfig {
+        learning_starts: Some(500),
+        h_term_lambda: 0.1,
+        eval_every: 1500,
+        ..config("sac", "Pendulum-v1", 4500, json!({"hidden": [64, 64]}))
+    };
+    let outcome = train(&run).unwrap();
+    let last = outcome.evaluations.last().unwrap();
+    assert!(last.losses["h_term_loss"].as_f64().is_some_and(f64::is_finite), "{:?}", last.losses);
+    check(&outcome, "Pendulum-v1", 200.0);
 }

@@ -19,6 +19,7 @@ fn reaches(algorithm: &str, env_id: &str, threshold: f64, budget: usize, eval_ev
         prioritized: false,
         overrides: serde_json::json!({}),
         learning_starts: None,
+        h_term_lambda: 0.0,
     };
     let outcome = train(&config).unwrap();
     let best = outcome.evaluations.iter().map(|e| e.return_mean).fold(f64::NEG_INFINITY, f64::max);

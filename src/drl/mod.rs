@@ -6,5 +6,6 @@ pub mod agents;
 pub mod buffer;
 pub mod common;
 pub mod env;
+pub mod hterm;
 pub mod net;
 pub mod run;

@@ -156,6 +156,20 @@ impl SquashedGaussianActor {
         (self.bounds.apply(&a), log_normal - squash)
     }
 
+    /// log pi(action | s) of given in-box actions (inverting the tanh squash).
+    pub fn log_prob(&self, obs: &Tensor, action: &Tensor) -> Tensor {
+        let h = self.body.forward(obs).relu();
+        let mean = self.mean.forward(&h);
+        let log_std = self.log_std.forward(&h).clamp(LOG_STD_RANGE.0, LOG_STD_RANGE.1);
+        let unit = ((action - &self.bounds.bias) / &self.bounds.scale).clamp(-1.0 + 1e-6, 1.0 - 1e-6);
+        let u = unit.atanh();
+        let z = (u - mean) / log_std.exp();
+        let log_normal = (z.square() * -0.5 - &log_std - LOG_SQRT_2PI).sum_dim_intlist(1, false, Kind::Float);
+        let squash = (unit.square().neg() + 1.0 + 1e-6).log().sum_dim_intlist(1, false, Kind::Float)
+            + self.bounds.scale.log().sum(Kind::Float);
+        log_normal - squash
+    }
+
     pub fn deterministic(&self, obs: &Tensor) -> Tensor {
         let h = self.body.forward(obs).relu();
         self.bounds.apply(&self.mean.forward(&h).tanh())

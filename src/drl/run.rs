@@ -10,6 +10,7 @@ use super::agents::{Agent, Metrics, OffPolicyAgent, OnPolicyAgent, Rollout};
 use super::buffer::{PrioritizedConfig, ReplayBuffer};
 use super::common::gae;
 use super::env::{self, ActionSpace, VecEnv};
+use super::hterm::{h_term_loss, HTermBuffer, HTermConfig};
 use anyhow::{bail, Context, Result};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -93,6 +94,8 @@ pub struct TrainConfig {
     pub overrides: serde_json::Value,
     /// Off-policy: random-action warm-up steps instead of the algorithm's default.
     pub learning_starts: Option<usize>,
+    /// H-term weight (see `hterm`); 0 = off.
+    pub h_term_lambda: f64,
 }
 
 /// One evaluation.
@@ -196,6 +199,47 @@ pub fn evaluate(env_id: &str, episodes: usize, seed: u64, device: Device, act: &
     (mean, std)
 }
 
+/// Per-env running episodes, handed to the H-term buffer when they finish.
+struct EpisodeRecorder {
+    obs: Vec<Vec<f32>>,
+    actions: Vec<Vec<f32>>,
+    rewards: Vec<Vec<f32>>,
+}
+
+impl EpisodeRecorder {
+    fn new(envs: usize) -> Self {
+        EpisodeRecorder { obs: vec![Vec::new(); envs], actions: vec![Vec::new(); envs], rewards: vec![Vec::new(); envs] }
+    }
+
+    fn record(&mut self, i: usize, obs: &[f32], action: &[f32], reward: f32, done: bool, buffer: &mut HTermBuffer) {
+        if !buffer.enabled() {
+            return;
+        }
+        self.obs[i].extend_from_slice(obs);
+        self.actions[i].extend_from_slice(action);
+        self.rewards[i].push(reward);
+        if done {
+            let rewards = std::mem::take(&mut self.rewards[i]);
+            buffer.push(std::mem::take(&mut self.obs[i]), std::mem::take(&mut self.actions[i]), &rewards);
+        }
+    }
+}
+
+/// One H-term actor step, when enabled and trajectories are stored.
+fn h_term_step(
+    buffer: &HTermBuffer,
+    rng: &mut ChaCha8Rng,
+    device: Device,
+    log_prob: &dyn Fn(&Tensor, &Tensor) -> Option<Tensor>,
+) -> Option<Tensor> {
+    if !buffer.enabled() {
+        return None;
+    }
+    let windows = buffer.sample(rng, device)?;
+    let log_probs = log_prob(&windows.obs, &windows.actions)?;
+    Some(h_term_loss(&windows, &log_probs, buffer.lambda()))
+}
+
 fn random_actions(space: &ActionSpace, count: usize, rng: &mut ChaCha8Rng) -> Vec<f32> {
     match space {
         ActionSpace::Discrete { n } => (0..count).map(|_| rng.gen_range(0..*n) as f32).collect(),
@@ -292,6 +336,7 @@ pub fn load_checkpoint(dir: &std::path::Path, device: Device) -> Result<(Agent, 
         prioritized: false,
         overrides: saved["overrides"].clone(),
         learning_starts: None,
+        h_term_lambda: 0.0,
     };
     let (_, schedule, on_policy_envs) = defaults(&config.algorithm).context("unknown algorithm in config.json")?;
     let env = env::make(&config.env_id, schedule.map_or(on_policy_envs, |s| s.num_envs)).context("unknown env in config.json")?;
@@ -341,6 +386,8 @@ fn train_off_policy(
     let width = space.width();
     let prioritized = config.prioritized.then(|| PrioritizedConfig { beta_steps: config.total_steps, ..Default::default() });
     let mut buffer = ReplayBuffer::new(schedule.buffer_size, dim, width, prioritized);
+    let mut h_buffer = HTermBuffer::new(HTermConfig { lambda: config.h_term_lambda, ..Default::default() }, dim, width);
+    let mut recorder = EpisodeRecorder::new(b);
     let mut obs = env.reset(config.seed);
     let (mut step, mut episodes, mut next_eval) = (0usize, 0usize, config.eval_every);
     let mut losses: Metrics = Vec::new();
@@ -355,6 +402,7 @@ fn train_off_policy(
             let done = result.terminated[i] || result.truncated[i];
             let next = if done { &result.final_observations[i * dim..(i + 1) * dim] } else { &result.observations[i * dim..(i + 1) * dim] };
             buffer.push(&obs[i * dim..(i + 1) * dim], &actions[i * width..(i + 1) * width], result.rewards[i], next, result.terminated[i]);
+            recorder.record(i, &obs[i * dim..(i + 1) * dim], &actions[i * width..(i + 1) * width], result.rewards[i], done, &mut h_buffer);
             episodes += usize::from(done);
         }
         obs = result.observations;
@@ -364,6 +412,10 @@ fn train_off_policy(
         if step >= schedule.learning_starts && buffer.len() >= 1 && before / schedule.train_every != step / schedule.train_every {
             for _ in 0..schedule.updates_per_train {
                 losses = agent.update(&mut buffer, rng);
+            }
+            if let Some(loss) = h_term_step(&h_buffer, rng, config.device, &|o, a| agent.actor_log_prob(o, a)) {
+                agent.actor_step(&loss);
+                losses.push(("h_term_loss", loss.double_value(&[])));
             }
         }
         if step >= next_eval || step >= config.total_steps {
@@ -388,6 +440,10 @@ fn train_on_policy(
     reached: &mut Option<usize>,
 ) -> Result<usize> {
     let (dim, b, device) = (env.observation_dim(), env.num_envs(), config.device);
+    let width = env.action_space().width();
+    let mut h_buffer = HTermBuffer::new(HTermConfig { lambda: config.h_term_lambda, ..Default::default() }, dim, width);
+    let mut recorder = EpisodeRecorder::new(b);
+    let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x4854);
     let (gamma, lambda) = agent.discount();
     let reward_scale = agent.reward_scale();
     let mut obs = env.reset(config.seed);
@@ -404,10 +460,12 @@ fn train_on_policy(
             // V of the true next state: the final observation where an episode just ended.
             let mut true_next = result.observations.clone();
             for i in 0..b {
-                if result.terminated[i] || result.truncated[i] {
+                let done = result.terminated[i] || result.truncated[i];
+                if done {
                     true_next[i * dim..(i + 1) * dim].copy_from_slice(&result.final_observations[i * dim..(i + 1) * dim]);
                     episodes += 1;
                 }
+                recorder.record(i, &obs[i * dim..(i + 1) * dim], &action_vec[i * width..(i + 1) * width], result.rewards[i], done, &mut h_buffer);
             }
             next_values.extend(to_vec(&agent.value(&obs_tensor(&true_next, dim, device))));
             all_obs.push(input);
@@ -429,7 +487,11 @@ fn train_on_policy(
             advantages: Tensor::from_slice(&advantages).to(device),
             returns: Tensor::from_slice(&returns).to(device),
         };
-        let losses = agent.update(&rollout);
+        let mut losses = agent.update(&rollout);
+        if let Some(loss) = h_term_step(&h_buffer, &mut rng, device, &|o, a| agent.actor_log_prob(o, a)) {
+            agent.actor_step(&loss);
+            losses.push(("h_term_loss", loss.double_value(&[])));
+        }
         if step >= next_eval || step >= config.total_steps {
             next_eval += config.eval_every;
             let result = evaluate(&config.env_id, config.eval_episodes, eval_seed, device, &mut |o| agent.act(o, false).0);

@@ -71,7 +71,7 @@ mod tests {
 
     #[test]
     fn policy_gradient_moves_probability_towards_low_energy_samples() {
-        let mut policy = BernoulliPolicy::new(2, PolicyParams { entropy_weight: 0.0, ..Default::default() }, Device::Cpu);
+        let mut policy = BernoulliPolicy::new(2, PolicyParams { entropy_weight: 0.0, logit_clip: 3.0, ..Default::default() }, Device::Cpu);
         // Spin 0 = +1 is always the low-energy choice; spin 1 is irrelevant.
         let spins = [1i8, 1, 1, -1, -1, 1, -1, -1];
         let energies = [-1.0, -1.0, 1.0, 1.0];

@@ -23,6 +23,12 @@ pub trait OffPolicyAgent {
     fn on_env_steps(&mut self, _total_steps: usize) {}
     /// Every trainable and target variable, for checkpoints.
     fn var_stores(&mut self) -> Vec<(&'static str, &mut nn::VarStore)>;
+    /// log pi(actions | obs) [B] under the current actor, differentiable (for the H-term).
+    fn actor_log_prob(&self, _obs: &Tensor, _actions: &Tensor) -> Option<Tensor> {
+        None
+    }
+    /// One actor optimizer step on an extra loss (the H-term).
+    fn actor_step(&mut self, _loss: &Tensor) {}
 }
 
 /// One on-policy batch, flattened over time and envs.
@@ -49,6 +55,12 @@ pub trait OnPolicyAgent {
         1.0
     }
     fn var_stores(&mut self) -> Vec<(&'static str, &mut nn::VarStore)>;
+    /// log pi(actions | obs) [B] under the current actor, differentiable (for the H-term).
+    fn actor_log_prob(&self, _obs: &Tensor, _actions: &Tensor) -> Option<Tensor> {
+        None
+    }
+    /// One actor optimizer step on an extra loss (the H-term).
+    fn actor_step(&mut self, _loss: &Tensor) {}
 }
 
 pub enum Agent {

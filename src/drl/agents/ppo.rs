@@ -222,4 +222,15 @@ impl OnPolicyAgent for Ppo {
     fn var_stores(&mut self) -> Vec<(&'static str, &mut nn::VarStore)> {
         vec![("actor_critic", &mut self.store)]
     }
+
+    fn actor_log_prob(&self, obs: &Tensor, actions: &Tensor) -> Option<Tensor> {
+        Some(self.log_prob_entropy(obs, actions).0)
+    }
+
+    fn actor_step(&mut self, loss: &Tensor) {
+        self.optimizer.zero_grad();
+        loss.backward();
+        self.optimizer.clip_grad_norm(self.config.max_grad_norm);
+        self.optimizer.step();
+    }
 }

@@ -146,6 +146,16 @@ impl OffPolicyAgent for Sac {
         ]
     }
 
+    fn actor_log_prob(&self, obs: &Tensor, actions: &Tensor) -> Option<Tensor> {
+        Some(self.actor.log_prob(obs, actions))
+    }
+
+    fn actor_step(&mut self, loss: &Tensor) {
+        self.actor_optimizer.zero_grad();
+        loss.backward();
+        self.actor_optimizer.step();
+    }
+
     fn var_stores(&mut self) -> Vec<(&'static str, &mut nn::VarStore)> {
         vec![
             ("actor", &mut self.actor_store),

@@ -159,6 +159,19 @@ impl OffPolicyAgent for Td3 {
         metrics
     }
 
+    /// The exploration policy N(mu(s), sigma^2), sigma = exploration_noise x half-range.
+    fn actor_log_prob(&self, obs: &Tensor, actions: &Tensor) -> Option<Tensor> {
+        let sigma = &self.actor.bounds.scale * self.config.exploration_noise;
+        let z = (actions - self.actor.forward(obs)) / &sigma;
+        Some((z.square() * -0.5 - sigma.log() - 0.918_938_533_204_672_7).sum_dim_intlist(1, false, Kind::Float))
+    }
+
+    fn actor_step(&mut self, loss: &Tensor) {
+        self.actor_optimizer.zero_grad();
+        loss.backward();
+        self.actor_optimizer.step();
+    }
+
     fn var_stores(&mut self) -> Vec<(&'static str, &mut nn::VarStore)> {
         vec![
             ("actor", &mut self.actor_store),
