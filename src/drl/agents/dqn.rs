@@ -3,7 +3,7 @@
 
 use super::{Metrics, OffPolicyAgent};
 use crate::drl::buffer::ReplayBuffer;
-use crate::drl::common::soft_update;
+use crate::drl::common::{optimize, soft_update};
 use crate::drl::net::QNet;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -118,10 +118,7 @@ impl OffPolicyAgent for Dqn {
         let td = &q - &target;
         // Huber loss, importance-weighted for prioritized replay.
         let loss = (q.huber_loss(&target, tch::Reduction::None, 1.0) * &batch.weights).mean(Kind::Float);
-        self.optimizer.zero_grad();
-        loss.backward();
-        self.optimizer.clip_grad_norm(self.config.max_grad_norm);
-        self.optimizer.step();
+        optimize(&mut self.optimizer, &loss, Some(self.config.max_grad_norm));
         let td: Vec<f32> = td.detach().to_device(Device::Cpu).try_into().expect("td");
         buffer.update_priorities(&batch.indices, &td);
         vec![("q_loss", loss.double_value(&[])), ("epsilon", self.epsilon)]

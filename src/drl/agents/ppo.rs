@@ -4,6 +4,7 @@
 //! rollout and the plain policy gradient -A log pi instead of the clipped ratio.
 
 use super::{Metrics, OnPolicyAgent, Rollout};
+use crate::drl::common::optimize;
 use crate::drl::net::{value_net, CategoricalActor, GaussianActor};
 use serde::{Deserialize, Serialize};
 use tch::nn::{Module, OptimizerConfig};
@@ -161,10 +162,7 @@ impl Ppo {
         };
         let entropy = entropy.mean(Kind::Float);
         let loss = &policy_loss + self.config.value_coef * &value_loss - self.config.entropy_coef * &entropy;
-        self.optimizer.zero_grad();
-        loss.backward();
-        self.optimizer.clip_grad_norm(self.config.max_grad_norm);
-        self.optimizer.step();
+        optimize(&mut self.optimizer, &loss, Some(self.config.max_grad_norm));
         (policy_loss.double_value(&[]), value_loss.double_value(&[]), entropy.double_value(&[]))
     }
 }
@@ -228,9 +226,6 @@ impl OnPolicyAgent for Ppo {
     }
 
     fn actor_step(&mut self, loss: &Tensor) {
-        self.optimizer.zero_grad();
-        loss.backward();
-        self.optimizer.clip_grad_norm(self.config.max_grad_norm);
-        self.optimizer.step();
+        optimize(&mut self.optimizer, loss, Some(self.config.max_grad_norm));
     }
 }

@@ -6,7 +6,7 @@
 
 use super::{Metrics, OffPolicyAgent};
 use crate::drl::buffer::ReplayBuffer;
-use crate::drl::common::soft_update;
+use crate::drl::common::{optimize, soft_update};
 use crate::drl::net::{ActionScale, CriticEnsemble, SquashedGaussianActor};
 use rand::seq::index::sample;
 use rand_chacha::ChaCha8Rng;
@@ -118,9 +118,7 @@ impl OffPolicyAgent for Sac {
         let q = self.critic.forward_all(&batch.obs, &batch.actions);
         let td = &q - target.unsqueeze(0);
         let critic_loss = (td.square() * batch.weights.unsqueeze(0)).mean(Kind::Float) * (0.5 * self.critic.len() as f64);
-        self.critic_optimizer.zero_grad();
-        critic_loss.backward();
-        self.critic_optimizer.step();
+        optimize(&mut self.critic_optimizer, &critic_loss, None);
         let td: Vec<f32> = td.detach().abs().mean_dim(0, false, Kind::Float).to_device(Device::Cpu).try_into().expect("td");
         buffer.update_priorities(&batch.indices, &td);
 
@@ -129,15 +127,11 @@ impl OffPolicyAgent for Sac {
         let q_all = self.critic.forward_all(&batch.obs, &action);
         let q_pi = if self.config.actor_on_mean { q_all.mean_dim(0, false, Kind::Float) } else { q_all.amin(0, false) };
         let actor_loss = (&alpha * &log_prob - q_pi).mean(Kind::Float);
-        self.actor_optimizer.zero_grad();
-        actor_loss.backward();
-        self.actor_optimizer.step();
+        optimize(&mut self.actor_optimizer, &actor_loss, None);
 
         // J(alpha) = E[-alpha (log pi + target entropy)] (eq. 18), on log alpha.
         let alpha_loss = -(&self.log_alpha * (log_prob.detach() + self.target_entropy)).mean(Kind::Float);
-        self.alpha_optimizer.zero_grad();
-        alpha_loss.backward();
-        self.alpha_optimizer.step();
+        optimize(&mut self.alpha_optimizer, &alpha_loss, None);
         soft_update(&mut self.critic_target_store, &self.critic_store, self.config.tau);
         vec![
             ("critic_loss", critic_loss.double_value(&[])),
@@ -151,9 +145,7 @@ impl OffPolicyAgent for Sac {
     }
 
     fn actor_step(&mut self, loss: &Tensor) {
-        self.actor_optimizer.zero_grad();
-        loss.backward();
-        self.actor_optimizer.step();
+        optimize(&mut self.actor_optimizer, loss, None);
     }
 
     fn var_stores(&mut self) -> Vec<(&'static str, &mut nn::VarStore)> {

@@ -4,7 +4,7 @@
 
 use super::{Metrics, OffPolicyAgent};
 use crate::drl::buffer::ReplayBuffer;
-use crate::drl::common::soft_update;
+use crate::drl::common::{optimize, soft_update};
 use crate::drl::net::{ActionScale, CriticEnsemble, DeterministicActor};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -139,9 +139,7 @@ impl OffPolicyAgent for Td3 {
         let q = self.critic.forward_all(&batch.obs, &batch.actions);
         let td = &q - target.unsqueeze(0);
         let critic_loss = (td.square() * batch.weights.unsqueeze(0)).mean(Kind::Float) * self.critic.len() as f64;
-        self.critic_optimizer.zero_grad();
-        critic_loss.backward();
-        self.critic_optimizer.step();
+        optimize(&mut self.critic_optimizer, &critic_loss, None);
         let td: Vec<f32> = td.detach().abs().mean_dim(0, false, Kind::Float).to_device(Device::Cpu).try_into().expect("td");
         buffer.update_priorities(&batch.indices, &td);
         self.updates += 1;
@@ -149,9 +147,7 @@ impl OffPolicyAgent for Td3 {
         if self.updates % self.config.policy_delay.max(1) == 0 {
             // Deterministic policy gradient through the first critic: max Q_1(s, mu(s)).
             let actor_loss = -self.critic.forward_subset(&batch.obs, &self.actor.forward(&batch.obs), &[0]).mean(Kind::Float);
-            self.actor_optimizer.zero_grad();
-            actor_loss.backward();
-            self.actor_optimizer.step();
+            optimize(&mut self.actor_optimizer, &actor_loss, None);
             soft_update(&mut self.actor_target_store, &self.actor_store, self.config.tau);
             soft_update(&mut self.critic_target_store, &self.critic_store, self.config.tau);
             metrics.push(("actor_loss", actor_loss.double_value(&[])));
@@ -167,9 +163,7 @@ impl OffPolicyAgent for Td3 {
     }
 
     fn actor_step(&mut self, loss: &Tensor) {
-        self.actor_optimizer.zero_grad();
-        loss.backward();
-        self.actor_optimizer.step();
+        optimize(&mut self.actor_optimizer, loss, None);
     }
 
     fn var_stores(&mut self) -> Vec<(&'static str, &mut nn::VarStore)> {
