@@ -33,6 +33,8 @@ pub struct PpoConfig {
     /// Rewards are multiplied by this before GAE (reward scaling; returns stay in env units
     /// in evaluations).
     pub reward_scale: f64,
+    /// RMSprop (alpha 0.99, eps 1e-5) as in A2C's paper and SB3, instead of Adam.
+    pub rmsprop: bool,
 }
 
 impl PpoConfig {
@@ -53,6 +55,7 @@ impl PpoConfig {
             max_grad_norm: 0.5,
             normalize_advantages: true,
             reward_scale: 1.0,
+            rmsprop: false,
         }
     }
 
@@ -73,6 +76,7 @@ impl PpoConfig {
             max_grad_norm: 0.5,
             normalize_advantages: true,
             reward_scale: 0.1,
+            rmsprop: false,
         }
     }
 
@@ -93,6 +97,7 @@ impl PpoConfig {
             max_grad_norm: 0.5,
             normalize_advantages: false,
             reward_scale: 1.0,
+            rmsprop: true,
         }
     }
 }
@@ -120,7 +125,12 @@ impl Ppo {
             None => Policy::Gaussian(GaussianActor::new(&(&root / "actor"), obs_dim as i64, action_dim as i64, &config.hidden)),
         };
         let value = value_net(&(&root / "critic"), obs_dim as i64, &config.hidden);
-        let optimizer = nn::Adam::default().build(&store, config.learning_rate).expect("Adam");
+        let optimizer = if config.rmsprop {
+            nn::RmsProp { alpha: 0.99, eps: 1e-5, ..Default::default() }.build(&store, config.learning_rate)
+        } else {
+            nn::Adam::default().build(&store, config.learning_rate)
+        }
+        .expect("optimizer");
         Ppo { config, store, policy, value, optimizer }
     }
 
