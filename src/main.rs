@@ -309,9 +309,8 @@ fn main() -> Result<()> {
         }
         Command::Algorithms => {
             for (name, space, family) in rlsolver::drl::run::ALGORITHMS {
-                let (hyper, schedule, envs) = rlsolver::drl::run::defaults(name).expect("listed");
-                println!("{}", serde_json::json!({"name": name, "action_space": space, "family": family,
-                    "hyperparameters": hyper, "schedule": schedule, "num_envs": schedule.as_ref().map_or(envs, |s| s.num_envs)}));
+                let defaults = rlsolver::drl::run::defaults(name).expect("listed");
+                println!("{}", serde_json::json!({"name": name, "action_space": space, "family": family, "defaults": defaults}));
             }
             Ok(())
         }

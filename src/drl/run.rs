@@ -39,7 +39,6 @@ pub const ALGORITHMS: &[(&str, &str, &str)] = &[
 /// Hyperparameters of the loop around an off-policy agent.
 #[derive(Debug, Clone, Serialize)]
 pub struct OffPolicySchedule {
-    pub num_envs: usize,
     pub buffer_size: usize,
     /// Uniformly random actions before this many env steps.
     pub learning_starts: usize,
@@ -49,29 +48,40 @@ pub struct OffPolicySchedule {
     pub updates_per_train: usize,
 }
 
-/// Defaults of an algorithm: (agent hyperparameters as JSON, off-policy schedule or on-policy env count).
-pub fn defaults(algorithm: &str) -> Option<(serde_json::Value, Option<OffPolicySchedule>, usize)> {
-    let schedule = |num_envs, learning_starts, train_every, updates_per_train| OffPolicySchedule {
-        num_envs,
+/// What `defaults` returns for an algorithm.
+#[derive(Debug, Clone, Serialize)]
+pub struct AlgorithmDefaults {
+    /// The agent's config struct as JSON (the base that `--hyper` overrides field by field).
+    pub hyperparameters: serde_json::Value,
+    /// Off-policy agents' loop; None for on-policy agents.
+    pub schedule: Option<OffPolicySchedule>,
+    /// Envs stepped together.
+    pub num_envs: usize,
+}
+
+/// Defaults of an algorithm; the one place that picks each algorithm's preset.
+pub fn defaults(algorithm: &str) -> Option<AlgorithmDefaults> {
+    let schedule = |learning_starts, train_every, updates_per_train| OffPolicySchedule {
         buffer_size: 100_000,
         learning_starts,
         train_every,
         updates_per_train,
     };
-    Some(match algorithm {
-        "dqn" => (json!(DqnConfig::new(false, false)), Some(schedule(1, 1000, 256, 128)), 1),
-        "double_dqn" => (json!(DqnConfig::new(true, false)), Some(schedule(1, 1000, 256, 128)), 1),
-        "d3qn" => (json!(DqnConfig::new(true, true)), Some(schedule(1, 1000, 256, 128)), 1),
-        "ddpg" => (json!(Td3Config::ddpg()), Some(schedule(1, 1000, 1, 1)), 1),
-        "td3" => (json!(Td3Config::td3()), Some(schedule(1, 1000, 1, 1)), 1),
-        "sac" => (json!(SacConfig::sac()), Some(schedule(1, 1000, 1, 1)), 1),
-        "redq" => (json!(SacConfig::redq()), Some(schedule(1, 1000, 1, 20)), 1),
+    let (hyperparameters, schedule, num_envs) = match algorithm {
+        "dqn" => (json!(DqnConfig::new(false, false)), Some(schedule(1000, 256, 128)), 1),
+        "double_dqn" => (json!(DqnConfig::new(true, false)), Some(schedule(1000, 256, 128)), 1),
+        "d3qn" => (json!(DqnConfig::new(true, true)), Some(schedule(1000, 256, 128)), 1),
+        "ddpg" => (json!(Td3Config::ddpg()), Some(schedule(1000, 1, 1)), 1),
+        "td3" => (json!(Td3Config::td3()), Some(schedule(1000, 1, 1)), 1),
+        "sac" => (json!(SacConfig::sac()), Some(schedule(1000, 1, 1)), 1),
+        "redq" => (json!(SacConfig::redq()), Some(schedule(1000, 1, 20)), 1),
         "a2c" => (json!(PpoConfig::a2c()), None, 8),
         "a2c_discrete" => (json!(PpoConfig::a2c()), None, 8),
         "ppo" => (json!(PpoConfig::ppo_continuous()), None, 4),
         "ppo_discrete" => (json!(PpoConfig::ppo_discrete()), None, 8),
         _ => return None,
-    })
+    };
+    Some(AlgorithmDefaults { hyperparameters, schedule, num_envs })
 }
 
 #[derive(Debug, Clone)]
@@ -118,8 +128,8 @@ pub struct TrainOutcome {
     pub wall_s: f64,
 }
 
-fn merged<T: serde::de::DeserializeOwned + Serialize>(base: T, overrides: &serde_json::Value) -> Result<T> {
-    let mut value = serde_json::to_value(base)?;
+/// The algorithm's default hyperparameters with `overrides` applied, as the config type `T`.
+fn merged<T: serde::de::DeserializeOwned>(mut value: serde_json::Value, overrides: &serde_json::Value) -> Result<T> {
     if let (Some(target), Some(patch)) = (value.as_object_mut(), overrides.as_object()) {
         for (k, v) in patch {
             if !target.contains_key(k) {
@@ -134,7 +144,7 @@ fn merged<T: serde::de::DeserializeOwned + Serialize>(base: T, overrides: &serde
 fn build_agent(config: &TrainConfig, env: &dyn VecEnv, rng: &mut ChaCha8Rng) -> Result<Agent> {
     let obs_dim = env.observation_dim();
     let space = env.action_space();
-    let (name, device, o) = (config.algorithm.as_str(), config.device, &config.overrides);
+    let (name, device) = (config.algorithm.as_str(), config.device);
     let family = ALGORITHMS.iter().find(|a| a.0 == name).with_context(|| format!("unknown algorithm '{name}'"))?;
     match (&space, family.1) {
         (ActionSpace::Discrete { .. }, "continuous") | (ActionSpace::Continuous { .. }, "discrete") => {
@@ -143,25 +153,22 @@ fn build_agent(config: &TrainConfig, env: &dyn VecEnv, rng: &mut ChaCha8Rng) -> 
         _ => {}
     }
     let agent_rng = ChaCha8Rng::seed_from_u64(rng.gen());
+    let base = defaults(name).expect("listed algorithm").hyperparameters;
+    let o = &config.overrides;
     Ok(match (name, &space) {
         ("dqn" | "double_dqn" | "d3qn", ActionSpace::Discrete { n }) => {
-            let base = DqnConfig::new(name != "dqn", name == "d3qn");
             Agent::OffPolicy(Box::new(Dqn::new(merged(base, o)?, obs_dim, *n, device, agent_rng)))
         }
         ("ddpg" | "td3", ActionSpace::Continuous { low, high }) => {
-            let base = if name == "td3" { Td3Config::td3() } else { Td3Config::ddpg() };
             Agent::OffPolicy(Box::new(Td3::new(merged(base, o)?, obs_dim, low, high, device)))
         }
         ("sac" | "redq", ActionSpace::Continuous { low, high }) => {
-            let base = if name == "sac" { SacConfig::sac() } else { SacConfig::redq() };
             Agent::OffPolicy(Box::new(Sac::new(merged(base, o)?, obs_dim, low, high, device)))
         }
         ("ppo" | "a2c", ActionSpace::Continuous { low, .. }) => {
-            let base = if name == "ppo" { PpoConfig::ppo_continuous() } else { PpoConfig::a2c() };
             Agent::OnPolicy(Box::new(Ppo::new(merged(base, o)?, obs_dim, low.len(), None, device)))
         }
         ("ppo_discrete" | "a2c_discrete", ActionSpace::Discrete { n }) => {
-            let base = if name == "ppo_discrete" { PpoConfig::ppo_discrete() } else { PpoConfig::a2c() };
             Agent::OnPolicy(Box::new(Ppo::new(merged(base, o)?, obs_dim, 1, Some(*n), device)))
         }
         _ => bail!("{name} does not support {space:?}"),
@@ -278,13 +285,13 @@ impl Logger {
 
 /// Trains until the target return or the step budget.
 pub fn train(config: &TrainConfig) -> Result<TrainOutcome> {
-    let (_, mut schedule, on_policy_envs) = defaults(&config.algorithm).with_context(|| format!("unknown algorithm '{}'", config.algorithm))?;
+    let AlgorithmDefaults { mut schedule, num_envs, .. } =
+        defaults(&config.algorithm).with_context(|| format!("unknown algorithm '{}'", config.algorithm))?;
     if let (Some(s), Some(warmup)) = (schedule.as_mut(), config.learning_starts) {
         s.learning_starts = warmup;
     }
     tch::manual_seed(config.seed as i64);
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
-    let num_envs = schedule.as_ref().map_or(on_policy_envs, |s| s.num_envs);
     let mut env = env::make(&config.env_id, num_envs).with_context(|| format!("unknown env '{}'", config.env_id))?;
     let mut agent = build_agent(config, env.as_ref(), &mut rng)?;
     let file = match &config.out_dir {
@@ -338,8 +345,8 @@ pub fn load_checkpoint(dir: &std::path::Path, device: Device) -> Result<(Agent, 
         learning_starts: None,
         h_term_lambda: 0.0,
     };
-    let (_, schedule, on_policy_envs) = defaults(&config.algorithm).context("unknown algorithm in config.json")?;
-    let env = env::make(&config.env_id, schedule.map_or(on_policy_envs, |s| s.num_envs)).context("unknown env in config.json")?;
+    let num_envs = defaults(&config.algorithm).context("unknown algorithm in config.json")?.num_envs;
+    let env = env::make(&config.env_id, num_envs).context("unknown env in config.json")?;
     let mut agent = build_agent(&config, env.as_ref(), &mut ChaCha8Rng::seed_from_u64(config.seed))?;
     let stores = match &mut agent {
         Agent::OffPolicy(a) => a.var_stores(),

@@ -46,7 +46,8 @@ pub struct SearchParams {
     /// Iteration budget in rounds; with it, the same seed reproduces the same result.
     pub max_rounds: Option<usize>,
     /// When every chain's polished sample has sat at the best energy for this many rounds, the
-    /// anneal restarts; three restarts in a row without a better energy stop as converged (default 50).
+    /// cycle ends early; `FRUITLESS_CYCLES` such cycles in a row without a better energy stop as
+    /// converged (default 50).
     pub patience_rounds: usize,
     /// Tabu flips per chain per round; `None` = `auto_tabu_steps`.
     pub tabu_steps: Option<usize>,
@@ -56,7 +57,7 @@ pub struct SearchParams {
     /// Metropolis proposals per chain per round, in sweeps of n (default 2000).
     pub sweeps_per_round: usize,
     /// Annealing from sqrt(mean degree) * mean|J| * `temperature.0` down to mean|J| *
-    /// `temperature.1` over the budget (default (0.5, 0.01); G14/G15 10 s, seeds 0-1: 3062-3064 and
+    /// `temperature.1` over each cycle (default (0.5, 0.01); G14/G15 10 s, seeds 0-1: 3062-3064 and
     /// 3049 against 3059-3060 and 3045-3049 with (1, 0.01)).
     pub temperature: (f64, f64),
     /// Every this many rounds the worst quarter of chains restart from the best quarter (default 4).
@@ -116,9 +117,9 @@ pub struct SearchOutcome {
     pub device: Device,
 }
 
-/// Chains per device. On CPU, two chains a core: long tabu runs beat many short ones there
-/// (G14, 10 s: 1024 chains x 1.6k flips reach 3038, 4 chains x 100k flips 3063-3064). On an
-/// accelerator every chain flips in lock-step, so thousands cost about as much as one.
+/// Chains per device. On CPU, two chains a core: few long chains beat many short ones there
+/// (G14, 10 s: 1024 chains reach 3038; 2, 4, 8 chains 3055-3062, 3059-3063, 3061 over seeds 0-2).
+/// On an accelerator every chain flips in lock-step, so thousands cost about as much as one.
 pub fn auto_chains(num_spins: usize, device: Device) -> usize {
     match device {
         Device::Cuda(_) => (20_000_000 / num_spins.max(1)).clamp(256, 16_384),
@@ -186,12 +187,10 @@ pub fn minimize(model: &IsingModel, params: &SearchParams) -> SearchOutcome {
         if params.max_rounds.is_some_and(|m| rounds >= m) {
             break StopReason::RoundLimit;
         }
-        // A cycle anneals over the budget left when it began: the round budget when there is
-        // one (reproducible), else the clock.
-        // A cycle lasts at most `cycle_rounds` rounds.
+        // A cycle anneals over at most `cycle_rounds` rounds and at most the budget left when it
+        // began: the round budget when there is one (reproducible), else the clock.
         let cycle_length = params.cycle_rounds.max(1) as f64;
         let in_cycle = (rounds - cycle.start_round) as f64;
-        let by_rounds = (in_cycle / cycle_length, (in_cycle + 1.0) / cycle_length);
         let (progress_start, progress_end) = match params.max_rounds {
             Some(m) => {
                 let length = ((m - cycle.start_round) as f64).min(cycle_length);
@@ -200,12 +199,12 @@ pub fn minimize(model: &IsingModel, params: &SearchParams) -> SearchOutcome {
             None => {
                 let length = (deadline - cycle.start_time).as_secs_f64().max(1e-9);
                 let done = (round_start - cycle.start_time).as_secs_f64() / length;
-                let by_time = (done, done + last_round_time.as_secs_f64() / length);
-                (by_time.0.max(by_rounds.0), by_time.1.max(by_rounds.1))
+                let by_time_end = done + last_round_time.as_secs_f64() / length;
+                (done.max(in_cycle / cycle_length), by_time_end.max((in_cycle + 1.0) / cycle_length))
             }
         };
         let temperatures = (temperature_at(progress_start), temperature_at(progress_end));
-        let log_odds: Vec<f32> = policy.probabilities().iter().map(|&p| (p / (1.0 - p)).ln()).collect();
+        let log_odds = policy.log_odds();
         chains.advance(&log_odds, gauge_fixed, temperatures, &work, params.seed, rounds, deadline);
         let (mut samples, sample_energies) = chains.polished(&work, params.seed, rounds, deadline);
 

@@ -38,10 +38,11 @@ impl BernoulliPolicy {
         BernoulliPolicy { _store: store, logits, optimizer, params, device }
     }
 
-    /// P(s_i = +1) for every spin.
-    pub fn probabilities(&self) -> Vec<f32> {
-        tch::no_grad(|| self.logits.sigmoid()).to_device(Device::Cpu).try_into().expect("1-d float tensor")
+    /// log P(s_i = +1) - log P(s_i = -1) for every spin: the logits themselves.
+    pub fn log_odds(&self) -> Vec<f32> {
+        self.logits.detach().to_device(Device::Cpu).try_into().expect("1-d float tensor")
     }
+
 
     /// One policy-gradient step: minimise E_b[A_b log p_theta(s_b)] - beta H(p_theta), where
     /// A_b = (E_b - mean E) / std E is the standardized energy (lower energy, higher probability).
@@ -78,7 +79,7 @@ mod tests {
         for _ in 0..50 {
             policy.update(&spins, &energies, 4);
         }
-        let p = policy.probabilities();
+        let p: Vec<f32> = policy.log_odds().iter().map(|x| 1.0 / (1.0 + (-x).exp())).collect();
         assert!(p[0] > 0.8, "P(s0=+1) = {}", p[0]);
         assert!((p[1] - 0.5).abs() < 0.1, "P(s1=+1) = {}", p[1]);
     }
