@@ -200,6 +200,9 @@ struct TrainArgs {
     /// Off-policy random warm-up steps (default: the algorithm's).
     #[arg(long)]
     learning_starts: Option<usize>,
+    /// A reached target counts only if this many further episodes confirm it (0 = no check).
+    #[arg(long, default_value_t = 100)]
+    confirm_episodes: usize,
     /// H-term weight lambda (0 = off).
     #[arg(long, default_value_t = 0.0)]
     h_term_lambda: f64,
@@ -239,7 +242,7 @@ struct GenerateArgs {
 
 #[derive(Args)]
 struct BenchArgs {
-    /// Problem to benchmark (maxcut).
+    /// What to benchmark: maxcut (solution quality) or drl (env throughput, time to threshold).
     problem: String,
     /// Folder of instances (Gset .txt files, best-known values in its README.md).
     #[arg(long, default_value = "../shared/data/gset")]
@@ -257,6 +260,15 @@ struct BenchArgs {
     /// Also write the table to this file.
     #[arg(long)]
     output: Option<PathBuf>,
+    /// drl: Python interpreter with stable-baselines3 for the peer measurements (none: ours only).
+    #[arg(long)]
+    python: Option<PathBuf>,
+    /// drl: the peer script.
+    #[arg(long, default_value = "benches/peers/sb3_peer.py")]
+    peer_script: PathBuf,
+    /// drl: seeds of the time-to-threshold runs.
+    #[arg(long, default_value = "0,1,2", value_delimiter = ',')]
+    seeds: Vec<u64>,
 }
 
 fn main() -> Result<()> {
@@ -283,19 +295,17 @@ fn main() -> Result<()> {
         }
         Command::Train(args) => {
             let config = rlsolver::drl::run::TrainConfig {
-                algorithm: args.algo,
-                env_id: args.env,
-                total_steps: args.steps,
-                seed: args.seed,
                 eval_every: args.eval_every,
                 eval_episodes: args.eval_episodes,
                 target_return: args.target_return,
+                confirm_episodes: args.confirm_episodes,
                 out_dir: args.out,
                 device: problems::parse_device(Some(&args.device))?,
                 prioritized: args.per,
                 overrides: serde_json::from_str(&args.hyper).context("--hyper is not JSON")?,
                 learning_starts: args.learning_starts,
                 h_term_lambda: args.h_term_lambda,
+                ..rlsolver::drl::run::TrainConfig::new(&args.algo, &args.env, args.steps, args.seed)
             };
             let outcome = rlsolver::drl::run::train(&config)?;
             println!("{}", serde_json::to_string_pretty(&outcome)?);
@@ -365,15 +375,23 @@ fn solve(args: SolveArgs) -> Result<()> {
 }
 
 fn bench(args: BenchArgs) -> Result<()> {
-    anyhow::ensure!(args.problem == "maxcut", "bench supports: maxcut");
-    let config = rlsolver::bench::BenchConfig {
-        instances: args.instances,
-        time_limits_s: args.time_limit,
-        seed: args.seed,
-        device: problems::parse_device(Some(&args.device))?,
-        chains: args.chains,
+    let report = match args.problem.as_str() {
+        "maxcut" => rlsolver::bench::run_maxcut(&rlsolver::bench::BenchConfig {
+            instances: args.instances,
+            time_limits_s: args.time_limit,
+            seed: args.seed,
+            device: problems::parse_device(Some(&args.device))?,
+            chains: args.chains,
+        })?,
+        "drl" => rlsolver::bench::drl::run_drl(&rlsolver::bench::drl::DrlBenchConfig {
+            batch_sizes: vec![1, 64, 4096],
+            repeats: 5,
+            seconds_per_repeat: 0.5,
+            seeds: args.seeds,
+            peer: args.python.map(|python| (python, args.peer_script)),
+        })?,
+        other => anyhow::bail!("bench supports maxcut and drl, not '{other}'"),
     };
-    let report = rlsolver::bench::run_maxcut(&config)?;
     print!("{report}");
     if let Some(path) = args.output {
         if let Some(dir) = path.parent() {

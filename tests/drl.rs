@@ -9,21 +9,7 @@ use serde_json::{json, Value};
 use tch::{Device, Tensor};
 
 fn config(algorithm: &str, env_id: &str, steps: usize, overrides: Value) -> TrainConfig {
-    TrainConfig {
-        algorithm: algorithm.into(),
-        env_id: env_id.into(),
-        total_steps: steps,
-        seed: 0,
-        eval_every: steps,
-        eval_episodes: 10,
-        target_return: None,
-        out_dir: None,
-        device: Device::Cpu,
-        prioritized: false,
-        overrides,
-        learning_starts: None,
-        h_term_lambda: 0.0,
-    }
+    TrainConfig { eval_every: steps, overrides, ..TrainConfig::new(algorithm, env_id, steps, 0) }
 }
 
 /// Mean return of uniformly random actions on the training runs' evaluation episodes.
@@ -39,7 +25,7 @@ fn random_return(env_id: &str) -> f64 {
         };
         Tensor::from_slice(&actions).view([b as i64, -1])
     };
-    evaluate(env_id, 10, 1_000_003, Device::Cpu, &mut act).0
+    evaluate(env_id, 10, rlsolver::drl::run::evaluation_seed(0, 0), Device::Cpu, &mut act).0
 }
 
 /// Losses finite at every evaluation; the best deterministic evaluation of the run beats a
@@ -96,8 +82,9 @@ fn prioritized_replay_trains_dqn_and_checkpoints_reload_to_the_same_policy() {
     let metrics = std::fs::read_to_string(dir.join("metrics.jsonl")).unwrap();
     assert_eq!(metrics.lines().count(), outcome.evaluations.len());
     let (mut agent, env_id) = rlsolver::drl::run::load_checkpoint(&dir, Device::Cpu).unwrap();
-    let (mean, _) = rlsolver::drl::run::evaluate_agent(&mut agent, &env_id, 10, 1_000_003, Device::Cpu);
-    assert_eq!(mean, outcome.evaluations.last().unwrap().return_mean, "reloaded policy differs");
+    let last = outcome.evaluations.last().unwrap();
+    let (mean, _) = rlsolver::drl::run::evaluate_agent(&mut agent, &env_id, 10, last.eval_seed, Device::Cpu);
+    assert_eq!(mean, last.return_mean, "reloaded policy differs");
 }
 
 #[test]

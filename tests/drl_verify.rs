@@ -3,24 +3,9 @@
 //! the step at which the threshold was reached.
 
 use rlsolver::drl::run::{train, TrainConfig};
-use tch::Device;
 
 fn reaches(algorithm: &str, env_id: &str, threshold: f64, budget: usize, eval_every: usize) {
-    let config = TrainConfig {
-        algorithm: algorithm.into(),
-        env_id: env_id.into(),
-        total_steps: budget,
-        seed: 0,
-        eval_every,
-        eval_episodes: 10,
-        target_return: Some(threshold),
-        out_dir: None,
-        device: Device::Cpu,
-        prioritized: false,
-        overrides: serde_json::json!({}),
-        learning_starts: None,
-        h_term_lambda: 0.0,
-    };
+    let config = TrainConfig { eval_every, target_return: Some(threshold), ..TrainConfig::new(algorithm, env_id, budget, 0) };
     let outcome = train(&config).unwrap();
     let best = outcome.evaluations.iter().map(|e| e.return_mean).fold(f64::NEG_INFINITY, f64::max);
     println!(

@@ -59,7 +59,7 @@ pub fn gae(
 }
 
 /// Running mean and variance (Chan et al. parallel update) for observation normalization.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RunningNorm {
     pub mean: Vec<f64>,
     pub var: Vec<f64>,
@@ -87,6 +87,14 @@ impl RunningNorm {
             self.var[d] = (self.var[d] * self.count + batch_var * n + delta * delta * self.count * n / total) / total;
         }
         self.count += n;
+    }
+
+    /// (x - mean) / sqrt(var + 1e-8), clipped to +-10, on a [B, dim] tensor.
+    pub fn normalize_tensor(&self, batch: &Tensor) -> Tensor {
+        let options = (tch::Kind::Float, batch.device());
+        let mean = Tensor::from_slice(&self.mean).to_kind(options.0).to(options.1);
+        let std = (Tensor::from_slice(&self.var).to_kind(options.0).to(options.1) + 1e-8).sqrt();
+        ((batch - mean) / std).clamp(-10.0, 10.0)
     }
 
     pub fn normalize(&self, batch: &[f32]) -> Vec<f32> {
@@ -118,6 +126,19 @@ mod tests {
     fn truncation_bootstraps_from_the_final_observation_value() {
         let (adv, _) = gae(&[1.0], &[0.0], &[2.0], &[false], &[true], 1, 0.5, 0.95);
         assert!((adv[0] - 2.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn tensor_and_slice_normalization_agree() {
+        let mut norm = RunningNorm::new(2);
+        norm.update(&[1.0, 10.0, 3.0, -10.0, 5.0, 30.0]);
+        let batch = [2.0f32, 0.0, 100.0, -100.0];
+        let expected = norm.normalize(&batch);
+        let got: Vec<f32> = norm.normalize_tensor(&Tensor::from_slice(&batch).view([2, 2])).flatten(0, -1).try_into().unwrap();
+        for (a, b) in expected.iter().zip(&got) {
+            assert!((a - b).abs() < 1e-5, "{expected:?} vs {got:?}");
+        }
+        assert_eq!(got[2], 10.0, "clipped");
     }
 
     #[test]

@@ -4,17 +4,80 @@
 //! categorical actors; value nets.
 
 use tch::nn::{self, Module};
+use serde::{Deserialize, Serialize};
 use tch::{Kind, Tensor};
+
+/// How a network's linear layers start.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LayerInit {
+    /// PyTorch's `nn.Linear` default, U(+-1/sqrt(fan_in)) for weights and biases: what the papers'
+    /// code, SB3 and CleanRL start from. tch's own default (Kaiming for ReLU) is 2.45x wider and
+    /// saturates tanh actors on unnormalized observations such as Pendulum's angular velocity.
+    Torch,
+    /// Orthogonal weights with gain sqrt(2) on hidden layers and `output_gain` on the last, zero
+    /// biases (the PPO implementation details of Engstrom et al. 2020 / Huang et al. 2022, SB3's
+    /// `ortho_init`).
+    Orthogonal { output_gain: f64 },
+}
+
+/// One linear layer with `init`'s scheme; `gain` applies to the orthogonal case only.
+pub fn linear(path: nn::Path, input: i64, output: i64, init: LayerInit, gain: f64) -> nn::Linear {
+    let config = match init {
+        LayerInit::Torch => nn::LinearConfig {
+            ws_init: nn::Init::Kaiming {
+                dist: nn::init::NormalOrUniform::Uniform,
+                fan: nn::init::FanInOut::FanIn,
+                non_linearity: nn::init::NonLinearity::ExplicitGain(1.0 / 3f64.sqrt()),
+            },
+            ..Default::default()
+        },
+        LayerInit::Orthogonal { .. } => {
+            nn::LinearConfig { ws_init: nn::Init::Orthogonal { gain }, bs_init: Some(nn::Init::Const(0.0)), bias: true }
+        }
+    };
+    nn::linear(path, input, output, config)
+}
 
 /// Linear layers `input -> hidden... -> output` with ReLU between (none after the last).
 pub fn mlp(path: &nn::Path, input: i64, hidden: &[i64], output: i64) -> nn::Sequential {
+    mlp_with(path, input, hidden, output, LayerInit::Torch, Activation::Relu)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Activation {
+    Relu,
+    /// SB3's default for on-policy nets; bounded features also keep gSDE's noise bounded.
+    Tanh,
+}
+
+/// `input -> hidden...` with the activation after every layer; returns the stack and its width.
+pub fn hidden_stack(path: &nn::Path, input: i64, hidden: &[i64], init: LayerInit, activation: Activation) -> (nn::Sequential, i64) {
     let mut net = nn::seq();
     let mut width = input;
     for (i, &h) in hidden.iter().enumerate() {
-        net = net.add(nn::linear(path / format!("layer{i}"), width, h, Default::default())).add_fn(|x| x.relu());
+        net = net.add(linear(path / format!("layer{i}"), width, h, init, 2f64.sqrt()));
+        net = match activation {
+            Activation::Relu => net.add_fn(|x| x.relu()),
+            Activation::Tanh => net.add_fn(|x| x.tanh()),
+        };
         width = h;
     }
-    net.add(nn::linear(path / "out", width, output, Default::default()))
+    (net, width)
+}
+
+pub fn mlp_with(path: &nn::Path, input: i64, hidden: &[i64], output: i64, init: LayerInit, activation: Activation) -> nn::Sequential {
+    let (net, width) = hidden_stack(path, input, hidden, init, activation);
+    net.add(linear(path / "out", width, output, init, init.output_gain()))
+}
+
+impl LayerInit {
+    fn output_gain(self) -> f64 {
+        match self {
+            LayerInit::Orthogonal { output_gain } => output_gain,
+            LayerInit::Torch => 1.0,
+        }
+    }
 }
 
 /// Q(s, .) over discrete actions; dueling (Wang et al. 2016): Q = V + A - mean_a A.
@@ -32,8 +95,8 @@ impl QNet {
         let width = *last.first().unwrap_or(&64);
         QNet::Dueling {
             body: mlp(&(path / "body"), obs_dim, body_hidden, width),
-            value: nn::linear(path / "value", width, 1, Default::default()),
-            advantage: nn::linear(path / "advantage", width, actions, Default::default()),
+            value: linear(path / "value", width, 1, LayerInit::Torch, 1.0),
+            advantage: linear(path / "advantage", width, actions, LayerInit::Torch, 1.0),
         }
     }
 
@@ -136,8 +199,8 @@ impl SquashedGaussianActor {
         let width = *last.first().unwrap_or(&64);
         SquashedGaussianActor {
             body: mlp(&(path / "body"), obs_dim, body_hidden, width),
-            mean: nn::linear(path / "mean", width, action_dim, Default::default()),
-            log_std: nn::linear(path / "log_std", width, action_dim, Default::default()),
+            mean: linear(path / "mean", width, action_dim, LayerInit::Torch, 1.0),
+            log_std: linear(path / "log_std", width, action_dim, LayerInit::Torch, 1.0),
             bounds,
         }
     }
@@ -176,36 +239,82 @@ impl SquashedGaussianActor {
     }
 }
 
-/// PPO/A2C's continuous actor: N(mu(s), exp(log_std)) with a state-independent log_std.
+/// PPO/A2C's continuous actor: N(mu(s), sigma) with either a state-independent log sigma, or
+/// generalized state-dependent exploration (gSDE, Raffin et al. 2021): the exploration noise is
+/// phi(s)^T E with phi the policy's last hidden features and E ~ N(0, sigma_ij^2) a
+/// [features x actions] matrix per env, held for several steps, so the action distribution is
+/// N(mu(s), sum_j phi_j(s)^2 sigma_j^2) per action (phi detached, as SB3's `learn_features=False`).
+/// Actions are unbounded; the env clips them to its box.
 pub struct GaussianActor {
-    mean: nn::Sequential,
+    body: nn::Sequential,
+    mean: nn::Linear,
+    /// [actions], or [features, actions] under gSDE.
     pub log_std: Tensor,
+    sde: bool,
+    /// gSDE's current noise matrices [B, features, actions].
+    exploration: Option<Tensor>,
+}
+
+/// Options of the Gaussian actor.
+#[derive(Debug, Clone, Copy)]
+pub struct GaussianActorOptions {
+    pub init: LayerInit,
+    pub activation: Activation,
+    pub log_std_init: f64,
+    pub sde: bool,
 }
 
 impl GaussianActor {
-    pub fn new(path: &nn::Path, obs_dim: i64, action_dim: i64, hidden: &[i64]) -> Self {
-        GaussianActor {
-            mean: mlp(&(path / "mean"), obs_dim, hidden, action_dim),
-            log_std: path.zeros("log_std", &[action_dim]),
-        }
+    pub fn new(path: &nn::Path, obs_dim: i64, action_dim: i64, hidden: &[i64], options: GaussianActorOptions) -> Self {
+        let (body, width) = hidden_stack(&(path / "mean"), obs_dim, hidden, options.init, options.activation);
+        let mean = linear(path / "mean" / "out", width, action_dim, options.init, options.init.output_gain());
+        let shape: &[i64] = if options.sde { &[width, action_dim] } else { &[action_dim] };
+        let log_std = path.var("log_std", shape, nn::Init::Const(options.log_std_init));
+        GaussianActor { body, mean, log_std, sde: options.sde, exploration: None }
     }
 
     pub fn mean(&self, obs: &Tensor) -> Tensor {
-        self.mean.forward(obs)
+        self.mean.forward(&self.body.forward(obs))
     }
 
-    /// log N(action; mu(s), sigma) summed over action dims [B], and the entropy [B].
+    /// (mean [B, A], std [B, A], features [B, F]).
+    fn distribution(&self, obs: &Tensor) -> (Tensor, Tensor, Tensor) {
+        let features = self.body.forward(obs);
+        let mean = self.mean.forward(&features);
+        let std = if self.sde {
+            let variance = features.detach().square().matmul(&self.log_std.exp().square());
+            (variance + 1e-6).sqrt()
+        } else {
+            self.log_std.exp().expand_as(&mean)
+        };
+        (mean, std, features)
+    }
+
+    /// log N(action; mu(s), sigma(s)) summed over action dims [B], and the entropy [B].
     pub fn log_prob_entropy(&self, obs: &Tensor, action: &Tensor) -> (Tensor, Tensor) {
-        let mean = self.mean(obs);
-        let z = (action - &mean) / self.log_std.exp();
-        let log_prob = (z.square() * -0.5 - &self.log_std - LOG_SQRT_2PI).sum_dim_intlist(1, false, Kind::Float);
-        let entropy = (&self.log_std + 0.5 + LOG_SQRT_2PI).sum(Kind::Float) * mean.ones_like().narrow(1, 0, 1).squeeze_dim(1);
+        let (mean, std, _) = self.distribution(obs);
+        let log_std = std.log();
+        let z = (action - &mean) / &std;
+        let log_prob = (z.square() * -0.5 - &log_std - LOG_SQRT_2PI).sum_dim_intlist(1, false, Kind::Float);
+        let entropy = (log_std + 0.5 + LOG_SQRT_2PI).sum_dim_intlist(1, false, Kind::Float);
         (log_prob, entropy)
     }
 
-    pub fn sample(&self, obs: &Tensor) -> Tensor {
-        let mean = self.mean(obs);
-        &mean + self.log_std.exp() * mean.randn_like()
+    /// An exploratory action per row; under gSDE `resample` draws new noise matrices (they are
+    /// also drawn when the batch size changes).
+    pub fn sample(&mut self, obs: &Tensor, resample: bool) -> Tensor {
+        let (mean, std, features) = self.distribution(obs);
+        if !self.sde {
+            return &mean + std * mean.randn_like();
+        }
+        let batch = obs.size()[0];
+        if resample || self.exploration.as_ref().is_none_or(|e| e.size()[0] != batch) {
+            let sigma = self.log_std.exp().detach();
+            let shape = [batch, sigma.size()[0], sigma.size()[1]];
+            self.exploration = Some(Tensor::randn(shape, (Kind::Float, obs.device())) * sigma.unsqueeze(0));
+        }
+        let noise = features.detach().unsqueeze(1).bmm(self.exploration.as_ref().expect("drawn")).squeeze_dim(1);
+        mean + noise
     }
 }
 
@@ -215,8 +324,8 @@ pub struct CategoricalActor {
 }
 
 impl CategoricalActor {
-    pub fn new(path: &nn::Path, obs_dim: i64, actions: i64, hidden: &[i64]) -> Self {
-        CategoricalActor { logits: mlp(path, obs_dim, hidden, actions) }
+    pub fn new(path: &nn::Path, obs_dim: i64, actions: i64, hidden: &[i64], init: LayerInit, activation: Activation) -> Self {
+        CategoricalActor { logits: mlp_with(path, obs_dim, hidden, actions, init, activation) }
     }
 
     pub fn logits(&self, obs: &Tensor) -> Tensor {
@@ -237,6 +346,11 @@ impl CategoricalActor {
 }
 
 /// V(s).
-pub fn value_net(path: &nn::Path, obs_dim: i64, hidden: &[i64]) -> nn::Sequential {
-    mlp(path, obs_dim, hidden, 1)
+/// V(s); under orthogonal init its output layer has gain 1 whatever the actor's.
+pub fn value_net(path: &nn::Path, obs_dim: i64, hidden: &[i64], init: LayerInit, activation: Activation) -> nn::Sequential {
+    let init = match init {
+        LayerInit::Orthogonal { .. } => LayerInit::Orthogonal { output_gain: 1.0 },
+        LayerInit::Torch => LayerInit::Torch,
+    };
+    mlp_with(path, obs_dim, hidden, 1, init, activation)
 }

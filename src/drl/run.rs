@@ -92,9 +92,14 @@ pub struct TrainConfig {
     pub total_steps: usize,
     pub seed: u64,
     pub eval_every: usize,
+    /// Deterministic episodes per evaluation; every evaluation draws fresh initial states
+    /// (seed `evaluation_seed(seed, k)` for the k-th), as SB3's EvalCallback does, so that no
+    /// fixed handful of starts decides the run.
     pub eval_episodes: usize,
-    /// Stop as soon as the evaluation mean reaches this.
+    /// Stop when an evaluation mean reaches this and a confirmation over `confirm_episodes`
+    /// further fresh episodes also does (a lucky evaluation alone does not count).
     pub target_return: Option<f64>,
+    pub confirm_episodes: usize,
     /// Metrics (`metrics.jsonl`), checkpoints and `config.json` go here.
     pub out_dir: Option<PathBuf>,
     pub device: Device,
@@ -108,14 +113,53 @@ pub struct TrainConfig {
     pub h_term_lambda: f64,
 }
 
+impl TrainConfig {
+    /// Defaults: evaluate every 5000 steps over 10 episodes, confirm a reached target over 100,
+    /// CPU, uniform replay, the algorithm's hyperparameters, no H-term.
+    pub fn new(algorithm: &str, env_id: &str, total_steps: usize, seed: u64) -> Self {
+        TrainConfig {
+            algorithm: algorithm.into(),
+            env_id: env_id.into(),
+            total_steps,
+            seed,
+            eval_every: 5_000,
+            eval_episodes: 10,
+            target_return: None,
+            confirm_episodes: 100,
+            out_dir: None,
+            device: Device::Cpu,
+            prioritized: false,
+            overrides: serde_json::json!({}),
+            learning_starts: None,
+            h_term_lambda: 0.0,
+        }
+    }
+}
+
+/// Env seed of a run's k-th evaluation (disjoint from the training envs' seed).
+pub fn evaluation_seed(run_seed: u64, k: usize) -> u64 {
+    run_seed.wrapping_add(1_000_003).wrapping_add((k as u64).wrapping_mul(7_919))
+}
+
+/// Env seed of the confirmation episodes.
+fn confirmation_seed(run_seed: u64, k: usize) -> u64 {
+    evaluation_seed(run_seed, k) ^ (1 << 40)
+}
+
 /// One evaluation.
 #[derive(Debug, Clone, Serialize)]
 pub struct Evaluation {
     pub step: usize,
     pub episodes: usize,
+    /// Env seed of this evaluation's episodes.
+    pub eval_seed: u64,
     pub return_mean: f64,
     pub return_std: f64,
+    /// Mean and std over `confirm_episodes` more, when the mean reached the target.
+    pub confirmation: Option<(f64, f64)>,
     pub wall_s: f64,
+    /// Wall time spent training so far, evaluations excluded.
+    pub train_s: f64,
     pub steps_per_s: f64,
     pub losses: serde_json::Value,
 }
@@ -126,6 +170,8 @@ pub struct TrainOutcome {
     pub reached_target_at: Option<usize>,
     pub steps: usize,
     pub wall_s: f64,
+    /// `wall_s` less the time spent evaluating.
+    pub train_s: f64,
 }
 
 /// The algorithm's default hyperparameters with `overrides` applied, as the config type `T`.
@@ -178,6 +224,23 @@ fn build_agent(config: &TrainConfig, env: &dyn VecEnv, rng: &mut ChaCha8Rng) -> 
 fn obs_tensor(obs: &[f32], dim: usize, device: Device) -> Tensor {
     Tensor::from_slice(obs).view([(obs.len() / dim) as i64, dim as i64]).to(device)
 }
+
+/// What an on-policy agent sees of `obs`: normalized when it keeps running statistics, which
+/// `learn` updates with this batch first.
+fn on_policy_input(agent: &mut dyn OnPolicyAgent, obs: &[f32], dim: usize, device: Device, learn: bool) -> Tensor {
+    let raw = obs_tensor(obs, dim, device);
+    match agent.observation_normalizer() {
+        Some(norm) => {
+            if learn {
+                norm.update(obs);
+            }
+            norm.normalize_tensor(&raw)
+        }
+        None => raw,
+    }
+}
+
+const OBSERVATION_NORM_FILE: &str = "observation_norm.json";
 
 fn to_vec(t: &Tensor) -> Vec<f32> {
     t.to_device(Device::Cpu).to_kind(tch::Kind::Float).flatten(0, -1).try_into().expect("f32 tensor")
@@ -259,19 +322,60 @@ fn random_actions(space: &ActionSpace, count: usize, rng: &mut ChaCha8Rng) -> Ve
 struct Logger {
     file: Option<std::fs::File>,
     start: Instant,
+    /// Seconds spent in evaluations.
+    evaluating_s: f64,
     evaluations: Vec<Evaluation>,
 }
 
 impl Logger {
-    fn record(&mut self, step: usize, episodes: usize, (mean, std): (f64, f64), losses: &Metrics) -> Result<()> {
+    /// The evaluation at `step` (on the evaluation clock, recorded); true when the target is
+    /// reached, i.e. the mean and then the confirmation's mean are both at least the target.
+    /// `evaluate(episodes, seed)` returns (mean, std) of deterministic episodes.
+    fn evaluate(
+        &mut self,
+        config: &TrainConfig,
+        step: usize,
+        episodes: usize,
+        losses: &Metrics,
+        evaluate: &mut dyn FnMut(usize, u64) -> (f64, f64),
+    ) -> Result<bool> {
+        let started = Instant::now();
+        let k = self.evaluations.len();
+        let eval_seed = evaluation_seed(config.seed, k);
+        let result = evaluate(config.eval_episodes, eval_seed);
+        let confirmation = match config.target_return {
+            Some(target) if result.0 >= target && config.confirm_episodes > 0 => {
+                Some(evaluate(config.confirm_episodes, confirmation_seed(config.seed, k)))
+            }
+            _ => None,
+        };
+        self.evaluating_s += started.elapsed().as_secs_f64();
+        let reached = config.target_return.is_some_and(|t| result.0 >= t && confirmation.is_none_or(|c| c.0 >= t));
+        self.record(step, episodes, eval_seed, result, confirmation, losses)?;
+        Ok(reached)
+    }
+
+    fn record(
+        &mut self,
+        step: usize,
+        episodes: usize,
+        eval_seed: u64,
+        (mean, std): (f64, f64),
+        confirmation: Option<(f64, f64)>,
+        losses: &Metrics,
+    ) -> Result<()> {
         let wall_s = self.start.elapsed().as_secs_f64();
+        let train_s = wall_s - self.evaluating_s;
         let evaluation = Evaluation {
             step,
             episodes,
+            eval_seed,
             return_mean: mean,
             return_std: std,
+            confirmation,
             wall_s,
-            steps_per_s: step as f64 / wall_s.max(1e-9),
+            train_s,
+            steps_per_s: step as f64 / train_s.max(1e-9),
             losses: serde_json::Value::Object(losses.iter().map(|(k, v)| (k.to_string(), json!(v))).collect()),
         };
         if let Some(file) = &mut self.file {
@@ -309,20 +413,21 @@ pub fn train(config: &TrainConfig) -> Result<TrainOutcome> {
         }
         None => None,
     };
-    let mut logger = Logger { file, start: Instant::now(), evaluations: Vec::new() };
-    let eval_seed = config.seed.wrapping_add(1_000_003);
+    let mut logger = Logger { file, start: Instant::now(), evaluating_s: 0.0, evaluations: Vec::new() };
     let mut reached = None;
     let steps = match (&mut agent, schedule) {
         (Agent::OffPolicy(agent), Some(schedule)) => {
-            train_off_policy(config, env.as_mut(), agent.as_mut(), &schedule, &mut rng, &mut logger, eval_seed, &mut reached)?
+            train_off_policy(config, env.as_mut(), agent.as_mut(), &schedule, &mut rng, &mut logger, &mut reached)?
         }
-        (Agent::OnPolicy(agent), None) => train_on_policy(config, env.as_mut(), agent.as_mut(), &mut logger, eval_seed, &mut reached)?,
+        (Agent::OnPolicy(agent), None) => train_on_policy(config, env.as_mut(), agent.as_mut(), &mut logger, &mut reached)?,
         _ => bail!("inconsistent algorithm table"),
     };
     if let Some(dir) = &config.out_dir {
         save_checkpoint(&mut agent, dir)?;
     }
-    Ok(TrainOutcome { evaluations: logger.evaluations, reached_target_at: reached, steps, wall_s: logger.start.elapsed().as_secs_f64() })
+    let wall_s = logger.start.elapsed().as_secs_f64();
+    let train_s = wall_s - logger.evaluating_s;
+    Ok(TrainOutcome { evaluations: logger.evaluations, reached_target_at: reached, steps, wall_s, train_s })
 }
 
 /// Rebuilds the agent a `train --out DIR` run saved and loads its weights; returns it with
@@ -331,19 +436,9 @@ pub fn load_checkpoint(dir: &std::path::Path, device: Device) -> Result<(Agent, 
     let saved: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).context("config.json")?)?;
     let text = |k: &str| saved[k].as_str().map(str::to_string).with_context(|| format!("config.json lacks {k}"));
     let config = TrainConfig {
-        algorithm: text("algorithm")?,
-        env_id: text("env")?,
-        total_steps: 0,
-        seed: saved["seed"].as_u64().unwrap_or(0),
-        eval_every: 1,
-        eval_episodes: 1,
-        target_return: None,
-        out_dir: None,
         device,
-        prioritized: false,
         overrides: saved["overrides"].clone(),
-        learning_starts: None,
-        h_term_lambda: 0.0,
+        ..TrainConfig::new(&text("algorithm")?, &text("env")?, 0, saved["seed"].as_u64().unwrap_or(0))
     };
     let num_envs = defaults(&config.algorithm).context("unknown algorithm in config.json")?.num_envs;
     let env = env::make(&config.env_id, num_envs).context("unknown env in config.json")?;
@@ -355,6 +450,12 @@ pub fn load_checkpoint(dir: &std::path::Path, device: Device) -> Result<(Agent, 
     for (name, store) in stores {
         store.load(dir.join(format!("{name}.safetensors"))).with_context(|| format!("loading {name}.safetensors"))?;
     }
+    if let Agent::OnPolicy(a) = &mut agent {
+        if let Some(norm) = a.observation_normalizer() {
+            let text = std::fs::read_to_string(dir.join(OBSERVATION_NORM_FILE)).context(OBSERVATION_NORM_FILE)?;
+            *norm = serde_json::from_str(&text)?;
+        }
+    }
     Ok((agent, config.env_id))
 }
 
@@ -362,12 +463,25 @@ pub fn load_checkpoint(dir: &std::path::Path, device: Device) -> Result<(Agent, 
 pub fn evaluate_agent(agent: &mut Agent, env_id: &str, episodes: usize, seed: u64, device: Device) -> (f64, f64) {
     match agent {
         Agent::OffPolicy(a) => evaluate(env_id, episodes, seed, device, &mut |o| a.act(o, false)),
-        Agent::OnPolicy(a) => evaluate(env_id, episodes, seed, device, &mut |o| a.act(o, false).0),
+        Agent::OnPolicy(a) => evaluate_on_policy(a.as_mut(), env_id, episodes, seed, device),
     }
 }
 
-/// Writes every VarStore as `<name>.safetensors`.
+fn evaluate_on_policy(agent: &mut dyn OnPolicyAgent, env_id: &str, episodes: usize, seed: u64, device: Device) -> (f64, f64) {
+    let norm = agent.observation_normalizer().cloned();
+    evaluate(env_id, episodes, seed, device, &mut |o| {
+        let input = norm.as_ref().map_or_else(|| o.shallow_clone(), |n| n.normalize_tensor(o));
+        agent.act(&input, false).0
+    })
+}
+
+/// Writes every VarStore as `<name>.safetensors` (and the observation statistics as JSON).
 pub fn save_checkpoint(agent: &mut Agent, dir: &std::path::Path) -> Result<()> {
+    if let Agent::OnPolicy(a) = agent {
+        if let Some(norm) = a.observation_normalizer() {
+            std::fs::write(dir.join(OBSERVATION_NORM_FILE), serde_json::to_string(norm)?)?;
+        }
+    }
     let stores = match agent {
         Agent::OffPolicy(a) => a.var_stores(),
         Agent::OnPolicy(a) => a.var_stores(),
@@ -386,7 +500,6 @@ fn train_off_policy(
     schedule: &OffPolicySchedule,
     rng: &mut ChaCha8Rng,
     logger: &mut Logger,
-    eval_seed: u64,
     reached: &mut Option<usize>,
 ) -> Result<usize> {
     let (dim, space, b) = (env.observation_dim(), env.action_space(), env.num_envs());
@@ -427,9 +540,8 @@ fn train_off_policy(
         }
         if step >= next_eval || step >= config.total_steps {
             next_eval += config.eval_every;
-            let result = evaluate(&config.env_id, config.eval_episodes, eval_seed, config.device, &mut |o| agent.act(o, false));
-            logger.record(step, episodes, result, &losses)?;
-            if config.target_return.is_some_and(|t| result.0 >= t) {
+            let mut run_episodes = |n, seed| evaluate(&config.env_id, n, seed, config.device, &mut |o| agent.act(o, false));
+            if logger.evaluate(config, step, episodes, &losses, &mut run_episodes)? {
                 *reached = Some(step);
                 break;
             }
@@ -443,7 +555,6 @@ fn train_on_policy(
     env: &mut dyn VecEnv,
     agent: &mut dyn OnPolicyAgent,
     logger: &mut Logger,
-    eval_seed: u64,
     reached: &mut Option<usize>,
 ) -> Result<usize> {
     let (dim, b, device) = (env.observation_dim(), env.num_envs(), config.device);
@@ -460,7 +571,7 @@ fn train_on_policy(
         let (mut all_obs, mut all_actions, mut all_log_probs, mut all_values) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let (mut rewards, mut next_values, mut terminated, mut done) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for _ in 0..horizon {
-            let input = obs_tensor(&obs, dim, device);
+            let input = on_policy_input(agent, &obs, dim, device, true);
             let (actions, log_probs, values) = agent.act(&input, true);
             let action_vec = to_vec(&actions);
             let result = env.step(&action_vec);
@@ -474,7 +585,8 @@ fn train_on_policy(
                 }
                 recorder.record(i, &obs[i * dim..(i + 1) * dim], &action_vec[i * width..(i + 1) * width], result.rewards[i], done, &mut h_buffer);
             }
-            next_values.extend(to_vec(&agent.value(&obs_tensor(&true_next, dim, device))));
+            let next_input = on_policy_input(agent, &true_next, dim, device, false);
+            next_values.extend(to_vec(&agent.value(&next_input)));
             all_obs.push(input);
             all_actions.push(actions);
             all_log_probs.push(log_probs);
@@ -501,9 +613,8 @@ fn train_on_policy(
         }
         if step >= next_eval || step >= config.total_steps {
             next_eval += config.eval_every;
-            let result = evaluate(&config.env_id, config.eval_episodes, eval_seed, device, &mut |o| agent.act(o, false).0);
-            logger.record(step, episodes, result, &losses)?;
-            if config.target_return.is_some_and(|t| result.0 >= t) {
+            let mut run_episodes = |n, seed| evaluate_on_policy(agent, &config.env_id, n, seed, device);
+            if logger.evaluate(config, step, episodes, &losses, &mut run_episodes)? {
                 *reached = Some(step);
                 break;
             }

@@ -7,6 +7,7 @@ pub mod sac;
 pub mod td3;
 
 use super::buffer::ReplayBuffer;
+use super::common::RunningNorm;
 use rand_chacha::ChaCha8Rng;
 use tch::{nn, Tensor};
 
@@ -61,6 +62,11 @@ pub trait OnPolicyAgent {
     }
     /// One actor optimizer step on an extra loss (the H-term).
     fn actor_step(&mut self, _loss: &Tensor) {}
+    /// The running observation statistics when the agent sees normalized observations; the run
+    /// loop updates them on training batches and applies them everywhere (also in evaluation).
+    fn observation_normalizer(&mut self) -> Option<&mut RunningNorm> {
+        None
+    }
 }
 
 pub enum Agent {

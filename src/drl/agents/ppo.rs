@@ -4,8 +4,8 @@
 //! rollout and the plain policy gradient -A log pi instead of the clipped ratio.
 
 use super::{Metrics, OnPolicyAgent, Rollout};
-use crate::drl::common::optimize;
-use crate::drl::net::{value_net, CategoricalActor, GaussianActor};
+use crate::drl::common::{optimize, RunningNorm};
+use crate::drl::net::{value_net, Activation, CategoricalActor, GaussianActor, GaussianActorOptions, LayerInit};
 use serde::{Deserialize, Serialize};
 use tch::nn::{Module, OptimizerConfig};
 use tch::{nn, Device, Kind, Tensor};
@@ -35,6 +35,17 @@ pub struct PpoConfig {
     pub reward_scale: f64,
     /// RMSprop (alpha 0.99, eps 1e-5) as in A2C's paper and SB3, instead of Adam.
     pub rmsprop: bool,
+    /// Orthogonal init (hidden gain sqrt 2, policy output 0.01, value output 1) instead of
+    /// PyTorch's default.
+    pub orthogonal_init: bool,
+    pub activation: Activation,
+    /// Initial log sigma of the Gaussian policy (continuous actions).
+    pub log_std_init: f64,
+    /// gSDE (continuous actions): None = independent Gaussian noise every step; Some(k) = state-
+    /// dependent noise whose matrices are redrawn every k steps (0: once per rollout).
+    pub sde_sample_freq: Option<usize>,
+    /// Running mean/std normalization of observations (the run loop applies it, clipped to +-10).
+    pub normalize_observations: bool,
 }
 
 impl PpoConfig {
@@ -56,10 +67,16 @@ impl PpoConfig {
             normalize_advantages: true,
             reward_scale: 1.0,
             rmsprop: false,
+            orthogonal_init: true,
+            activation: Activation::Tanh,
+            log_std_init: 0.0,
+            sde_sample_freq: None,
+            normalize_observations: false,
         }
     }
 
-    /// Zoo's PPO Pendulum-v1 (4 envs x 1024 steps, gamma 0.9, 10 epochs, batch 64).
+    /// Zoo's PPO Pendulum-v1 (4 envs x 1024 steps, gamma 0.9, 10 epochs, batch 64, gSDE redrawn
+    /// every 4 steps).
     pub fn ppo_continuous() -> Self {
         PpoConfig {
             hidden: vec![64, 64],
@@ -75,8 +92,13 @@ impl PpoConfig {
             rollout_steps: 1024,
             max_grad_norm: 0.5,
             normalize_advantages: true,
-            reward_scale: 0.1,
+            reward_scale: 1.0,
             rmsprop: false,
+            orthogonal_init: true,
+            activation: Activation::Tanh,
+            log_std_init: 0.0,
+            sde_sample_freq: Some(4),
+            normalize_observations: false,
         }
     }
 
@@ -98,6 +120,11 @@ impl PpoConfig {
             normalize_advantages: false,
             reward_scale: 1.0,
             rmsprop: true,
+            orthogonal_init: true,
+            activation: Activation::Tanh,
+            log_std_init: 0.0,
+            sde_sample_freq: None,
+            normalize_observations: false,
         }
     }
 }
@@ -113,6 +140,9 @@ pub struct Ppo {
     policy: Policy,
     value: nn::Sequential,
     optimizer: nn::Optimizer,
+    /// Exploratory `act` calls so far (gSDE redraws its noise every `sde_sample_freq` of them).
+    explore_calls: usize,
+    observation_norm: Option<RunningNorm>,
 }
 
 impl Ppo {
@@ -120,18 +150,25 @@ impl Ppo {
     pub fn new(config: PpoConfig, obs_dim: usize, action_dim: usize, discrete_actions: Option<usize>, device: Device) -> Self {
         let store = nn::VarStore::new(device);
         let root = store.root();
+        let init = if config.orthogonal_init { LayerInit::Orthogonal { output_gain: 0.01 } } else { LayerInit::Torch };
+        let (actor, activation) = (&root / "actor", config.activation);
         let policy = match discrete_actions {
-            Some(n) => Policy::Categorical(CategoricalActor::new(&(&root / "actor"), obs_dim as i64, n as i64, &config.hidden)),
-            None => Policy::Gaussian(GaussianActor::new(&(&root / "actor"), obs_dim as i64, action_dim as i64, &config.hidden)),
+            Some(n) => Policy::Categorical(CategoricalActor::new(&actor, obs_dim as i64, n as i64, &config.hidden, init, activation)),
+            None => {
+                let options = GaussianActorOptions { init, activation, log_std_init: config.log_std_init, sde: config.sde_sample_freq.is_some() };
+                Policy::Gaussian(GaussianActor::new(&actor, obs_dim as i64, action_dim as i64, &config.hidden, options))
+            }
         };
-        let value = value_net(&(&root / "critic"), obs_dim as i64, &config.hidden);
+        let value = value_net(&(&root / "critic"), obs_dim as i64, &config.hidden, init, activation);
         let optimizer = if config.rmsprop {
             nn::RmsProp { alpha: 0.99, eps: 1e-5, ..Default::default() }.build(&store, config.learning_rate)
         } else {
-            nn::Adam::default().build(&store, config.learning_rate)
+            // eps 1e-5 as in OpenAI baselines' PPO and SB3 (Huang et al. 2022, detail 3).
+            nn::Adam { eps: 1e-5, ..Default::default() }.build(&store, config.learning_rate)
         }
         .expect("optimizer");
-        Ppo { config, store, policy, value, optimizer }
+        let observation_norm = config.normalize_observations.then(|| RunningNorm::new(obs_dim));
+        Ppo { config, store, policy, value, optimizer, explore_calls: 0, observation_norm }
     }
 
     fn log_prob_entropy(&self, obs: &Tensor, actions: &Tensor) -> (Tensor, Tensor) {
@@ -180,8 +217,16 @@ impl Ppo {
 impl OnPolicyAgent for Ppo {
     fn act(&mut self, obs: &Tensor, explore: bool) -> (Tensor, Tensor, Tensor) {
         tch::no_grad(|| {
-            let actions = match (&self.policy, explore) {
-                (Policy::Gaussian(actor), true) => actor.sample(obs),
+            let resample = match self.config.sde_sample_freq {
+                Some(0) => self.explore_calls % self.config.rollout_steps == 0,
+                Some(k) => self.explore_calls % k == 0,
+                None => false,
+            };
+            if explore {
+                self.explore_calls += 1;
+            }
+            let actions = match (&mut self.policy, explore) {
+                (Policy::Gaussian(actor), true) => actor.sample(obs, resample),
                 (Policy::Gaussian(actor), false) => actor.mean(obs),
                 (Policy::Categorical(actor), true) => actor.sample(obs).to_kind(Kind::Float).view([-1, 1]),
                 (Policy::Categorical(actor), false) => actor.logits(obs).argmax(-1, false).to_kind(Kind::Float).view([-1, 1]),
@@ -237,5 +282,9 @@ impl OnPolicyAgent for Ppo {
 
     fn actor_step(&mut self, loss: &Tensor) {
         optimize(&mut self.optimizer, loss, Some(self.config.max_grad_norm));
+    }
+
+    fn observation_normalizer(&mut self) -> Option<&mut RunningNorm> {
+        self.observation_norm.as_mut()
     }
 }

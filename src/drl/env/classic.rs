@@ -4,6 +4,10 @@
 use super::{ActionSpace, StepBatch, VecEnv};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+
+/// Envs per rayon task: below this a batch is stepped on one thread.
+const PARALLEL_CHUNK: usize = 512;
 
 /// The dynamics of one classic-control task, in f64 as Gymnasium computes them.
 pub trait ClassicDynamics: Send + Sized {
@@ -19,6 +23,9 @@ pub trait ClassicDynamics: Send + Sized {
     /// Applies one action; returns (reward, terminated).
     fn step(&mut self, action: &[f32]) -> (f64, bool);
 }
+
+/// One env's pieces as the step loop zips them.
+type RowRefs<'a, D> = ((((((&'a mut D, &'a mut usize), &'a mut ChaCha8Rng), &'a [f32]), &'a mut [f32]), &'a mut [f32]), &'a mut (f32, bool, bool));
 
 pub struct ClassicVecEnv<D: ClassicDynamics> {
     envs: Vec<D>,
@@ -80,29 +87,51 @@ impl<D: ClassicDynamics> VecEnv for ClassicVecEnv<D> {
     fn step(&mut self, actions: &[f32]) -> StepBatch {
         let b = self.envs.len();
         let (dim, width) = (D::OBSERVATION_DIM, D::action_space().width());
-        let mut batch = StepBatch {
-            observations: vec![0.0; b * dim],
-            rewards: vec![0.0; b],
-            terminated: vec![false; b],
-            truncated: vec![false; b],
-            final_observations: vec![0.0; b * dim],
-        };
-        for i in 0..b {
-            let env = &mut self.envs[i];
-            let (reward, terminated) = env.step(&actions[i * width..(i + 1) * width]);
-            self.steps[i] += 1;
+        let mut observations = vec![0.0; b * dim];
+        let mut final_observations = vec![0.0; b * dim];
+        let mut outcomes = vec![(0.0f32, false, false); b];
+        let step_row = |((((((env, steps), rng), action), row), final_row), outcome): RowRefs<'_, D>| {
+            let (reward, terminated) = env.step(action);
+            *steps += 1;
             // As gymnasium's TimeLimit: both flags may be set on the last allowed step.
-            let truncated = self.steps[i] >= D::MAX_EPISODE_STEPS;
-            batch.rewards[i] = reward as f32;
-            batch.terminated[i] = terminated;
-            batch.truncated[i] = truncated;
+            let truncated = *steps >= D::MAX_EPISODE_STEPS;
             if terminated || truncated {
-                env.observe(&mut batch.final_observations[i * dim..(i + 1) * dim]);
-                *env = D::reset(&mut self.rngs[i]);
-                self.steps[i] = 0;
+                env.observe(final_row);
+                *env = D::reset(rng);
+                *steps = 0;
             }
-            self.envs[i].observe(&mut batch.observations[i * dim..(i + 1) * dim]);
+            env.observe(row);
+            *outcome = (reward as f32, terminated, truncated);
+        };
+        if b < 2 * PARALLEL_CHUNK {
+            // Small batches stay on the caller's thread: handing them to the pool costs more.
+            self.envs
+                .iter_mut()
+                .zip(self.steps.iter_mut())
+                .zip(self.rngs.iter_mut())
+                .zip(actions.chunks(width))
+                .zip(observations.chunks_mut(dim))
+                .zip(final_observations.chunks_mut(dim))
+                .zip(outcomes.iter_mut())
+                .for_each(step_row);
+        } else {
+            self.envs
+                .par_iter_mut()
+                .zip(self.steps.par_iter_mut())
+                .zip(self.rngs.par_iter_mut())
+                .zip(actions.par_chunks(width))
+                .zip(observations.par_chunks_mut(dim))
+                .zip(final_observations.par_chunks_mut(dim))
+                .zip(outcomes.par_iter_mut())
+                .with_min_len(PARALLEL_CHUNK)
+                .for_each(step_row);
         }
-        batch
+        StepBatch {
+            observations,
+            rewards: outcomes.iter().map(|o| o.0).collect(),
+            terminated: outcomes.iter().map(|o| o.1).collect(),
+            truncated: outcomes.iter().map(|o| o.2).collect(),
+            final_observations,
+        }
     }
 }
