@@ -75,7 +75,7 @@ pub fn defaults(algorithm: &str) -> Option<AlgorithmDefaults> {
         "td3" => (json!(Td3Config::td3()), Some(schedule(1000, 1, 1)), 1),
         "sac" => (json!(SacConfig::sac()), Some(schedule(1000, 1, 1)), 1),
         "redq" => (json!(SacConfig::redq()), Some(schedule(1000, 1, 20)), 1),
-        "a2c" => (json!(PpoConfig::a2c()), None, 8),
+        "a2c" => (json!(PpoConfig::a2c_continuous()), None, 8),
         "a2c_discrete" => (json!(PpoConfig::a2c()), None, 8),
         "ppo" => (json!(PpoConfig::ppo_continuous()), None, 4),
         "ppo_discrete" => (json!(PpoConfig::ppo_discrete()), None, 8),

@@ -102,6 +102,25 @@ impl PpoConfig {
         }
     }
 
+    /// Continuous A2C: the zoo's A2C Pendulum-v1 (8 envs x 8 steps, gamma 0.9, GAE 0.9, value
+    /// weight 0.4, RMSprop, gSDE redrawn once per rollout from log sigma -2, PyTorch init,
+    /// normalized observations). The zoo's reward normalization is a fixed reward scale of 0.05
+    /// here and its linear learning-rate decay is left out.
+    pub fn a2c_continuous() -> Self {
+        PpoConfig {
+            rollout_steps: 8,
+            gamma: 0.9,
+            gae_lambda: 0.9,
+            value_coef: 0.4,
+            sde_sample_freq: Some(0),
+            log_std_init: -2.0,
+            orthogonal_init: false,
+            normalize_observations: true,
+            reward_scale: 0.05,
+            ..Self::a2c()
+        }
+    }
+
     /// A2C defaults (Mnih et al. 2016 as in SB3): 5 steps per env, one full-batch step.
     pub fn a2c() -> Self {
         PpoConfig {
