@@ -200,6 +200,9 @@ struct TrainArgs {
     /// Off-policy random warm-up steps (default: the algorithm's).
     #[arg(long)]
     learning_starts: Option<usize>,
+    /// Continue the run checkpointed in --out (weights, statistics, counters; see `train`).
+    #[arg(long)]
+    resume: bool,
     /// A reached target counts only if this many further episodes confirm it (0 = no check).
     #[arg(long, default_value_t = 100)]
     confirm_episodes: usize,
@@ -305,6 +308,7 @@ fn main() -> Result<()> {
                 overrides: serde_json::from_str(&args.hyper).context("--hyper is not JSON")?,
                 learning_starts: args.learning_starts,
                 h_term_lambda: args.h_term_lambda,
+                resume: args.resume,
                 ..rlsolver::drl::run::TrainConfig::new(&args.algo, &args.env, args.steps, args.seed)
             };
             let outcome = rlsolver::drl::run::train(&config)?;

@@ -101,3 +101,24 @@ fn sac_with_the_h_term_logs_a_finite_h_term_loss_and_still_learns() {
     assert!(last.losses["h_term_loss"].as_f64().is_some_and(f64::is_finite), "{:?}", last.losses);
     check(&outcome, "Pendulum-v1", 200.0);
 }
+
+#[test]
+fn a_resumed_run_continues_from_its_checkpoint() {
+    tch::set_num_threads(1);
+    let dir = std::env::temp_dir().join(format!("rlsolver-resume-{}", std::process::id()));
+    let first = TrainConfig { out_dir: Some(dir.clone()), eval_every: 1024, ..config("a2c", "Pendulum-v1", 2048, json!({})) };
+    let outcome = train(&first).unwrap();
+    let progress: rlsolver::drl::run::Progress = serde_json::from_str(&std::fs::read_to_string(dir.join("progress.json")).unwrap()).unwrap();
+    assert_eq!(progress.step, outcome.steps);
+    // The observation statistics moved during training and come back with the checkpoint.
+    let norm = std::fs::read_to_string(dir.join("observation_norm.json")).unwrap();
+    assert!(!norm.contains("\"count\":0.0001"), "{norm}");
+    let second = TrainConfig { resume: true, total_steps: 4096, ..first.clone() };
+    let resumed = train(&second).unwrap();
+    assert_eq!(resumed.steps, 4096);
+    let steps: Vec<usize> = resumed.evaluations.iter().map(|e| e.step).collect();
+    assert_eq!(steps, vec![1024, 2048, 3072, 4096], "the log continues, not restarts");
+    let logged = std::fs::read_to_string(dir.join("metrics.jsonl")).unwrap();
+    assert_eq!(logged.lines().count(), 4);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -8,18 +8,18 @@ use super::agents::sac::{Sac, SacConfig};
 use super::agents::td3::{Td3, Td3Config};
 use super::agents::{Agent, Metrics, OffPolicyAgent, OnPolicyAgent, Rollout};
 use super::buffer::{PrioritizedConfig, ReplayBuffer};
-use super::common::gae;
+use super::common::{gae, RunningNorm};
 use super::env::{self, ActionSpace, VecEnv};
 use super::hterm::{h_term_loss, HTermBuffer, HTermConfig};
 use anyhow::{bail, Context, Result};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
-use tch::{Device, Tensor};
+use tch::{nn, Device, Tensor};
 
 /// Every algorithm: (name, action space, family).
 pub const ALGORITHMS: &[(&str, &str, &str)] = &[
@@ -111,6 +111,8 @@ pub struct TrainConfig {
     pub learning_starts: Option<usize>,
     /// H-term weight (see `hterm`); 0 = off.
     pub h_term_lambda: f64,
+    /// Continue the run checkpointed in `out_dir` (see `train`).
+    pub resume: bool,
 }
 
 impl TrainConfig {
@@ -132,9 +134,20 @@ impl TrainConfig {
             overrides: serde_json::json!({}),
             learning_starts: None,
             h_term_lambda: 0.0,
+            resume: false,
         }
     }
 }
+
+/// Where a run stands; written next to every checkpoint.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Progress {
+    pub step: usize,
+    pub episodes: usize,
+    pub reached_target_at: Option<usize>,
+}
+
+const PROGRESS_FILE: &str = "progress.json";
 
 /// Env seed of a run's k-th evaluation (disjoint from the training envs' seed).
 pub fn evaluation_seed(run_seed: u64, k: usize) -> u64 {
@@ -147,7 +160,7 @@ fn confirmation_seed(run_seed: u64, k: usize) -> u64 {
 }
 
 /// One evaluation.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Evaluation {
     pub step: usize,
     pub episodes: usize,
@@ -325,6 +338,8 @@ struct Logger {
     /// Seconds spent in evaluations.
     evaluating_s: f64,
     evaluations: Vec<Evaluation>,
+    /// Checkpoints go here after every evaluation.
+    out_dir: Option<PathBuf>,
 }
 
 impl Logger {
@@ -387,7 +402,11 @@ impl Logger {
     }
 }
 
-/// Trains until the target return or the step budget.
+/// Trains until the target return or the step budget. With `out_dir`, every evaluation also
+/// writes a checkpoint (weights, observation statistics, `progress.json`); `resume` continues
+/// from the last one: weights, statistics, step and evaluation counters and the metrics log
+/// carry over, while the replay buffer and the optimizers' moments start empty (an off-policy
+/// agent first refills `learning_starts` transitions with its own policy before updating).
 pub fn train(config: &TrainConfig) -> Result<TrainOutcome> {
     let AlgorithmDefaults { mut schedule, num_envs, .. } =
         defaults(&config.algorithm).with_context(|| format!("unknown algorithm '{}'", config.algorithm))?;
@@ -398,7 +417,18 @@ pub fn train(config: &TrainConfig) -> Result<TrainOutcome> {
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
     let mut env = env::make(&config.env_id, num_envs).with_context(|| format!("unknown env '{}'", config.env_id))?;
     let mut agent = build_agent(config, env.as_ref(), &mut rng)?;
+    let (mut start, mut evaluations) = (Progress::default(), Vec::new());
     let file = match &config.out_dir {
+        Some(dir) if config.resume => {
+            start = serde_json::from_str(&std::fs::read_to_string(dir.join(PROGRESS_FILE)).context("resume: progress.json")?)?;
+            load_weights(&mut agent, dir)?;
+            let metrics = std::fs::read_to_string(dir.join("metrics.jsonl")).unwrap_or_default();
+            evaluations = metrics.lines().map(serde_json::from_str).collect::<Result<Vec<Evaluation>, _>>()?;
+            // Fresh streams after a resume, still fixed by (seed, step).
+            tch::manual_seed((config.seed ^ start.step as u64) as i64);
+            rng = ChaCha8Rng::seed_from_u64(config.seed ^ (start.step as u64).rotate_left(32));
+            Some(std::fs::OpenOptions::new().append(true).create(true).open(dir.join("metrics.jsonl"))?)
+        }
         Some(dir) => {
             std::fs::create_dir_all(dir)?;
             std::fs::write(
@@ -413,16 +443,24 @@ pub fn train(config: &TrainConfig) -> Result<TrainOutcome> {
         }
         None => None,
     };
-    let mut logger = Logger { file, start: Instant::now(), evaluating_s: 0.0, evaluations: Vec::new() };
-    let mut reached = None;
-    let steps = match (&mut agent, schedule) {
-        (Agent::OffPolicy(agent), Some(schedule)) => {
-            train_off_policy(config, env.as_mut(), agent.as_mut(), &schedule, &mut rng, &mut logger, &mut reached)?
+    let mut logger = Logger { file, start: Instant::now(), evaluating_s: 0.0, evaluations, out_dir: config.out_dir.clone() };
+    let mut reached = start.reached_target_at;
+    let steps = if reached.is_some() {
+        start.step
+    } else {
+        match (&mut agent, schedule) {
+            (Agent::OffPolicy(agent), Some(schedule)) => {
+                train_off_policy(config, env.as_mut(), agent.as_mut(), &schedule, &mut rng, &mut logger, &start, &mut reached)?
+            }
+            (Agent::OnPolicy(agent), None) => {
+                train_on_policy(config, env.as_mut(), agent.as_mut(), &mut logger, &start, &mut reached)?
+            }
+            _ => bail!("inconsistent algorithm table"),
         }
-        (Agent::OnPolicy(agent), None) => train_on_policy(config, env.as_mut(), agent.as_mut(), &mut logger, &mut reached)?,
-        _ => bail!("inconsistent algorithm table"),
     };
     if let Some(dir) = &config.out_dir {
+        // The loops checkpointed at their last evaluation; this covers a run resumed after it
+        // had already reached its target.
         save_checkpoint(&mut agent, dir)?;
     }
     let wall_s = logger.start.elapsed().as_secs_f64();
@@ -443,20 +481,26 @@ pub fn load_checkpoint(dir: &std::path::Path, device: Device) -> Result<(Agent, 
     let num_envs = defaults(&config.algorithm).context("unknown algorithm in config.json")?.num_envs;
     let env = env::make(&config.env_id, num_envs).context("unknown env in config.json")?;
     let mut agent = build_agent(&config, env.as_ref(), &mut ChaCha8Rng::seed_from_u64(config.seed))?;
-    let stores = match &mut agent {
+    load_weights(&mut agent, dir)?;
+    Ok((agent, config.env_id))
+}
+
+/// Loads what `save_checkpoint` wrote into an agent built with the same configuration.
+fn load_weights(agent: &mut Agent, dir: &std::path::Path) -> Result<()> {
+    let stores = match agent {
         Agent::OffPolicy(a) => a.var_stores(),
         Agent::OnPolicy(a) => a.var_stores(),
     };
     for (name, store) in stores {
         store.load(dir.join(format!("{name}.safetensors"))).with_context(|| format!("loading {name}.safetensors"))?;
     }
-    if let Agent::OnPolicy(a) = &mut agent {
+    if let Agent::OnPolicy(a) = agent {
         if let Some(norm) = a.observation_normalizer() {
             let text = std::fs::read_to_string(dir.join(OBSERVATION_NORM_FILE)).context(OBSERVATION_NORM_FILE)?;
             *norm = serde_json::from_str(&text)?;
         }
     }
-    Ok((agent, config.env_id))
+    Ok(())
 }
 
 /// Deterministic evaluation of a loaded agent.
@@ -477,19 +521,44 @@ fn evaluate_on_policy(agent: &mut dyn OnPolicyAgent, env_id: &str, episodes: usi
 
 /// Writes every VarStore as `<name>.safetensors` (and the observation statistics as JSON).
 pub fn save_checkpoint(agent: &mut Agent, dir: &std::path::Path) -> Result<()> {
-    if let Agent::OnPolicy(a) = agent {
-        if let Some(norm) = a.observation_normalizer() {
-            std::fs::write(dir.join(OBSERVATION_NORM_FILE), serde_json::to_string(norm)?)?;
+    match agent {
+        Agent::OffPolicy(a) => save_stores(a.var_stores(), dir),
+        Agent::OnPolicy(a) => {
+            save_observation_norm(a.observation_normalizer(), dir)?;
+            save_stores(a.var_stores(), dir)
         }
     }
-    let stores = match agent {
-        Agent::OffPolicy(a) => a.var_stores(),
-        Agent::OnPolicy(a) => a.var_stores(),
-    };
+}
+
+fn save_stores(stores: Vec<(&'static str, &mut nn::VarStore)>, dir: &std::path::Path) -> Result<()> {
     for (name, store) in stores {
         store.save(dir.join(format!("{name}.safetensors")))?;
     }
     Ok(())
+}
+
+fn save_observation_norm(norm: Option<&mut RunningNorm>, dir: &std::path::Path) -> Result<()> {
+    if let Some(norm) = norm {
+        std::fs::write(dir.join(OBSERVATION_NORM_FILE), serde_json::to_string(norm)?)?;
+    }
+    Ok(())
+}
+
+/// `progress.json`, written to a temporary name and renamed after the weights, so that a crash
+/// leaves the previous progress, never a torn one.
+fn write_progress(dir: &std::path::Path, progress: &Progress) -> Result<()> {
+    let tmp = dir.join(format!("{PROGRESS_FILE}.tmp"));
+    std::fs::write(&tmp, serde_json::to_string(progress)?)?;
+    std::fs::rename(tmp, dir.join(PROGRESS_FILE))?;
+    Ok(())
+}
+
+/// (first observations, step, episodes, next evaluation step) of a fresh or resumed run; a
+/// resumed run's envs restart from episodes seeded by (seed, step).
+fn resume_point(config: &TrainConfig, env: &mut dyn VecEnv, start: &Progress) -> (Vec<f32>, usize, usize, usize) {
+    let seed = if start.step == 0 { config.seed } else { config.seed ^ (start.step as u64).rotate_left(17) };
+    let next_eval = (start.step / config.eval_every.max(1) + 1) * config.eval_every.max(1);
+    (env.reset(seed), start.step, start.episodes, next_eval)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -500,6 +569,7 @@ fn train_off_policy(
     schedule: &OffPolicySchedule,
     rng: &mut ChaCha8Rng,
     logger: &mut Logger,
+    start: &Progress,
     reached: &mut Option<usize>,
 ) -> Result<usize> {
     let (dim, space, b) = (env.observation_dim(), env.action_space(), env.num_envs());
@@ -508,8 +578,9 @@ fn train_off_policy(
     let mut buffer = ReplayBuffer::new(schedule.buffer_size, dim, width, prioritized);
     let mut h_buffer = HTermBuffer::new(HTermConfig { lambda: config.h_term_lambda, ..Default::default() }, dim, width);
     let mut recorder = EpisodeRecorder::new(b);
-    let mut obs = env.reset(config.seed);
-    let (mut step, mut episodes, mut next_eval) = (0usize, 0usize, config.eval_every);
+    let (mut obs, mut step, mut episodes, mut next_eval) = resume_point(config, env, start);
+    // After a resume the buffer is empty: refill it before updating.
+    let updates_from = if start.step > 0 { start.step + schedule.learning_starts } else { schedule.learning_starts };
     let mut losses: Metrics = Vec::new();
     while step < config.total_steps {
         let actions = if step < schedule.learning_starts {
@@ -529,7 +600,7 @@ fn train_off_policy(
         let before = step;
         step += b;
         agent.on_env_steps(step);
-        if step >= schedule.learning_starts && buffer.len() >= 1 && before / schedule.train_every != step / schedule.train_every {
+        if step >= updates_from && buffer.len() >= 1 && before / schedule.train_every != step / schedule.train_every {
             for _ in 0..schedule.updates_per_train {
                 losses = agent.update(&mut buffer, rng);
             }
@@ -541,8 +612,15 @@ fn train_off_policy(
         if step >= next_eval || step >= config.total_steps {
             next_eval += config.eval_every;
             let mut run_episodes = |n, seed| evaluate(&config.env_id, n, seed, config.device, &mut |o| agent.act(o, false));
-            if logger.evaluate(config, step, episodes, &losses, &mut run_episodes)? {
+            let done = logger.evaluate(config, step, episodes, &losses, &mut run_episodes)?;
+            if done {
                 *reached = Some(step);
+            }
+            if let Some(dir) = &logger.out_dir {
+                save_stores(agent.var_stores(), dir)?;
+                write_progress(dir, &Progress { step, episodes, reached_target_at: *reached })?;
+            }
+            if done {
                 break;
             }
         }
@@ -555,6 +633,7 @@ fn train_on_policy(
     env: &mut dyn VecEnv,
     agent: &mut dyn OnPolicyAgent,
     logger: &mut Logger,
+    start: &Progress,
     reached: &mut Option<usize>,
 ) -> Result<usize> {
     let (dim, b, device) = (env.observation_dim(), env.num_envs(), config.device);
@@ -564,8 +643,7 @@ fn train_on_policy(
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x4854);
     let (gamma, lambda) = agent.discount();
     let reward_scale = agent.reward_scale();
-    let mut obs = env.reset(config.seed);
-    let (mut step, mut episodes, mut next_eval) = (0usize, 0usize, config.eval_every);
+    let (mut obs, mut step, mut episodes, mut next_eval) = resume_point(config, env, start);
     while step < config.total_steps {
         let horizon = agent.rollout_steps();
         let (mut all_obs, mut all_actions, mut all_log_probs, mut all_values) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -614,8 +692,16 @@ fn train_on_policy(
         if step >= next_eval || step >= config.total_steps {
             next_eval += config.eval_every;
             let mut run_episodes = |n, seed| evaluate_on_policy(agent, &config.env_id, n, seed, device);
-            if logger.evaluate(config, step, episodes, &losses, &mut run_episodes)? {
+            let done = logger.evaluate(config, step, episodes, &losses, &mut run_episodes)?;
+            if done {
                 *reached = Some(step);
+            }
+            if let Some(dir) = &logger.out_dir {
+                save_observation_norm(agent.observation_normalizer(), dir)?;
+                save_stores(agent.var_stores(), dir)?;
+                write_progress(dir, &Progress { step, episodes, reached_target_at: *reached })?;
+            }
+            if done {
                 break;
             }
         }
