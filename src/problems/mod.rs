@@ -137,10 +137,14 @@ impl SolveOptions {
     }
 }
 
-/// `cpu`, `cuda`, `cuda:N` or `auto`.
+/// `cpu`, `cuda`, `cuda:N` or `auto`. `auto` is the CPU (native kernels) even where CUDA is
+/// present: measured on an H200 (benches/device/gpu_check.sh, 10 s per Gset graph), the tensor
+/// backend on CUDA ran 3-5 rounds per 10 s (its tabu flips are one small kernel sequence each,
+/// launch-bound) and cut G14 3049, G15 3031, G22 13287, G50 5878, below this 2-core CPU's 3063,
+/// 3050, 13358, 5880. `cuda` still selects it explicitly.
 pub fn parse_device(name: Option<&str>) -> Result<Device, ProblemError> {
     match name.unwrap_or("auto") {
-        "auto" => Ok(Device::cuda_if_available()),
+        "auto" => Ok(Device::Cpu),
         "cpu" => Ok(Device::Cpu),
         other => {
             let index = match other.strip_prefix("cuda") {
