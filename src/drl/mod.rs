@@ -7,5 +7,6 @@ pub mod buffer;
 pub mod common;
 pub mod env;
 pub mod hterm;
+pub mod marl;
 pub mod net;
 pub mod run;
