@@ -296,6 +296,19 @@ fn main() -> Result<()> {
             print!("{}", rlsolver::problems::maxcut::generate::random_gset(args.nodes, args.edges, &args.weights, args.seed));
             Ok(())
         }
+        Command::Train(args) if rlsolver::drl::marl::run::is_multi_agent(&args.algo) => {
+            let config = rlsolver::drl::marl::run::MarlConfig {
+                eval_every: args.eval_every,
+                eval_episodes: args.eval_episodes,
+                out_dir: args.out,
+                device: problems::parse_device(Some(&args.device))?,
+                overrides: serde_json::from_str(&args.hyper).context("--hyper is not JSON")?,
+                ..rlsolver::drl::marl::run::MarlConfig::new(&args.algo, &args.env, args.steps, args.seed)
+            };
+            let outcome = rlsolver::drl::marl::run::train(&config)?;
+            println!("{}", serde_json::to_string_pretty(&outcome)?);
+            Ok(())
+        }
         Command::Train(args) => {
             let config = rlsolver::drl::run::TrainConfig {
                 eval_every: args.eval_every,
@@ -325,6 +338,10 @@ fn main() -> Result<()> {
             for (name, space, family) in rlsolver::drl::run::ALGORITHMS {
                 let defaults = rlsolver::drl::run::defaults(name).expect("listed");
                 println!("{}", serde_json::json!({"name": name, "action_space": space, "family": family, "defaults": defaults}));
+            }
+            for (name, space, family) in rlsolver::drl::marl::run::ALGORITHMS {
+                let (defaults, num_envs) = rlsolver::drl::marl::run::defaults(name).expect("listed");
+                println!("{}", serde_json::json!({"name": name, "action_space": space, "family": family, "multi_agent": true, "defaults": {"hyperparameters": defaults, "num_envs": num_envs}}));
             }
             Ok(())
         }

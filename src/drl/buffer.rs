@@ -87,6 +87,8 @@ pub struct ReplayBuffer {
     capacity: usize,
     obs_dim: usize,
     action_width: usize,
+    /// Rewards per transition: 1, or one per agent (multi-agent joint transitions).
+    reward_width: usize,
     obs: Vec<f32>,
     actions: Vec<f32>,
     rewards: Vec<f32>,
@@ -100,13 +102,19 @@ pub struct ReplayBuffer {
 
 impl ReplayBuffer {
     pub fn new(capacity: usize, obs_dim: usize, action_width: usize, prioritized: Option<PrioritizedConfig>) -> Self {
+        Self::with_reward_width(capacity, obs_dim, action_width, 1, prioritized)
+    }
+
+    /// A buffer of transitions carrying `reward_width` rewards each (sampled as [B, width]).
+    pub fn with_reward_width(capacity: usize, obs_dim: usize, action_width: usize, reward_width: usize, prioritized: Option<PrioritizedConfig>) -> Self {
         ReplayBuffer {
             capacity,
             obs_dim,
             action_width,
+            reward_width,
             obs: vec![0.0; capacity * obs_dim],
             actions: vec![0.0; capacity * action_width],
-            rewards: vec![0.0; capacity],
+            rewards: vec![0.0; capacity * reward_width],
             next_obs: vec![0.0; capacity * obs_dim],
             terminated: vec![0.0; capacity],
             len: 0,
@@ -126,10 +134,16 @@ impl ReplayBuffer {
 
     /// Adds one transition; new transitions get the maximum priority seen so far.
     pub fn push(&mut self, obs: &[f32], action: &[f32], reward: f32, next_obs: &[f32], terminated: bool) {
+        self.push_rewards(obs, action, &[reward], next_obs, terminated);
+    }
+
+    /// `push` with `reward_width` rewards.
+    pub fn push_rewards(&mut self, obs: &[f32], action: &[f32], rewards: &[f32], next_obs: &[f32], terminated: bool) {
         let i = self.cursor;
+        let w = self.reward_width;
+        self.rewards[i * w..(i + 1) * w].copy_from_slice(rewards);
         self.obs[i * self.obs_dim..(i + 1) * self.obs_dim].copy_from_slice(obs);
         self.actions[i * self.action_width..(i + 1) * self.action_width].copy_from_slice(action);
-        self.rewards[i] = reward;
         self.next_obs[i * self.obs_dim..(i + 1) * self.obs_dim].copy_from_slice(next_obs);
         self.terminated[i] = f32::from(u8::from(terminated));
         if let Some((config, tree, max_priority)) = &mut self.prioritized {
@@ -169,7 +183,10 @@ impl ReplayBuffer {
         Batch {
             obs: gather(&self.obs, self.obs_dim),
             actions: gather(&self.actions, self.action_width),
-            rewards: gather(&self.rewards, 1).view([-1]),
+            rewards: match self.reward_width {
+                1 => gather(&self.rewards, 1).view([-1]),
+                w => gather(&self.rewards, w),
+            },
             next_obs: gather(&self.next_obs, self.obs_dim),
             terminated: gather(&self.terminated, 1).view([-1]),
             weights: Tensor::from_slice(&weights).to(device),

@@ -2,10 +2,10 @@
 //! simple_spread), value decomposition (VDN, QMIX), MADDPG and MATD3, MAPPO, and their run loop.
 
 pub mod heuristic;
-// pub mod maddpg;
-// pub mod mappo;
-// pub mod qmix;
-// pub mod run;
+pub mod maddpg;
+pub mod mappo;
+pub mod qmix;
+pub mod run;
 pub mod simple_spread;
 pub mod two_step;
 

@@ -1,0 +1,454 @@
+//! Value decomposition for cooperative teams: VDN (Sunehag et al. 2018, Q_tot = sum_i Q_i) and
+//! QMIX (Rashid et al. 2018, Q_tot = f_s(Q_1..Q_N) monotonic in every Q_i: the mixing weights
+//! come from hypernetworks of the state through an absolute value). Agents share one recurrent
+//! network (obs, agent id, last action -> GRU -> Q_i), act epsilon-greedily over their available
+//! actions, and learn from whole episodes replayed from a buffer with a target network and
+//! target mixer (hard updates) and Double-Q targets:
+//! y = r + gamma (1 - terminated) Q_tot^-(s', argmax_a Q_i(o'_i, a)),  loss = (Q_tot(s, a) - y)^2.
+
+use super::run::{MultiAgentLearner, Memory};
+use super::{MultiAgentObservation, MultiAgentStep};
+use crate::drl::agents::Metrics;
+use crate::drl::common::optimize;
+use crate::drl::net::{linear, LayerInit};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use tch::nn::{Module, OptimizerConfig};
+use tch::{nn, Device, Kind, Tensor};
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mixer {
+    Vdn,
+    Qmix,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct QmixConfig {
+    pub mixer: Mixer,
+    /// GRU width of the agent network.
+    pub hidden: i64,
+    /// QMIX mixing-network width and hypernetwork width.
+    pub mixing_embed: i64,
+    pub hypernet_embed: i64,
+    /// RMSprop (alpha 0.99, eps 1e-5) as in PyMARL.
+    pub learning_rate: f64,
+    pub gamma: f64,
+    /// Episodes per update, and the buffer's capacity in episodes.
+    pub batch_episodes: usize,
+    pub buffer_episodes: usize,
+    /// Gradient updates after every batch of collected episodes.
+    pub updates_per_collection: usize,
+    /// Hard target update every this many updates.
+    pub target_update_interval: usize,
+    pub epsilon_start: f64,
+    pub epsilon_end: f64,
+    /// Env steps (of the whole batch) over which epsilon falls linearly.
+    pub epsilon_anneal_steps: usize,
+    pub double_q: bool,
+    pub max_grad_norm: f64,
+}
+
+impl QmixConfig {
+    /// PyMARL's defaults (lr 5e-4, batch 32 episodes, buffer 5000, target every 200 episodes,
+    /// epsilon 1 -> 0.05 over 50k steps, mixing 32, hypernetworks 64).
+    pub fn new(mixer: Mixer) -> Self {
+        QmixConfig {
+            mixer,
+            hidden: 64,
+            mixing_embed: 32,
+            hypernet_embed: 64,
+            learning_rate: 5e-4,
+            gamma: 0.99,
+            batch_episodes: 32,
+            buffer_episodes: 5000,
+            updates_per_collection: 1,
+            target_update_interval: 200,
+            epsilon_start: 1.0,
+            epsilon_end: 0.05,
+            epsilon_anneal_steps: 50_000,
+            double_q: true,
+            max_grad_norm: 10.0,
+        }
+    }
+}
+
+/// obs ++ one-hot id ++ one-hot last action -> ReLU -> GRU cell -> Q over actions.
+struct AgentNet {
+    input: nn::Linear,
+    gates_x: nn::Linear,
+    gates_h: nn::Linear,
+    output: nn::Linear,
+}
+
+impl AgentNet {
+    fn new(path: &nn::Path, input: i64, hidden: i64, actions: i64) -> Self {
+        AgentNet {
+            input: linear(path / "input", input, hidden, LayerInit::Torch, 1.0),
+            gates_x: linear(path / "gru_x", hidden, 3 * hidden, LayerInit::Torch, 1.0),
+            gates_h: linear(path / "gru_h", hidden, 3 * hidden, LayerInit::Torch, 1.0),
+            output: linear(path / "output", hidden, actions, LayerInit::Torch, 1.0),
+        }
+    }
+
+    /// GRU (Cho et al. 2014): r, z gates; n = tanh(W_n x + r * (U_n h)); h' = (1 - z) n + z h.
+    fn forward(&self, x: &Tensor, h: &Tensor) -> (Tensor, Tensor) {
+        let x = self.input.forward(x).relu();
+        let gx = self.gates_x.forward(&x).chunk(3, 1);
+        let gh = self.gates_h.forward(h).chunk(3, 1);
+        let r = (&gx[0] + &gh[0]).sigmoid();
+        let z = (&gx[1] + &gh[1]).sigmoid();
+        let n = (&gx[2] + r * &gh[2]).tanh();
+        let h = (1.0 - &z) * n + z * h;
+        (self.output.forward(&h), h)
+    }
+}
+
+/// QMIX's monotonic mixer: Q_tot = w2^T elu(W1^T q + b1) + V(s), W1 = |hyper_w1(s)|,
+/// w2 = |hyper_w2(s)|.
+struct QmixMixer {
+    hyper_w1: nn::Sequential,
+    hyper_b1: nn::Linear,
+    hyper_w2: nn::Sequential,
+    value: nn::Sequential,
+    agents: i64,
+    embed: i64,
+}
+
+impl QmixMixer {
+    fn new(path: &nn::Path, state_dim: i64, agents: i64, config: &QmixConfig) -> Self {
+        let (embed, hyper) = (config.mixing_embed, config.hypernet_embed);
+        let two_layer = |name: &str, out: i64| {
+            nn::seq()
+                .add(linear(path / name / "0", state_dim, hyper, LayerInit::Torch, 1.0))
+                .add_fn(|x| x.relu())
+                .add(linear(path / name / "1", hyper, out, LayerInit::Torch, 1.0))
+        };
+        QmixMixer {
+            hyper_w1: two_layer("hyper_w1", agents * embed),
+            hyper_b1: linear(path / "hyper_b1", state_dim, embed, LayerInit::Torch, 1.0),
+            hyper_w2: two_layer("hyper_w2", embed),
+            value: nn::seq()
+                .add(linear(path / "value" / "0", state_dim, embed, LayerInit::Torch, 1.0))
+                .add_fn(|x| x.relu())
+                .add(linear(path / "value" / "1", embed, 1, LayerInit::Torch, 1.0)),
+            agents,
+            embed,
+        }
+    }
+
+    /// q [M, N], state [M, S] -> Q_tot [M].
+    fn forward(&self, q: &Tensor, state: &Tensor) -> Tensor {
+        let w1 = self.hyper_w1.forward(state).abs().view([-1, self.agents, self.embed]);
+        let b1 = self.hyper_b1.forward(state).unsqueeze(1);
+        let hidden = (q.unsqueeze(1).bmm(&w1) + b1).elu();
+        let w2 = self.hyper_w2.forward(state).abs().view([-1, self.embed, 1]);
+        hidden.bmm(&w2).view([-1]) + self.value.forward(state).view([-1])
+    }
+}
+
+/// Whole episodes of fixed length T in preallocated CPU tensors.
+struct EpisodeBuffer {
+    obs: Tensor,        // [C, T+1, N, O]
+    state: Tensor,      // [C, T+1, S]
+    avail: Tensor,      // [C, T+1, N, A]
+    actions: Tensor,    // [C, T, N] int64
+    rewards: Tensor,    // [C, T]
+    terminated: Tensor, // [C, T]
+    filled: Tensor,     // [C, T]: 1 while the episode runs
+    len: usize,
+    next: usize,
+}
+
+impl EpisodeBuffer {
+    fn new(capacity: usize, t: usize, n: usize, o: usize, s: usize, a: usize) -> Self {
+        let (c, t, n, o, s, a) = (capacity as i64, t as i64, n as i64, o as i64, s as i64, a as i64);
+        let f = (Kind::Float, Device::Cpu);
+        EpisodeBuffer {
+            obs: Tensor::zeros([c, t + 1, n, o], f),
+            state: Tensor::zeros([c, t + 1, s], f),
+            avail: Tensor::zeros([c, t + 1, n, a], f),
+            actions: Tensor::zeros([c, t, n], (Kind::Int64, Device::Cpu)),
+            rewards: Tensor::zeros([c, t], f),
+            terminated: Tensor::zeros([c, t], f),
+            filled: Tensor::zeros([c, t], f),
+            len: 0,
+            next: 0,
+        }
+    }
+
+    fn capacity(&self) -> usize {
+        self.obs.size()[0] as usize
+    }
+
+    /// Appends a batch of B episodes given as [B, ...] tensors.
+    fn push(&mut self, episodes: &PendingEpisodes) {
+        let b = episodes.obs.size()[0];
+        for e in 0..b {
+            let slot = self.next as i64;
+            self.obs.get(slot).copy_(&episodes.obs.get(e));
+            self.state.get(slot).copy_(&episodes.state.get(e));
+            self.avail.get(slot).copy_(&episodes.avail.get(e));
+            self.actions.get(slot).copy_(&episodes.actions.get(e));
+            self.rewards.get(slot).copy_(&episodes.rewards.get(e));
+            self.terminated.get(slot).copy_(&episodes.terminated.get(e));
+            self.filled.get(slot).copy_(&episodes.filled.get(e));
+            self.next = (self.next + 1) % self.capacity();
+            self.len = (self.len + 1).min(self.capacity());
+        }
+    }
+}
+
+/// The batch of episodes being collected, stacked when they end.
+#[derive(Default)]
+struct Collecting {
+    obs: Vec<Tensor>,
+    state: Vec<Tensor>,
+    avail: Vec<Tensor>,
+    actions: Vec<Tensor>,
+    rewards: Vec<Tensor>,
+    terminated: Vec<Tensor>,
+    filled: Vec<Tensor>,
+}
+
+struct PendingEpisodes {
+    obs: Tensor,
+    state: Tensor,
+    avail: Tensor,
+    actions: Tensor,
+    rewards: Tensor,
+    terminated: Tensor,
+    filled: Tensor,
+}
+
+pub struct Qmix {
+    config: QmixConfig,
+    store: nn::VarStore,
+    target_store: nn::VarStore,
+    agent: AgentNet,
+    target_agent: AgentNet,
+    mixer: Option<QmixMixer>,
+    target_mixer: Option<QmixMixer>,
+    optimizer: nn::Optimizer,
+    buffer: EpisodeBuffer,
+    collecting: Collecting,
+    /// Per env of the collecting batch: its episode already ended (steps after it are padding).
+    ended: Vec<bool>,
+    rng: ChaCha8Rng,
+    shape: (usize, usize, usize, usize),
+    env_steps: usize,
+    updates: usize,
+    device: Device,
+}
+
+impl Qmix {
+    /// `shape` = (agents, obs_dim, state_dim, actions); `episode_limit` = T.
+    pub fn new(config: QmixConfig, shape: (usize, usize, usize, usize), episode_limit: usize, device: Device, seed: u64) -> Self {
+        let (n, o, s, a) = shape;
+        let input = (o + n + a) as i64;
+        let store = nn::VarStore::new(device);
+        let mut target_store = nn::VarStore::new(device);
+        let agent = AgentNet::new(&(store.root() / "agent"), input, config.hidden, a as i64);
+        let target_agent = AgentNet::new(&(target_store.root() / "agent"), input, config.hidden, a as i64);
+        let (mixer, target_mixer) = match config.mixer {
+            Mixer::Vdn => (None, None),
+            Mixer::Qmix => (
+                Some(QmixMixer::new(&(store.root() / "mixer"), s as i64, n as i64, &config)),
+                Some(QmixMixer::new(&(target_store.root() / "mixer"), s as i64, n as i64, &config)),
+            ),
+        };
+        target_store.copy(&store).expect("same layout");
+        let optimizer = nn::RmsProp { alpha: 0.99, eps: 1e-5, ..Default::default() }.build(&store, config.learning_rate).expect("optimizer");
+        let buffer = EpisodeBuffer::new(config.buffer_episodes, episode_limit, n, o, s, a);
+        Qmix {
+            config,
+            store,
+            target_store,
+            agent,
+            target_agent,
+            mixer,
+            target_mixer,
+            optimizer,
+            buffer,
+            collecting: Collecting::default(),
+            ended: Vec::new(),
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            shape,
+            env_steps: 0,
+            updates: 0,
+            device,
+        }
+    }
+
+    pub fn epsilon(&self) -> f64 {
+        let c = &self.config;
+        let progress = (self.env_steps as f64 / c.epsilon_anneal_steps.max(1) as f64).min(1.0);
+        c.epsilon_start + (c.epsilon_end - c.epsilon_start) * progress
+    }
+
+    /// Agent-network inputs [B*N, O+N+A] from observations [B, N, O] and last actions [B, N, A].
+    fn inputs(&self, obs: &Tensor, last_actions: &Tensor) -> Tensor {
+        let (n, _, _, _) = self.shape;
+        let b = obs.size()[0];
+        let ids = Tensor::eye(n as i64, (Kind::Float, obs.device())).unsqueeze(0).expand([b, n as i64, n as i64], false);
+        Tensor::cat(&[obs.shallow_clone(), ids, last_actions.shallow_clone()], 2).view([b * n as i64, -1])
+    }
+
+    fn mix(mixer: &Option<QmixMixer>, q: &Tensor, state: &Tensor) -> Tensor {
+        match mixer {
+            None => q.sum_dim_intlist(1, false, Kind::Float),
+            Some(m) => m.forward(q, state),
+        }
+    }
+
+    fn update(&mut self) -> Metrics {
+        let (n, _, _, a) = self.shape;
+        let e = self.config.batch_episodes.min(self.buffer.len);
+        let picks: Vec<i64> = (0..e).map(|_| self.rng.gen_range(0..self.buffer.len) as i64).collect();
+        let index = Tensor::from_slice(&picks);
+        let take = |t: &Tensor| t.index_select(0, &index).to(self.device);
+        let (obs, state, avail) = (take(&self.buffer.obs), take(&self.buffer.state), take(&self.buffer.avail));
+        let (actions, rewards, terminated, filled) =
+            (take(&self.buffer.actions), take(&self.buffer.rewards), take(&self.buffer.terminated), take(&self.buffer.filled));
+        let (e, t1) = (obs.size()[0], obs.size()[1]);
+        let t = t1 - 1;
+        let one_hot = actions.one_hot(a as i64).to_kind(Kind::Float); // [E, T, N, A]
+        let zeros = Tensor::zeros([e, 1, n as i64, a as i64], (Kind::Float, self.device));
+        let last_actions = Tensor::cat(&[zeros, one_hot], 1); // [E, T+1, N, A]
+        let unroll = |net: &AgentNet| {
+            let mut h = Tensor::zeros([e * n as i64, self.config.hidden], (Kind::Float, self.device));
+            let mut qs = Vec::with_capacity(t1 as usize);
+            for step in 0..t1 {
+                let x = self.inputs(&obs.select(1, step), &last_actions.select(1, step));
+                let (q, next) = net.forward(&x, &h);
+                h = next;
+                qs.push(q.view([e, n as i64, a as i64]));
+            }
+            Tensor::stack(&qs, 1) // [E, T+1, N, A]
+        };
+        let qs = unroll(&self.agent);
+        let target_qs = tch::no_grad(|| unroll(&self.target_agent));
+        let chosen = qs.narrow(1, 0, t).gather(3, &actions.unsqueeze(3), false).squeeze_dim(3); // [E, T, N]
+        let unavailable = avail.narrow(1, 1, t).eq(0.0);
+        let target_max = tch::no_grad(|| {
+            let next_target = target_qs.narrow(1, 1, t).masked_fill(&unavailable, -1e9);
+            if self.config.double_q {
+                let best = qs.narrow(1, 1, t).detach().masked_fill(&unavailable, -1e9).argmax(3, true);
+                next_target.gather(3, &best, false).squeeze_dim(3)
+            } else {
+                next_target.amax(3, false)
+            }
+        });
+        let flat = |x: &Tensor, width: i64| x.reshape([-1, width]);
+        let s = state.size()[2];
+        let q_tot = Self::mix(&self.mixer, &flat(&chosen, n as i64), &flat(&state.narrow(1, 0, t), s)).view([e, t]);
+        let target_tot = tch::no_grad(|| {
+            Self::mix(&self.target_mixer, &flat(&target_max, n as i64), &flat(&state.narrow(1, 1, t), s)).view([e, t])
+        });
+        let y: Tensor = &rewards + self.config.gamma * (1.0 - &terminated) * target_tot;
+        let td: Tensor = (&q_tot - y) * &filled;
+        let loss = td.square().sum(Kind::Float) / filled.sum(Kind::Float);
+        optimize(&mut self.optimizer, &loss, Some(self.config.max_grad_norm));
+        self.updates += 1;
+        if self.updates % self.config.target_update_interval == 0 {
+            self.target_store.copy(&self.store).expect("same layout");
+        }
+        vec![("td_loss", loss.double_value(&[])), ("q_tot", q_tot.mean(Kind::Float).double_value(&[])), ("epsilon", self.epsilon())]
+    }
+}
+
+impl MultiAgentLearner for Qmix {
+    fn begin(&self, b: usize) -> Memory {
+        let (n, _, _, a) = self.shape;
+        Memory {
+            hidden: Some(Tensor::zeros([(b * n) as i64, self.config.hidden], (Kind::Float, self.device))),
+            last_actions: Some(Tensor::zeros([b as i64, n as i64, a as i64], (Kind::Float, self.device))),
+        }
+    }
+
+    fn act(&mut self, observation: &MultiAgentObservation, memory: &mut Memory, explore: bool) -> Vec<f32> {
+        let (n, o, _, a) = self.shape;
+        let b = observation.observations.len() / (n * o);
+        let obs = Tensor::from_slice(&observation.observations).view([b as i64, n as i64, o as i64]).to(self.device);
+        let avail = Tensor::from_slice(&observation.available_actions).view([b as i64, n as i64, a as i64]).to(self.device);
+        let last = memory.last_actions.take().expect("begin() first");
+        let h = memory.hidden.take().expect("begin() first");
+        let (q, h) = tch::no_grad(|| self.agent.forward(&self.inputs(&obs, &last), &h));
+        let greedy = q.view([b as i64, n as i64, a as i64]).masked_fill(&avail.eq(0.0), -1e9).argmax(2, false);
+        let greedy: Vec<i64> = greedy.flatten(0, -1).to_device(Device::Cpu).try_into().expect("i64");
+        let avail_cpu = &observation.available_actions;
+        let epsilon = if explore { self.epsilon() } else { 0.0 };
+        let actions: Vec<f32> = (0..b * n)
+            .map(|k| {
+                if self.rng.gen::<f64>() < epsilon {
+                    let allowed: Vec<usize> = (0..a).filter(|&j| avail_cpu[k * a + j] > 0.0).collect();
+                    allowed[self.rng.gen_range(0..allowed.len())] as f32
+                } else {
+                    greedy[k] as f32
+                }
+            })
+            .collect();
+        let chosen = Tensor::from_slice(&actions.iter().map(|&x| x as i64).collect::<Vec<_>>()).to(self.device);
+        memory.last_actions = Some(chosen.one_hot(a as i64).to_kind(Kind::Float).view([b as i64, n as i64, a as i64]));
+        memory.hidden = Some(h);
+        actions
+    }
+
+    fn observe(&mut self, before: &MultiAgentObservation, actions: &[f32], step: &MultiAgentStep) -> Metrics {
+        let (n, o, s, a) = self.shape;
+        let b = step.team_rewards.len();
+        if self.collecting.obs.is_empty() {
+            self.ended = vec![false; b];
+            self.collecting.obs.push(Tensor::from_slice(&before.observations).view([b as i64, n as i64, o as i64]));
+            self.collecting.state.push(Tensor::from_slice(&before.states).view([b as i64, s as i64]));
+            self.collecting.avail.push(Tensor::from_slice(&before.available_actions).view([b as i64, n as i64, a as i64]));
+        }
+        let c = &mut self.collecting;
+        c.obs.push(Tensor::from_slice(&step.next.observations).view([b as i64, n as i64, o as i64]));
+        c.state.push(Tensor::from_slice(&step.next.states).view([b as i64, s as i64]));
+        c.avail.push(Tensor::from_slice(&step.next.available_actions).view([b as i64, n as i64, a as i64]));
+        c.actions.push(Tensor::from_slice(&actions.iter().map(|&x| x as i64).collect::<Vec<_>>()).view([b as i64, n as i64]));
+        c.rewards.push(Tensor::from_slice(&step.team_rewards));
+        let terminated: Vec<f32> = step.terminated.iter().map(|&t| f32::from(u8::from(t))).collect();
+        c.terminated.push(Tensor::from_slice(&terminated));
+        c.filled.push(Tensor::from_slice(&self.ended.iter().map(|&e| if e { 0.0f32 } else { 1.0 }).collect::<Vec<_>>()));
+        for i in 0..b {
+            self.ended[i] |= step.terminated[i] || step.truncated[i];
+        }
+        self.env_steps += b;
+        if !self.ended.iter().all(|&e| e) {
+            return Vec::new();
+        }
+        let c = std::mem::take(&mut self.collecting);
+        let t = self.buffer.obs.size()[1] - 1;
+        // Episodes that ended before the limit are padded (filled = 0) up to T.
+        let pad = |mut v: Vec<Tensor>, len: i64| {
+            while (v.len() as i64) < len {
+                v.push(v.last().expect("one step").zeros_like());
+            }
+            Tensor::stack(&v, 1)
+        };
+        let episodes = PendingEpisodes {
+            obs: pad(c.obs, t + 1),
+            state: pad(c.state, t + 1),
+            avail: pad(c.avail, t + 1),
+            actions: pad(c.actions, t),
+            rewards: pad(c.rewards, t),
+            terminated: pad(c.terminated, t),
+            filled: pad(c.filled, t),
+        };
+        self.buffer.push(&episodes);
+        let mut metrics = Vec::new();
+        if self.buffer.len >= self.config.batch_episodes.min(self.buffer.capacity()) {
+            for _ in 0..self.config.updates_per_collection {
+                metrics = self.update();
+            }
+        }
+        metrics
+    }
+
+    fn var_stores(&mut self) -> Vec<(&'static str, &mut nn::VarStore)> {
+        vec![("online", &mut self.store), ("target", &mut self.target_store)]
+    }
+}
