@@ -112,35 +112,67 @@ impl QNet {
     }
 }
 
-/// N independent critics Q_k(s, a) (N = 1 DDPG, 2 TD3/SAC, 10 REDQ).
+/// N independent critics Q_k(s, a) (N = 1 DDPG, 2 TD3/SAC, 10 REDQ), evaluated together: layer
+/// l of all critics is one [N, in, out] weight and one batched matmul, so an ensemble of ten costs
+/// about what one critic does in kernel launches. Each critic starts from PyTorch's default init.
 pub struct CriticEnsemble {
-    critics: Vec<nn::Sequential>,
+    /// (weight [N, in, out], bias [N, 1, out]) per layer, the last with out = 1.
+    layers: Vec<(Tensor, Tensor)>,
+    count: usize,
 }
 
 impl CriticEnsemble {
     pub fn new(path: &nn::Path, obs_dim: i64, action_dim: i64, hidden: &[i64], count: usize) -> Self {
-        let critics = (0..count).map(|k| mlp(&(path / format!("q{k}")), obs_dim + action_dim, hidden, 1)).collect();
-        CriticEnsemble { critics }
+        let mut widths = vec![obs_dim + action_dim];
+        widths.extend_from_slice(hidden);
+        widths.push(1);
+        let n = count as i64;
+        let layers = widths
+            .windows(2)
+            .enumerate()
+            .map(|(i, w)| {
+                let bound = 1.0 / (w[0] as f64).sqrt();
+                let uniform = nn::Init::Uniform { lo: -bound, up: bound };
+                (path.var(&format!("layer{i}_weight"), &[n, w[0], w[1]], uniform), path.var(&format!("layer{i}_bias"), &[n, 1, w[1]], uniform))
+            })
+            .collect();
+        CriticEnsemble { layers, count }
     }
 
     pub fn len(&self) -> usize {
-        self.critics.len()
+        self.count
     }
 
     pub fn is_empty(&self) -> bool {
-        self.critics.is_empty()
+        self.count == 0
+    }
+
+    fn run(&self, input: &Tensor, select: Option<&Tensor>) -> Tensor {
+        let k = select.map_or(self.count as i64, |s| s.size()[0]);
+        let mut x = input.unsqueeze(0).expand([k, input.size()[0], input.size()[1]], false);
+        let last = self.layers.len() - 1;
+        for (l, (w, b)) in self.layers.iter().enumerate() {
+            let (w, b) = match select {
+                Some(s) => (w.index_select(0, s), b.index_select(0, s)),
+                None => (w.shallow_clone(), b.shallow_clone()),
+            };
+            x = b.baddbmm(&x, &w, 1.0, 1.0);
+            if l < last {
+                x = x.relu();
+            }
+        }
+        x.squeeze_dim(2)
     }
 
     /// Q values of every critic: [N, B].
     pub fn forward_all(&self, obs: &Tensor, action: &Tensor) -> Tensor {
-        let input = Tensor::cat(&[obs, action], 1);
-        Tensor::stack(&self.critics.iter().map(|q| q.forward(&input).squeeze_dim(1)).collect::<Vec<_>>(), 0)
+        self.run(&Tensor::cat(&[obs, action], 1), None)
     }
 
     /// Q values of the critics in `subset`: [|subset|, B].
     pub fn forward_subset(&self, obs: &Tensor, action: &Tensor, subset: &[usize]) -> Tensor {
-        let input = Tensor::cat(&[obs, action], 1);
-        Tensor::stack(&subset.iter().map(|&k| self.critics[k].forward(&input).squeeze_dim(1)).collect::<Vec<_>>(), 0)
+        let index = Tensor::from_slice(&subset.iter().map(|&k| k as i64).collect::<Vec<_>>()).to(obs.device());
+        self.run(&Tensor::cat(&[obs, action], 1), Some(&index))
     }
 }
 

@@ -29,6 +29,9 @@ pub struct SacConfig {
     pub actor_on_mean: bool,
     /// Initial temperature alpha.
     pub initial_alpha: f64,
+    /// Critic updates per actor (and temperature) update: SAC 1; REDQ G = 20, i.e. one policy
+    /// update per env step after the G critic updates (Chen et al. 2021, Algorithm 1).
+    pub critic_updates_per_actor_update: usize,
 }
 
 impl SacConfig {
@@ -44,16 +47,18 @@ impl SacConfig {
             target_subset: 2,
             actor_on_mean: false,
             initial_alpha: 1.0,
+            critic_updates_per_actor_update: 1,
         }
     }
 
     pub fn redq() -> Self {
-        SacConfig { critics: 10, target_subset: 2, actor_on_mean: true, ..Self::sac() }
+        SacConfig { critics: 10, target_subset: 2, actor_on_mean: true, critic_updates_per_actor_update: 20, ..Self::sac() }
     }
 }
 
 pub struct Sac {
     config: SacConfig,
+    critic_updates: usize,
     actor_store: nn::VarStore,
     critic_store: nn::VarStore,
     critic_target_store: nn::VarStore,
@@ -96,6 +101,7 @@ impl Sac {
             actor_optimizer,
             critic_optimizer,
             alpha_optimizer,
+            critic_updates: 0,
         }
     }
 }
@@ -121,6 +127,12 @@ impl OffPolicyAgent for Sac {
         optimize(&mut self.critic_optimizer, &critic_loss, None);
         let td: Vec<f32> = td.detach().abs().mean_dim(0, false, Kind::Float).to_device(Device::Cpu).try_into().expect("td");
         buffer.update_priorities(&batch.indices, &td);
+        soft_update(&mut self.critic_target_store, &self.critic_store, self.config.tau);
+        self.critic_updates += 1;
+        let mut metrics = vec![("critic_loss", critic_loss.double_value(&[])), ("alpha", alpha.double_value(&[0]))];
+        if self.critic_updates % self.config.critic_updates_per_actor_update.max(1) != 0 {
+            return metrics;
+        }
 
         // J_pi = E[alpha log pi(a|s) - Q(s, a)], a = tanh(mu + sigma eps) (eq. 12)
         let (action, log_prob) = self.actor.sample(&batch.obs);
@@ -132,12 +144,8 @@ impl OffPolicyAgent for Sac {
         // J(alpha) = E[-alpha (log pi + target entropy)] (eq. 18), on log alpha.
         let alpha_loss = -(&self.log_alpha * (log_prob.detach() + self.target_entropy)).mean(Kind::Float);
         optimize(&mut self.alpha_optimizer, &alpha_loss, None);
-        soft_update(&mut self.critic_target_store, &self.critic_store, self.config.tau);
-        vec![
-            ("critic_loss", critic_loss.double_value(&[])),
-            ("actor_loss", actor_loss.double_value(&[])),
-            ("alpha", alpha.double_value(&[0])),
-        ]
+        metrics.push(("actor_loss", actor_loss.double_value(&[])));
+        metrics
     }
 
     fn actor_log_prob(&self, obs: &Tensor, actions: &Tensor) -> Option<Tensor> {
