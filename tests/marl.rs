@@ -34,3 +34,27 @@ fn the_matching_heuristic_beats_random_actions_on_simple_spread() {
         assert!(heuristic > random + 20.0, "{env}: heuristic {heuristic} vs random {random}");
     }
 }
+
+#[test]
+fn every_algorithm_trains_briefly_on_simple_spread_with_finite_losses_and_beats_random() {
+    tch::set_num_threads(1);
+    let runs = [
+        ("mappo", "simple_spread", 40_000, json!({})),
+        ("mappo", "simple_spread_continuous", 40_000, json!({})),
+        ("maddpg", "simple_spread", 40_000, json!({"learning_starts": 4096, "batch_size": 256})),
+        ("matd3", "simple_spread_continuous", 40_000, json!({"learning_starts": 4096, "batch_size": 256})),
+        ("qmix", "simple_spread", 150_000, json!({"epsilon_anneal_steps": 50_000})),
+        ("vdn", "simple_spread", 150_000, json!({"epsilon_anneal_steps": 50_000})),
+    ];
+    for (algorithm, env, steps, overrides) in runs {
+        let (random, _) = random_policy_return(env, 32, 7).unwrap();
+        let config = MarlConfig { eval_every: steps, eval_episodes: 32, overrides, ..MarlConfig::new(algorithm, env, steps, 0) };
+        let outcome = train(&config).unwrap();
+        let last = outcome.evaluations.last().unwrap();
+        for (name, value) in last.losses.as_object().unwrap() {
+            assert!(value.as_f64().is_some_and(f64::is_finite), "{algorithm}: {name} = {value}");
+        }
+        eprintln!("{algorithm} {env}: {:.1} after {steps} steps (random {random:.1})", last.return_mean);
+        assert!(last.return_mean > random + 3.0, "{algorithm} on {env}: {} vs random {random}", last.return_mean);
+    }
+}
