@@ -9,7 +9,7 @@ PORT ?= 8080
 BENCH_LIMITS ?= 10,60
 GSET ?= ../shared/data/gset
 
-.PHONY: setup build serve test verify bench openapi clean
+.PHONY: setup peers build serve test verify bench bench-drl openapi clean
 
 # Idempotent: skipped when the venv already imports the pinned torch.
 setup:
@@ -18,6 +18,10 @@ setup:
 	else \
 		python3 -m venv "$(VENV)" && "$(PYTHON)" -m pip install --quiet "torch==$(TORCH_VERSION)"; \
 	fi
+
+# The peers the benchmarks compare against and the fixture recorders use (not needed by `make test`).
+peers: setup
+	"$(PYTHON)" -m pip install --quiet "stable-baselines3==2.9.2" "gymnasium==1.4.0" "mpe2==1.1.1"
 
 build: setup
 	$(CARGO_ENV) cargo build --release
@@ -35,6 +39,10 @@ verify: setup
 
 bench: build
 	./target/release/rlsolver bench maxcut --instances $(GSET) --time-limit $(BENCH_LIMITS) --output benches/maxcut-report.md
+
+# Env throughput and time to threshold, ours next to gymnasium and Stable-Baselines3 (same script).
+bench-drl: build peers
+	./target/release/rlsolver bench drl --python "$(PYTHON)" --output benches/drl-report.md
 
 openapi: build
 	./target/release/rlsolver openapi > openapi/openapi.json

@@ -188,7 +188,7 @@ pub struct TrainOutcome {
 }
 
 /// The algorithm's default hyperparameters with `overrides` applied, as the config type `T`.
-fn merged<T: serde::de::DeserializeOwned>(mut value: serde_json::Value, overrides: &serde_json::Value) -> Result<T> {
+pub(crate) fn merged<T: serde::de::DeserializeOwned>(mut value: serde_json::Value, overrides: &serde_json::Value) -> Result<T> {
     if let (Some(target), Some(patch)) = (value.as_object_mut(), overrides.as_object()) {
         for (k, v) in patch {
             if !target.contains_key(k) {

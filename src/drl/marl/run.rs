@@ -10,6 +10,7 @@ use super::simple_spread::SimpleSpread;
 use super::{make, MultiAgentEnv, MultiAgentObservation, MultiAgentStep};
 use crate::drl::agents::Metrics;
 use crate::drl::env::ActionSpace;
+use crate::drl::run::merged;
 use anyhow::{bail, Context, Result};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -111,18 +112,6 @@ pub struct MarlOutcome {
     pub wall_s: f64,
 }
 
-fn merged<T: serde::de::DeserializeOwned>(mut value: serde_json::Value, overrides: &serde_json::Value) -> Result<T> {
-    if let (Some(target), Some(patch)) = (value.as_object_mut(), overrides.as_object()) {
-        for (k, v) in patch {
-            if !target.contains_key(k) {
-                bail!("unknown hyperparameter '{k}'");
-            }
-            target.insert(k.clone(), v.clone());
-        }
-    }
-    Ok(serde_json::from_value(value)?)
-}
-
 fn build(config: &MarlConfig, env: &dyn MultiAgentEnv) -> Result<Box<dyn MultiAgentLearner>> {
     let (base, _) = defaults(&config.algorithm).with_context(|| format!("unknown algorithm '{}'", config.algorithm))?;
     let (n, o, s) = (env.num_agents(), env.observation_dim(), env.state_dim());
@@ -170,9 +159,13 @@ pub fn evaluate_with(
         }
         observation = step.next;
     }
-    let mean = returns.iter().sum::<f64>() / b as f64;
-    let std = (returns.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / b as f64).sqrt();
-    (mean, std)
+    mean_std(&returns)
+}
+
+fn mean_std(values: &[f64]) -> (f64, f64) {
+    let n = values.len().max(1) as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    (mean, (values.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / n).sqrt())
 }
 
 fn evaluate_learner(learner: &mut dyn MultiAgentLearner, env_id: &str, episodes: usize, seed: u64) -> Result<(f64, f64)> {
@@ -210,9 +203,7 @@ pub fn heuristic_return(env_id: &str, episodes: usize, seed: u64) -> Result<(f64
             break;
         }
     }
-    let mean = returns.iter().sum::<f64>() / episodes as f64;
-    let std = (returns.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / episodes as f64).sqrt();
-    Ok((mean, std))
+    Ok(mean_std(&returns))
 }
 
 /// Trains until the step budget; evaluates every `eval_every` steps and at the end.
