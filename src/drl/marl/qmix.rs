@@ -38,7 +38,8 @@ pub struct QmixConfig {
     /// Episodes per update, and the buffer's capacity in episodes.
     pub batch_episodes: usize,
     pub buffer_episodes: usize,
-    /// Gradient updates after every batch of collected episodes.
+    /// Gradient updates after every batch of collected episodes (default: one per episode, as
+    /// PyMARL; with 8 envs that is 8: on simple_spread -55.5 at 100k steps against -70.9 with 1).
     pub updates_per_collection: usize,
     /// Hard target update every this many updates.
     pub target_update_interval: usize,
@@ -63,7 +64,7 @@ impl QmixConfig {
             gamma: 0.99,
             batch_episodes: 32,
             buffer_episodes: 5000,
-            updates_per_collection: 1,
+            updates_per_collection: 8,
             target_update_interval: 200,
             epsilon_start: 1.0,
             epsilon_end: 0.05,
