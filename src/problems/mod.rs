@@ -5,6 +5,7 @@
 
 pub mod ising;
 pub mod maxcut;
+pub mod mimo;
 
 use crate::search::{Incumbent, SearchOutcome, SearchParams, StopReason};
 use std::time::Duration;

