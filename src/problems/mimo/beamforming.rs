@@ -38,7 +38,11 @@ pub fn mrt(h: &Tensor, power: f64) -> Tensor {
 pub fn regularized_zf(h: &Tensor, power: f64, alpha: f64) -> Tensor {
     let k = h.size()[0];
     let hh = h.mh().resolve_conj();
-    let gram = h.matmul(&hh) + Tensor::eye(k, (COMPLEX, h.device())) * alpha;
+    let gram = h.matmul(&hh);
+    // A ridge of 1e-12 of the mean diagonal keeps ZF defined (least squares) when K > N or H is
+    // rank-deficient; it changes nothing measurable otherwise.
+    let ridge = 1e-12 * gram.diagonal(0, 0, 1).real().mean(Kind::Double).double_value(&[]);
+    let gram = gram + Tensor::eye(k, (COMPLEX, h.device())) * (alpha + ridge);
     to_power(&hh.matmul(&Tensor::linalg_inv(&gram)), power)
 }
 
@@ -104,7 +108,13 @@ pub struct SearchResult {
     pub history: Vec<(Duration, f64)>,
     pub iterations: usize,
     pub starts: usize,
+    /// Why it stopped.
+    pub stop: crate::search::StopReason,
 }
+
+/// Iterations without a relative improvement of the best above 1e-9 after which the search
+/// counts as converged.
+pub const PATIENCE: usize = 200;
 
 /// Parallel projected gradient ascent: B beamformers W_b = sqrt(P) V_b / ||V_b||_F (the power
 /// constraint by normalization), V updated by Adam on the batch's summed rate; starts are the
@@ -156,8 +166,8 @@ pub fn parallel_gradient_search(
     };
     let mut best = (init.get(0).shallow_clone(), f64::NEG_INFINITY);
     let mut history = Vec::new();
-    let mut iterations = 0;
-    loop {
+    let (mut iterations, mut since_improvement) = (0, 0);
+    let stop = loop {
         let w = to_power(&Tensor::view_as_complex(&v), power);
         let rates = sum_rate(&h, &w, noise);
         let (top, index) = {
@@ -165,20 +175,31 @@ pub fn parallel_gradient_search(
             let i = r.argmax(0, false).int64_value(&[]);
             (r.double_value(&[i]), i)
         };
-        if top > best.1 + 1e-12 {
+        if top > best.1 + 1e-9 * best.1.abs().max(1.0) {
+            since_improvement = 0;
+        } else {
+            since_improvement += 1;
+        }
+        if top > best.1 {
             best = (w.get(index).detach().to_device(Device::Cpu), top);
             history.push((start_time.elapsed(), top));
         }
-        if iterations >= max_iterations || start_time.elapsed() >= time_limit {
-            break;
+        if iterations >= max_iterations {
+            break crate::search::StopReason::RoundLimit;
+        }
+        if start_time.elapsed() >= time_limit {
+            break crate::search::StopReason::TimeLimit;
+        }
+        if since_improvement >= PATIENCE {
+            break crate::search::StopReason::Converged;
         }
         let loss = -rates.sum(Kind::Double);
         optimizer.zero_grad();
         loss.backward();
         optimizer.step();
         iterations += 1;
-    }
-    SearchResult { w: best.0, rate: best.1, history, iterations, starts: b as usize }
+    };
+    SearchResult { w: best.0, rate: best.1, history, iterations, starts: b as usize, stop }
 }
 
 #[cfg(test)]

@@ -1,3 +1,237 @@
-//! Downlink MISO beamforming (issue 5, first part): the tensor math lives in `beamforming`.
+//! Downlink MISO beamforming: K single-antenna users, N antennas, channel H (K x N complex),
+//! power budget P, noise sigma^2; maximise the sum rate (see `beamforming`). Baselines: MRT, ZF,
+//! regularized ZF ("MMSE"), WMMSE; the search refines many starts (WMMSE, the precoders, random)
+//! in parallel by projected gradient ascent.
 
 pub mod beamforming;
+
+use super::{HistoryPoint, Instance, Limits, Problem, ProblemError, ProblemInput, SolveReport};
+use crate::search::{SearchParams, StopReason};
+use beamforming::{mmse, mrt, parallel_gradient_search, sum_rate, wmmse, zero_forcing, COMPLEX};
+use serde_json::json;
+use std::time::{Duration, Instant};
+use tch::{Device, Kind, Tensor};
+
+/// MRT, zero-forcing, regularized ZF with alpha = K sigma^2 / P, WMMSE (200 iterations from RZF).
+pub const BASELINES: &[&str] = &["mrt", "zf", "rzf", "wmmse"];
+pub const WMMSE_ITERATIONS: usize = 200;
+/// Parallel starts of the search when `chains` is not given.
+pub const DEFAULT_STARTS: usize = 64;
+
+/// A validated instance (plain numbers: tensors are built per solve, they are not `Sync`).
+#[derive(Debug, Clone)]
+pub struct MimoInstance {
+    users: usize,
+    antennas: usize,
+    /// Row-major K x N parts of H.
+    re: Vec<f64>,
+    im: Vec<f64>,
+    pub power: f64,
+    pub noise: f64,
+}
+
+fn matrix(value: &serde_json::Value, field: &str) -> Result<Vec<Vec<f64>>, ProblemError> {
+    let rows = value.as_array().ok_or_else(|| ProblemError::invalid(field, "expected an array of rows"))?;
+    rows.iter()
+        .enumerate()
+        .map(|(i, row)| {
+            row.as_array()
+                .ok_or_else(|| ProblemError::invalid(format!("{field}[{i}]"), "expected an array of numbers"))?
+                .iter()
+                .enumerate()
+                .map(|(j, x)| {
+                    x.as_f64().filter(|v| v.is_finite()).ok_or_else(|| ProblemError::invalid(format!("{field}[{i}][{j}]"), "expected a finite number"))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn positive(value: &serde_json::Value, field: &str, default: Option<f64>) -> Result<f64, ProblemError> {
+    match (value.get(field), default) {
+        (None | Some(serde_json::Value::Null), Some(d)) => Ok(d),
+        (None | Some(serde_json::Value::Null), None) => Err(ProblemError::invalid(field, "required")),
+        (Some(v), _) => v.as_f64().filter(|x| x.is_finite() && *x > 0.0).ok_or_else(|| ProblemError::invalid(field, "expected a finite number > 0")),
+    }
+}
+
+/// `{"channel": {"re": [[..]], "im": [[..]]}, "power": P, "noise": sigma^2 (default 1)}`.
+pub fn parse_json(value: &serde_json::Value, limits: &Limits) -> Result<MimoInstance, ProblemError> {
+    let channel = value.get("channel").ok_or_else(|| ProblemError::invalid("channel", "required: {re, im}"))?;
+    let re = matrix(channel.get("re").ok_or_else(|| ProblemError::invalid("channel.re", "required"))?, "channel.re")?;
+    let im = matrix(channel.get("im").ok_or_else(|| ProblemError::invalid("channel.im", "required"))?, "channel.im")?;
+    let k = re.len();
+    let n = re.first().map_or(0, Vec::len);
+    if k == 0 || n == 0 {
+        return Err(ProblemError::invalid("channel.re", "needs at least one user (row) and one antenna (column)"));
+    }
+    if re.iter().any(|r| r.len() != n) {
+        return Err(ProblemError::invalid("channel.re", format!("rows must all have {n} entries")));
+    }
+    if im.len() != k || im.iter().any(|r| r.len() != n) {
+        return Err(ProblemError::invalid("channel.im", format!("must be {k} x {n} like channel.re")));
+    }
+    if k * n > limits.max_nodes {
+        return Err(ProblemError::too_large("channel", format!("{k} x {n} entries exceed the limit of {}", limits.max_nodes)));
+    }
+    let power = positive(value, "power", None)?;
+    let noise = positive(value, "noise", Some(1.0))?;
+    Ok(MimoInstance { users: k, antennas: n, re: re.concat(), im: im.concat(), power, noise })
+}
+
+impl MimoInstance {
+    fn users(&self) -> usize {
+        self.users
+    }
+
+    fn antennas(&self) -> usize {
+        self.antennas
+    }
+
+    /// H [K, N] complex128 on the CPU.
+    pub fn channel(&self) -> Tensor {
+        let shape = [self.users as i64, self.antennas as i64];
+        Tensor::complex(&Tensor::from_slice(&self.re).view(shape), &Tensor::from_slice(&self.im).view(shape)).to_kind(COMPLEX)
+    }
+
+    fn baseline(&self, h: &Tensor, name: &str) -> Option<Tensor> {
+        Some(match name {
+            "mrt" => mrt(h, self.power),
+            "zf" => zero_forcing(h, self.power),
+            "rzf" => mmse(h, self.power, self.noise),
+            "wmmse" => wmmse(h, self.power, self.noise, &mmse(h, self.power, self.noise), WMMSE_ITERATIONS),
+            _ => return None,
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn report(&self, h: &Tensor, w: &Tensor, status: StopReason, elapsed: Duration, history: Vec<HistoryPoint>, chains: usize, rounds: usize, device: Device, seed: u64) -> SolveReport {
+        let rate = sum_rate(h, w, self.noise).double_value(&[0]);
+        let gains = h.matmul(w).abs().square();
+        let signal = gains.diagonal(0, 0, 1);
+        let interference = gains.sum_dim_intlist(1, false, Kind::Double) - &signal;
+        let user_rates: Vec<f64> = (signal / (interference + self.noise) + 1.0).log2().try_into().expect("f64");
+        let part = |t: Tensor| -> Vec<Vec<f64>> {
+            let (rows, cols) = (t.size()[0], t.size()[1]);
+            let flat: Vec<f64> = t.contiguous().view([-1]).try_into().expect("f64");
+            (0..rows as usize).map(|r| flat[r * cols as usize..(r + 1) * cols as usize].to_vec()).collect()
+        };
+        SolveReport {
+            problem: "mimo".into(),
+            objective: rate,
+            energy: -rate,
+            solution: json!({"w": {"re": part(w.real()), "im": part(w.imag())}, "user_rates": user_rates}),
+            status,
+            elapsed_ms: elapsed.as_secs_f64() * 1e3,
+            history,
+            chains,
+            rounds,
+            device: super::device_name(device),
+            seed,
+        }
+    }
+}
+
+impl Instance for MimoInstance {
+    fn solve(&self, params: &SearchParams) -> SolveReport {
+        let start = Instant::now();
+        let h = self.channel();
+        let time_limit = Duration::from_secs_f64(params.time_limit_s);
+        let mut seeds: Vec<Tensor> = ["wmmse", "rzf", "mrt"].iter().map(|b| self.baseline(&h, b).expect("known")).collect();
+        if self.users() <= self.antennas() {
+            seeds.push(self.baseline(&h, "zf").expect("known"));
+        }
+        let starts = params.chains.unwrap_or(DEFAULT_STARTS).max(seeds.len());
+        let offset = start.elapsed();
+        let found = parallel_gradient_search(&h, self.power, self.noise, &seeds, starts, params.seed, time_limit.saturating_sub(offset), params.max_rounds.unwrap_or(usize::MAX), params.device);
+        let history = found.history.iter().map(|(t, r)| HistoryPoint { elapsed_ms: (offset + *t).as_secs_f64() * 1e3, objective: *r }).collect();
+        self.report(&h, &found.w, found.stop, start.elapsed(), history, found.starts, found.iterations, params.device, params.seed)
+    }
+
+    fn solve_baseline(&self, name: &str, params: &SearchParams) -> Option<SolveReport> {
+        let start = Instant::now();
+        let h = self.channel();
+        let w = self.baseline(&h, name)?;
+        let rate = sum_rate(&h, &w, self.noise).double_value(&[0]);
+        let history = vec![HistoryPoint { elapsed_ms: start.elapsed().as_secs_f64() * 1e3, objective: rate }];
+        Some(self.report(&h, &w, StopReason::Converged, start.elapsed(), history, 1, 0, Device::Cpu, params.seed))
+    }
+
+    fn target_energy(&self, objective: f64) -> f64 {
+        -objective
+    }
+
+    fn size_summary(&self) -> String {
+        format!("users={} antennas={}", self.users(), self.antennas())
+    }
+}
+
+/// The registry entry.
+pub struct Mimo;
+
+impl Problem for Mimo {
+    fn name(&self) -> &'static str {
+        "mimo"
+    }
+
+    fn summary(&self) -> &'static str {
+        "Downlink MISO beamforming: a beamformer for K users and N antennas maximising the sum rate under a power budget"
+    }
+
+    fn formats(&self) -> &'static [&'static str] {
+        &["json"]
+    }
+
+    fn baselines(&self) -> &'static [&'static str] {
+        BASELINES
+    }
+
+    fn instance_schema(&self) -> serde_json::Value {
+        json!({
+            "type": "object",
+            "required": ["channel", "power"],
+            "properties": {
+                "channel": {
+                    "type": "object",
+                    "description": "H, K x N: row k is user k's channel",
+                    "required": ["re", "im"],
+                    "properties": {
+                        "re": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}},
+                        "im": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}}
+                    }
+                },
+                "power": {"type": "number", "exclusiveMinimum": 0, "description": "total transmit power P (linear)"},
+                "noise": {"type": "number", "exclusiveMinimum": 0, "description": "noise power sigma^2 (default 1)"}
+            }
+        })
+    }
+
+    fn load(&self, input: ProblemInput<'_>, limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
+        match input {
+            ProblemInput::Json(value) => Ok(Box::new(parse_json(value, limits)?)),
+            ProblemInput::Text(_) => Err(ProblemError::invalid("body", "mimo accepts JSON only")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_instances_name_their_field() {
+        let limits = Limits::default();
+        let cases = [
+            (json!({"power": 1}), "channel"),
+            (json!({"channel": {"re": [[1, 2]], "im": [[1]]}, "power": 1}), "channel.im"),
+            (json!({"channel": {"re": [[1, 2], [3]], "im": [[1, 2], [3, 4]]}, "power": 1}), "channel.re"),
+            (json!({"channel": {"re": [[1, "x"]], "im": [[1, 2]]}, "power": 1}), "channel.re[0][1]"),
+            (json!({"channel": {"re": [[1, 2]], "im": [[1, 2]]}, "power": -1}), "power"),
+            (json!({"channel": {"re": [[1, 2]], "im": [[1, 2]]}, "power": 1, "noise": 0}), "noise"),
+        ];
+        for (value, field) in cases {
+            let error = parse_json(&value, &limits).unwrap_err();
+            assert_eq!(error.field(), Some(field), "{value}: {error}");
+        }
+    }
+}
