@@ -247,7 +247,8 @@ struct GenerateArgs {
 struct BenchArgs {
     /// What to benchmark: maxcut (solution quality) or drl (env throughput, time to threshold).
     problem: String,
-    /// Folder of instances (Gset .txt files, best-known values in its README.md).
+    /// Folder of instances (maxcut: Gset .txt files, best-known values in its README.md; mimo:
+    /// the folder holding rayleigh_k8_n8_100.json).
     #[arg(long, default_value = "../shared/data/gset")]
     instances: PathBuf,
     /// Comma-separated time limits in seconds, one column each.
@@ -411,7 +412,13 @@ fn bench(args: BenchArgs) -> Result<()> {
             seeds: args.seeds,
             peer: args.python.map(|python| (python, args.peer_script)),
         })?,
-        other => anyhow::bail!("bench supports maxcut and drl, not '{other}'"),
+        "mimo" => rlsolver::bench::mimo::run_mimo(&rlsolver::bench::mimo::MimoBenchConfig {
+            channels: args.instances.join("rayleigh_k8_n8_100.json"),
+            powers: vec![10.0, 100.0],
+            time_limit_s: args.time_limit[0],
+            seed: args.seed,
+        })?,
+        other => anyhow::bail!("bench supports maxcut, drl and mimo, not '{other}'"),
     };
     print!("{report}");
     if let Some(path) = args.output {

@@ -235,3 +235,28 @@ fn every_listed_baseline_runs_over_http_and_reports_a_true_cut() {
         assert!(objective > 120.0, "{name}: {objective}");
     }
 }
+
+#[test]
+fn mimo_solves_over_http_beat_wmmse_and_bad_channels_name_their_field() {
+    let base = server();
+    let c = client();
+    let channel = json!({"re": [[1.0, 0.2, -0.4], [0.3, -1.1, 0.5]], "im": [[0.1, 0.9, 0.0], [-0.6, 0.2, 0.8]]});
+    let solve = |method: &str| -> Value {
+        let body = json!({"instance": {"channel": channel, "power": 10.0}, "options": {"time_limit_s": 2, "method": method}});
+        let response = c.post(format!("{base}/v1/problems/mimo/solve")).json(&body).send().unwrap();
+        assert_eq!(response.status(), 200);
+        response.json().unwrap()
+    };
+    let wmmse = solve("wmmse")["objective"].as_f64().unwrap();
+    let searched = solve("search");
+    let rate = searched["objective"].as_f64().unwrap();
+    assert!(rate >= wmmse - 1e-9 && rate > solve("mrt")["objective"].as_f64().unwrap(), "search {rate}, wmmse {wmmse}");
+    // The returned beamformer meets the power budget and its user rates add up to the objective.
+    let w = &searched["solution"]["w"];
+    let power: f64 = ["re", "im"].iter().flat_map(|p| w[p].as_array().unwrap().iter().flat_map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap().powi(2))).collect::<Vec<_>>()).sum();
+    assert!(power <= 10.0 + 1e-6, "power {power}");
+    let total: f64 = searched["solution"]["user_rates"].as_array().unwrap().iter().map(|r| r.as_f64().unwrap()).sum();
+    assert!((total - rate).abs() < 1e-6);
+    let bad = json!({"instance": {"channel": {"re": [[1.0, 2.0]], "im": [[1.0]]}, "power": 10.0}});
+    expect_problem(c.post(format!("{base}/v1/problems/mimo/solve")).json(&bad).send().unwrap(), 422, Some("channel.im"));
+}

@@ -1,7 +1,9 @@
 //! Benchmarks that write markdown reports: `maxcut` (solution quality against time) and `drl`
-//! (environment throughput and time to threshold, against Stable-Baselines3 and gymnasium).
+//! (environment throughput and time to threshold, against Stable-Baselines3 and gymnasium), `mimo`
+//! (sum rates of the baselines and the search on a channel set).
 
 pub mod drl;
 pub mod maxcut;
+pub mod mimo;
 
 pub use maxcut::{run_maxcut, BenchConfig};

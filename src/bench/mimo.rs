@@ -1,0 +1,62 @@
+//! `rlsolver bench mimo`: average sum rate over a channel set (the shared K = N = 8 Rayleigh set
+//! by default) at each power, for every baseline and for the search at a time limit per channel.
+
+use crate::problems::mimo::{parse_json, MimoInstance, BASELINES};
+use crate::problems::{Instance, Limits};
+use crate::search::SearchParams;
+use anyhow::{Context, Result};
+use serde_json::json;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone)]
+pub struct MimoBenchConfig {
+    /// JSON with `samples[s].re/.im` (K x N) and `noise_power`.
+    pub channels: PathBuf,
+    pub powers: Vec<f64>,
+    pub time_limit_s: f64,
+    pub seed: u64,
+}
+
+fn load(config: &MimoBenchConfig, power: f64) -> Result<Vec<MimoInstance>> {
+    let data: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&config.channels).with_context(|| format!("{}", config.channels.display()))?)?;
+    let noise = data["noise_power"].as_f64().unwrap_or(1.0);
+    let samples = data["samples"].as_array().context("samples")?;
+    samples
+        .iter()
+        .map(|s| Ok(parse_json(&json!({"channel": {"re": s["re"], "im": s["im"]}, "power": power, "noise": noise}), &Limits::default())?))
+        .collect()
+}
+
+pub fn run_mimo(config: &MimoBenchConfig) -> Result<String> {
+    let mut report = String::new();
+    writeln!(report, "| P | channels |{} search ({} s/channel) | search - wmmse | search s/channel (mean) |", BASELINES.iter().map(|b| format!(" {b} |")).collect::<String>(), config.time_limit_s)?;
+    writeln!(report, "|---|---|{}---|---|---|", "---|".repeat(BASELINES.len()))?;
+    for &power in &config.powers {
+        let instances = load(config, power)?;
+        let params = SearchParams { time_limit_s: config.time_limit_s, seed: config.seed, ..SearchParams::default() };
+        let mut sums = vec![0.0; BASELINES.len()];
+        let (mut search, mut seconds) = (0.0, 0.0);
+        for instance in &instances {
+            for (sum, name) in sums.iter_mut().zip(BASELINES) {
+                *sum += instance.solve_baseline(name, &params).expect("known baseline").objective;
+            }
+            let found = instance.solve(&params);
+            search += found.objective;
+            seconds += found.elapsed_ms / 1e3;
+        }
+        let n = instances.len() as f64;
+        let wmmse = sums[BASELINES.iter().position(|b| *b == "wmmse").expect("listed")] / n;
+        eprintln!("P = {power}: search {:.3}, wmmse {wmmse:.3}", search / n);
+        writeln!(
+            report,
+            "| {power} | {} |{} {:.2} | {:+.3} | {:.2} |",
+            instances.len(),
+            sums.iter().map(|s| format!(" {:.2} |", s / n)).collect::<String>(),
+            search / n,
+            search / n - wmmse,
+            seconds / n
+        )?;
+    }
+    Ok(report)
+}
