@@ -147,7 +147,7 @@ impl CriticEnsemble {
         self.count == 0
     }
 
-    fn run(&self, input: &Tensor, select: Option<&Tensor>) -> Tensor {
+    fn run(&self, input: &Tensor, select: Option<&Tensor>, frozen: bool) -> Tensor {
         let k = select.map_or(self.count as i64, |s| s.size()[0]);
         let mut x = input.unsqueeze(0).expand([k, input.size()[0], input.size()[1]], false);
         let last = self.layers.len() - 1;
@@ -156,6 +156,7 @@ impl CriticEnsemble {
                 Some(s) => (w.index_select(0, s), b.index_select(0, s)),
                 None => (w.shallow_clone(), b.shallow_clone()),
             };
+            let (w, b) = if frozen { (w.detach(), b.detach()) } else { (w, b) };
             x = b.baddbmm(&x, &w, 1.0, 1.0);
             if l < last {
                 x = x.relu();
@@ -166,13 +167,27 @@ impl CriticEnsemble {
 
     /// Q values of every critic: [N, B].
     pub fn forward_all(&self, obs: &Tensor, action: &Tensor) -> Tensor {
-        self.run(&Tensor::cat(&[obs, action], 1), None)
+        self.run(&Tensor::cat(&[obs, action], 1), None, false)
+    }
+
+    /// `forward_all` with the critics' weights treated as constants: gradients reach the action
+    /// (an actor's loss) without computing the critics' weight gradients it would throw away.
+    pub fn forward_all_frozen(&self, obs: &Tensor, action: &Tensor) -> Tensor {
+        self.run(&Tensor::cat(&[obs, action], 1), None, true)
     }
 
     /// Q values of the critics in `subset`: [|subset|, B].
     pub fn forward_subset(&self, obs: &Tensor, action: &Tensor, subset: &[usize]) -> Tensor {
-        let index = Tensor::from_slice(&subset.iter().map(|&k| k as i64).collect::<Vec<_>>()).to(obs.device());
-        self.run(&Tensor::cat(&[obs, action], 1), Some(&index))
+        self.run(&Tensor::cat(&[obs, action], 1), Some(&Self::index(subset, obs.device())), false)
+    }
+
+    /// `forward_subset` with frozen weights (see `forward_all_frozen`).
+    pub fn forward_subset_frozen(&self, obs: &Tensor, action: &Tensor, subset: &[usize]) -> Tensor {
+        self.run(&Tensor::cat(&[obs, action], 1), Some(&Self::index(subset, obs.device())), true)
+    }
+
+    fn index(subset: &[usize], device: tch::Device) -> Tensor {
+        Tensor::from_slice(&subset.iter().map(|&k| k as i64).collect::<Vec<_>>()).to(device)
     }
 }
 

@@ -136,7 +136,7 @@ impl OffPolicyAgent for Sac {
 
         // J_pi = E[alpha log pi(a|s) - Q(s, a)], a = tanh(mu + sigma eps) (eq. 12)
         let (action, log_prob) = self.actor.sample(&batch.obs);
-        let q_all = self.critic.forward_all(&batch.obs, &action);
+        let q_all = self.critic.forward_all_frozen(&batch.obs, &action);
         let q_pi = if self.config.actor_on_mean { q_all.mean_dim(0, false, Kind::Float) } else { q_all.amin(0, false) };
         let actor_loss = (&alpha * &log_prob - q_pi).mean(Kind::Float);
         optimize(&mut self.actor_optimizer, &actor_loss, None);

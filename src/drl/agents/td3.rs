@@ -146,7 +146,7 @@ impl OffPolicyAgent for Td3 {
         let mut metrics = vec![("critic_loss", critic_loss.double_value(&[]))];
         if self.updates % self.config.policy_delay.max(1) == 0 {
             // Deterministic policy gradient through the first critic: max Q_1(s, mu(s)).
-            let actor_loss = -self.critic.forward_subset(&batch.obs, &self.actor.forward(&batch.obs), &[0]).mean(Kind::Float);
+            let actor_loss = -self.critic.forward_subset_frozen(&batch.obs, &self.actor.forward(&batch.obs), &[0]).mean(Kind::Float);
             optimize(&mut self.actor_optimizer, &actor_loss, None);
             soft_update(&mut self.actor_target_store, &self.actor_store, self.config.tau);
             soft_update(&mut self.critic_target_store, &self.critic_store, self.config.tau);
