@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod bench;
+pub mod models;
 pub mod drl;
 pub mod problems;
 pub mod search;

@@ -4,6 +4,7 @@
 //! in parallel by projected gradient ascent.
 
 pub mod beamforming;
+pub mod policy;
 
 use super::{HistoryPoint, Instance, Limits, Problem, ProblemError, ProblemInput, SolveReport};
 use crate::search::{SearchParams, StopReason};

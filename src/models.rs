@@ -1,0 +1,158 @@
+//! The model registry: every shipped policy lives in `models/<name>/` as `weights.safetensors`
+//! plus `manifest.json` (problem, architecture, training command and seed, training data,
+//! metrics at training time, sha256 of the weights). `load_dir` verifies each hash and refuses a
+//! corrupt or mismatched model with a log line while keeping the rest.
+
+use crate::problems::mimo::policy::{MimoPolicy, PolicyConfig};
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+use tch::Device;
+use utoipa::ToSchema;
+
+pub const WEIGHTS_FILE: &str = "weights.safetensors";
+pub const MANIFEST_FILE: &str = "manifest.json";
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct Manifest {
+    pub name: String,
+    /// Registry name of the problem it serves (e.g. `mimo`).
+    pub problem: String,
+    /// Architecture and sizes (for `mimo`: users, antennas, power, noise, hidden widths).
+    #[schema(value_type = Object)]
+    pub architecture: serde_json::Value,
+    /// The command that regenerates the weights, its seed and hyperparameters.
+    #[schema(value_type = Object)]
+    pub training: serde_json::Value,
+    /// Where the training data came from.
+    pub training_data: String,
+    /// Measured when it was trained.
+    #[schema(value_type = Object)]
+    pub metrics: serde_json::Value,
+    /// Hex sha256 of `weights.safetensors`.
+    pub sha256: String,
+}
+
+/// A verified, loaded model.
+pub struct RegisteredModel {
+    pub manifest: Manifest,
+    pub policy: Mutex<MimoPolicy>,
+}
+
+impl RegisteredModel {
+    pub fn mimo_config(&self) -> PolicyConfig {
+        self.policy.lock().expect("policy lock").config.clone()
+    }
+}
+
+#[derive(Default)]
+pub struct ModelRegistry {
+    pub models: Vec<RegisteredModel>,
+    /// (folder, reason) of every model refused at load.
+    pub rejected: Vec<(String, String)>,
+}
+
+pub fn sha256_hex(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    Ok(Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect())
+}
+
+fn load_one(dir: &Path) -> Result<RegisteredModel> {
+    let manifest: Manifest = serde_json::from_str(&std::fs::read_to_string(dir.join(MANIFEST_FILE)).context("manifest.json")?).context("manifest.json")?;
+    let weights = dir.join(WEIGHTS_FILE);
+    let actual = sha256_hex(&weights)?;
+    if actual != manifest.sha256 {
+        bail!("sha256 of {WEIGHTS_FILE} is {actual}, the manifest says {}", manifest.sha256);
+    }
+    match manifest.problem.as_str() {
+        "mimo" => {
+            let config: PolicyConfig = serde_json::from_value(manifest.architecture.clone()).context("architecture")?;
+            let mut policy = MimoPolicy::new(config, Device::Cpu);
+            policy.store.load(&weights).context("weights do not match the architecture")?;
+            Ok(RegisteredModel { manifest, policy: Mutex::new(policy) })
+        }
+        other => bail!("no policy type for problem '{other}'"),
+    }
+}
+
+impl ModelRegistry {
+    /// Loads every `dir/<name>/manifest.json`; a model that fails is logged and skipped.
+    pub fn load_dir(dir: &Path) -> ModelRegistry {
+        let mut registry = ModelRegistry::default();
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            tracing::warn!(dir = %dir.display(), "no model folder; serving without models");
+            return registry;
+        };
+        let mut folders: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.join(MANIFEST_FILE).exists()).collect();
+        folders.sort();
+        for folder in folders {
+            match load_one(&folder) {
+                Ok(model) => {
+                    tracing::info!(model = %model.manifest.name, "model loaded");
+                    registry.models.push(model);
+                }
+                Err(error) => {
+                    tracing::error!(folder = %folder.display(), error = %format!("{error:#}"), "model refused");
+                    registry.rejected.push((folder.display().to_string(), format!("{error:#}")));
+                }
+            }
+        }
+        registry
+    }
+
+    pub fn get(&self, name: &str) -> Option<&RegisteredModel> {
+        self.models.iter().find(|m| m.manifest.name == name)
+    }
+
+    /// The default MIMO model for a size: same users and antennas, the closest power (in dB).
+    pub fn default_mimo(&self, users: usize, antennas: usize, power: f64) -> Option<&RegisteredModel> {
+        self.models
+            .iter()
+            .filter(|m| m.manifest.problem == "mimo")
+            .filter(|m| {
+                let c = m.mimo_config();
+                c.users == users && c.antennas == antennas
+            })
+            .min_by(|a, b| {
+                let gap = |m: &RegisteredModel| (m.mimo_config().power.log10() - power.log10()).abs();
+                gap(a).total_cmp(&gap(b))
+            })
+    }
+}
+
+static REGISTRY: OnceLock<ModelRegistry> = OnceLock::new();
+
+/// The process's registry: `models_dir` on first use (the server passes `--models-dir`; the CLI
+/// and tests get `RLSOLVER_MODELS_DIR` or the crate's `models/`).
+pub fn registry() -> &'static ModelRegistry {
+    REGISTRY.get_or_init(|| ModelRegistry::load_dir(&default_dir()))
+}
+
+/// Loads `dir` as the process's registry unless one is loaded already; returns the registry.
+pub fn init(dir: &Path) -> &'static ModelRegistry {
+    REGISTRY.get_or_init(|| ModelRegistry::load_dir(dir))
+}
+
+pub fn default_dir() -> PathBuf {
+    std::env::var_os("RLSOLVER_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models"))
+}
+
+/// Writes a trained MIMO policy as `dir/<name>/` with its manifest.
+pub fn write_mimo_model(dir: &Path, name: &str, policy: &MimoPolicy, training: serde_json::Value, training_data: &str, metrics: serde_json::Value) -> Result<Manifest> {
+    let folder = dir.join(name);
+    std::fs::create_dir_all(&folder)?;
+    policy.store.save(folder.join(WEIGHTS_FILE))?;
+    let manifest = Manifest {
+        name: name.into(),
+        problem: "mimo".into(),
+        architecture: serde_json::to_value(&policy.config)?,
+        training,
+        training_data: training_data.into(),
+        metrics,
+        sha256: sha256_hex(&folder.join(WEIGHTS_FILE))?,
+    };
+    std::fs::write(folder.join(MANIFEST_FILE), serde_json::to_string_pretty(&manifest)? + "\n")?;
+    Ok(manifest)
+}
