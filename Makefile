@@ -9,7 +9,7 @@ PORT ?= 8080
 BENCH_LIMITS ?= 10,60
 GSET ?= ../shared/data/gset
 
-.PHONY: setup peers build serve test verify bench bench-drl bench-mimo openapi clean
+.PHONY: setup peers build serve test verify bench bench-drl bench-mimo models openapi clean
 
 # Idempotent: skipped when the venv already imports the pinned torch.
 setup:
@@ -43,6 +43,12 @@ bench: build
 # Env throughput and time to threshold, ours next to gymnasium and Stable-Baselines3 (same script).
 bench-drl: build peers
 	./target/release/rlsolver bench drl --python "$(PYTHON)" --output benches/drl-report.md
+
+# Regenerates every shipped policy in models/ (each manifest records its exact command).
+models: build
+	for kn in 8 4; do for p in 10 100; do \
+		./target/release/rlsolver train-policy mimo --users $$kn --antennas $$kn --power $$p --steps 10000 --out models; \
+	done; done
 
 bench-mimo: build
 	./target/release/rlsolver bench mimo --instances ../shared/data/mimo --time-limit 1 --output benches/mimo-report.md

@@ -82,6 +82,9 @@ struct ServeArgs {
     /// Solves running at once; more get 503 with Retry-After.
     #[arg(long, env = "RLSOLVER_MAX_CONCURRENT_SOLVES", default_value_t = ServerConfig::default().max_concurrent_solves)]
     max_concurrent_solves: usize,
+    /// The model registry folder (`<name>/manifest.json` + `weights.safetensors` each).
+    #[arg(long, env = "RLSOLVER_MODELS_DIR", default_value = "models")]
+    models_dir: PathBuf,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -110,9 +113,12 @@ struct SolveArgs {
     /// Iteration budget in rounds (reproducible with the same seed).
     #[arg(long)]
     max_rounds: Option<usize>,
-    /// `search` (default) or a baseline: greedy, sa, rank2.
+    /// `search` (default) or a baseline (maxcut: greedy, sa, rank2; mimo: mrt, zf, rzf, wmmse, policy).
     #[arg(long)]
     method: Option<String>,
+    /// A registered model to seed the search with (see `GET /v1/models`).
+    #[arg(long)]
+    model: Option<String>,
     #[command(flatten)]
     limits: LimitArgs,
     #[command(flatten)]
@@ -390,6 +396,8 @@ fn main() -> Result<()> {
 }
 
 fn serve(args: ServeArgs) -> Result<()> {
+    let registry = rlsolver::models::init(&args.models_dir);
+    tracing::info!(loaded = registry.models.len(), refused = registry.rejected.len(), dir = %args.models_dir.display(), "model registry");
     let config = ServerConfig {
         limits: args.limits.limits(),
         max_body_bytes: args.max_body_bytes,
@@ -416,6 +424,7 @@ fn solve(args: SolveArgs) -> Result<()> {
         device: args.device,
         max_rounds: args.max_rounds,
         method: args.method,
+        model: args.model,
     };
     let json;
     let input = if args.input.extension().is_some_and(|e| e == "json") {

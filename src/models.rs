@@ -156,3 +156,42 @@ pub fn write_mimo_model(dir: &Path, name: &str, policy: &MimoPolicy, training: s
     std::fs::write(folder.join(MANIFEST_FILE), serde_json::to_string_pretty(&manifest)? + "\n")?;
     Ok(manifest)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::problems::mimo::policy::PolicyConfig;
+
+    fn write_small(dir: &Path, name: &str) {
+        let policy = MimoPolicy::new(PolicyConfig { users: 2, antennas: 2, power: 10.0, noise: 1.0, hidden: vec![8] }, Device::Cpu);
+        write_mimo_model(dir, name, &policy, serde_json::json!({"command": "test"}), "none", serde_json::json!({})).unwrap();
+    }
+
+    #[test]
+    fn verified_models_load_and_corrupt_or_mismatched_ones_are_refused_without_stopping_the_rest() {
+        let dir = std::env::temp_dir().join(format!("rlsolver-models-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for name in ["good", "corrupt", "mismatched"] {
+            write_small(&dir, name);
+        }
+        // Flip one byte of the weights: the hash no longer matches.
+        let weights = dir.join("corrupt").join(WEIGHTS_FILE);
+        let mut bytes = std::fs::read(&weights).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0xff;
+        std::fs::write(&weights, bytes).unwrap();
+        // A manifest whose architecture does not fit its (intact) weights.
+        let manifest_path = dir.join("mismatched").join(MANIFEST_FILE);
+        let mut manifest: Manifest = serde_json::from_str(&std::fs::read_to_string(&manifest_path).unwrap()).unwrap();
+        manifest.architecture["hidden"] = serde_json::json!([16]);
+        std::fs::write(&manifest_path, serde_json::to_string(&manifest).unwrap()).unwrap();
+
+        let registry = ModelRegistry::load_dir(&dir);
+        assert_eq!(registry.models.iter().map(|m| m.manifest.name.as_str()).collect::<Vec<_>>(), vec!["good"]);
+        assert_eq!(registry.rejected.len(), 2);
+        assert!(registry.rejected.iter().any(|(f, why)| f.ends_with("corrupt") && why.contains("sha256")), "{:?}", registry.rejected);
+        assert!(registry.rejected.iter().any(|(f, why)| f.ends_with("mismatched") && why.contains("architecture")), "{:?}", registry.rejected);
+        assert!(registry.default_mimo(2, 2, 100.0).is_some() && registry.default_mimo(3, 2, 10.0).is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -260,3 +260,22 @@ fn mimo_solves_over_http_beat_wmmse_and_bad_channels_name_their_field() {
     let bad = json!({"instance": {"channel": {"re": [[1.0, 2.0]], "im": [[1.0]]}, "power": 10.0}});
     expect_problem(c.post(format!("{base}/v1/problems/mimo/solve")).json(&bad).send().unwrap(), 422, Some("channel.im"));
 }
+
+#[test]
+fn the_model_registry_is_listed_and_unknown_models_are_clear_errors() {
+    let base = server();
+    let c = client();
+    let list: Value = c.get(format!("{base}/v1/models")).send().unwrap().json().unwrap();
+    let models = list["models"].as_array().unwrap();
+    for model in models {
+        assert_eq!(model["sha256"].as_str().unwrap().len(), 64, "{model}");
+        assert!(model["training"]["command"].as_str().unwrap().starts_with("rlsolver train-policy"), "{model}");
+        let name = model["name"].as_str().unwrap();
+        let one: Value = c.get(format!("{base}/v1/models/{name}")).send().unwrap().json().unwrap();
+        assert_eq!(&one, model);
+    }
+    assert!(list["rejected"].as_array().unwrap().is_empty(), "shipped models all verify: {list}");
+    expect_problem(c.get(format!("{base}/v1/models/no-such-model")).send().unwrap(), 404, Some("name"));
+    let body = json!({"instance": {"channel": {"re": [[1.0]], "im": [[0.0]]}, "power": 1.0}, "options": {"model": "no-such-model"}});
+    expect_problem(c.post(format!("{base}/v1/problems/mimo/solve")).json(&body).send().unwrap(), 422, Some("model"));
+}

@@ -43,3 +43,22 @@ fn baselines_reproduce_the_reference_averages_and_the_search_matches_wmmse() {
     }
     let _ = Kind::Double;
 }
+
+#[test]
+fn the_shipped_policies_beat_regularized_zf_on_the_shared_set() {
+    use rlsolver::problems::{find, solve, Limits, ProblemInput, SolveOptions};
+    let Some(dir) = common::shared_data("mimo", "rayleigh_k8_n8_100.json") else { return };
+    let data: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("rayleigh_k8_n8_100.json")).unwrap()).unwrap();
+    let mimo = find("mimo").unwrap();
+    for (power, rzf_ref) in [(10.0, 15.79), (100.0, 29.53)] {
+        let mut total = 0.0;
+        for sample in data["samples"].as_array().unwrap() {
+            let instance = serde_json::json!({"channel": {"re": sample["re"], "im": sample["im"]}, "power": power, "noise": 1.0});
+            let options = SolveOptions { method: Some("policy".into()), ..Default::default() };
+            total += solve(mimo, ProblemInput::Json(&instance), &options, &Limits::default()).expect("a shipped K = N = 8 model").objective;
+        }
+        let average = total / 100.0;
+        eprintln!("P = {power}: policy alone {average:.2} (RZF {rzf_ref})");
+        assert!(average > rzf_ref, "policy {average} <= RZF {rzf_ref} at P = {power}");
+    }
+}

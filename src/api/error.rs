@@ -24,6 +24,8 @@ pub enum ApiError {
     Problem(#[from] ProblemError),
     #[error("{field}: {message}")]
     BadRequest { field: String, message: String },
+    #[error("{field}: {message}")]
+    NotFound { field: String, message: String },
     #[error("{0}")]
     PayloadTooLarge(String),
     #[error("unsupported content type '{0}': send application/json or text/plain")]
@@ -39,6 +41,10 @@ impl ApiError {
         ApiError::BadRequest { field: field.into(), message: message.into() }
     }
 
+    pub fn not_found(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ApiError::NotFound { field: field.into(), message: message.into() }
+    }
+
     fn status(&self) -> StatusCode {
         match self {
             ApiError::Problem(ProblemError::Invalid { .. }) => StatusCode::UNPROCESSABLE_ENTITY,
@@ -47,6 +53,7 @@ impl ApiError {
             }
             ApiError::Problem(ProblemError::UnknownProblem(_)) => StatusCode::NOT_FOUND,
             ApiError::BadRequest { .. } => StatusCode::BAD_REQUEST,
+            ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -56,7 +63,7 @@ impl ApiError {
     fn field(&self) -> Option<String> {
         match self {
             ApiError::Problem(e) => e.field().map(str::to_string),
-            ApiError::BadRequest { field, .. } => Some(field.clone()),
+            ApiError::BadRequest { field, .. } | ApiError::NotFound { field, .. } => Some(field.clone()),
             ApiError::PayloadTooLarge(_) => Some("body".into()),
             _ => None,
         }

@@ -3,6 +3,7 @@
 pub mod docs;
 pub mod error;
 pub mod health;
+pub mod models;
 pub mod openapi;
 pub mod problems;
 pub mod state;
@@ -22,6 +23,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .merge(health::router())
         .merge(problems::router())
+        .merge(models::router())
         .merge(docs::router())
         .layer(DefaultBodyLimit::max(max_body))
         .layer(

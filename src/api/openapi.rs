@@ -5,7 +5,7 @@ use utoipa::OpenApi;
 #[derive(OpenApi)]
 #[openapi(
     info(title = "rlsolver", description = "Optimization solver service: learned policies plus parallel Hamiltonian-regularized search."),
-    paths(super::health::health, super::health::ready, super::problems::list, super::problems::solve, super::docs::openapi),
+    paths(super::health::health, super::health::ready, super::problems::list, super::problems::solve, super::models::list, super::models::one, super::docs::openapi),
     components(schemas(
         super::problems::ProblemInfo,
         super::problems::SolveRequest,
@@ -14,6 +14,9 @@ use utoipa::OpenApi;
         crate::problems::SolveReport,
         crate::problems::HistoryPoint,
         crate::search::StopReason,
+        crate::models::Manifest,
+        super::models::ModelList,
+        super::models::RejectedModel,
     ))
 )]
 pub struct ApiDoc;

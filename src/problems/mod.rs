@@ -88,6 +88,9 @@ pub struct SolveOptions {
     /// `search` (default) or one of the problem's classical baselines (`GET /v1/problems`),
     /// run for `time_limit_s` on one CPU core, for side-by-side comparisons.
     pub method: Option<String>,
+    /// A registered model (`GET /v1/models`) to seed the search with, for problems with learned
+    /// policies (default: the registry's model for the instance's problem and size, if any).
+    pub model: Option<String>,
 }
 
 impl SolveOptions {
@@ -101,6 +104,7 @@ impl SolveOptions {
             device: overrides.device.or(self.device),
             max_rounds: overrides.max_rounds.or(self.max_rounds),
             method: overrides.method.or(self.method),
+            model: overrides.model.or(self.model),
         }
     }
 
@@ -133,6 +137,7 @@ impl SolveOptions {
             chains: self.chains,
             device: parse_device(self.device.as_deref())?,
             max_rounds: self.max_rounds,
+            model: self.model.clone(),
             ..SearchParams::default()
         })
     }
@@ -223,8 +228,9 @@ pub trait Problem: Send + Sync {
 /// A validated instance, ready to solve.
 pub trait Instance: Send + Sync {
     fn solve(&self, params: &SearchParams) -> SolveReport;
-    /// Runs the named baseline for `params.time_limit_s` with `params.seed`.
-    fn solve_baseline(&self, name: &str, params: &SearchParams) -> Option<SolveReport>;
+    /// Runs the named baseline for `params.time_limit_s` with `params.seed`; an unknown name or
+    /// a baseline that cannot run on this instance is a `method` (or `model`) error.
+    fn solve_baseline(&self, name: &str, params: &SearchParams) -> Result<SolveReport, ProblemError>;
     /// Objective -> the search's target energy (for `target`).
     fn target_energy(&self, objective: f64) -> f64;
     fn size_summary(&self) -> String;
@@ -247,9 +253,11 @@ impl<T: IsingProblem> Instance for T {
         report(self, params, outcome)
     }
 
-    fn solve_baseline(&self, name: &str, params: &SearchParams) -> Option<SolveReport> {
+    fn solve_baseline(&self, name: &str, params: &SearchParams) -> Result<SolveReport, ProblemError> {
         let start = std::time::Instant::now();
-        let (spins, time_to_best) = self.run_baseline(name, Duration::from_secs_f64(params.time_limit_s), params.seed)?;
+        let (spins, time_to_best) = self
+            .run_baseline(name, Duration::from_secs_f64(params.time_limit_s), params.seed)
+            .ok_or_else(|| ProblemError::invalid("method", format!("unknown baseline '{name}'")))?;
         let energy = self.ising().energy(&spins);
         let outcome = SearchOutcome {
             spins,
@@ -261,7 +269,7 @@ impl<T: IsingProblem> Instance for T {
             rounds: 0,
             device: Device::Cpu,
         };
-        Some(report(self, params, outcome))
+        Ok(report(self, params, outcome))
     }
 
     fn target_energy(&self, objective: f64) -> f64 {
@@ -334,10 +342,16 @@ pub fn solve_tuned(
             format!("unknown method '{method}': use search or one of {:?}", problem.baselines()),
         ));
     }
+    if let Some(name) = &options.model {
+        let model = crate::models::registry().get(name).ok_or_else(|| ProblemError::invalid("model", format!("no model named '{name}' (GET /v1/models)")))?;
+        if model.manifest.problem != problem.name() {
+            return Err(ProblemError::invalid("model", format!("'{name}' is a {} model, not {}", model.manifest.problem, problem.name())));
+        }
+    }
     let instance = problem.load(input, limits)?;
     params.target_energy = options.target.map(|t| instance.target_energy(t));
     Ok(match method {
         "search" => instance.solve(&params),
-        baseline => instance.solve_baseline(baseline, &params).expect("baseline name checked above"),
+        baseline => instance.solve_baseline(baseline, &params)?,
     })
 }

@@ -45,6 +45,8 @@ pub struct SearchParams {
     pub target_energy: Option<f64>,
     /// Iteration budget in rounds; with it, the same seed reproduces the same result.
     pub max_rounds: Option<usize>,
+    /// A registered model whose policy seeds the search (problems with learned policies).
+    pub model: Option<String>,
     /// When every chain's polished sample has sat at the best energy for this many rounds, the
     /// cycle ends early; `FRUITLESS_CYCLES` such cycles in a row without a better energy stop as
     /// converged (default 50).
@@ -77,6 +79,7 @@ impl Default for SearchParams {
             proposal_fraction: 0.05,
             target_energy: None,
             max_rounds: None,
+            model: None,
             patience_rounds: 50,
             tabu_steps: None,
             cycle_rounds: 100,

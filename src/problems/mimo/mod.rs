@@ -13,8 +13,9 @@ use serde_json::json;
 use std::time::{Duration, Instant};
 use tch::{Device, Kind, Tensor};
 
-/// MRT, zero-forcing, regularized ZF with alpha = K sigma^2 / P, WMMSE (200 iterations from RZF).
-pub const BASELINES: &[&str] = &["mrt", "zf", "rzf", "wmmse"];
+/// MRT, zero-forcing, regularized ZF with alpha = K sigma^2 / P, WMMSE (200 iterations from RZF),
+/// and the learned policy alone (`policy`: the named or default model).
+pub const BASELINES: &[&str] = &["mrt", "zf", "rzf", "wmmse", "policy"];
 pub const WMMSE_ITERATIONS: usize = 200;
 /// Parallel starts of the search when `chains` is not given.
 pub const DEFAULT_STARTS: usize = 64;
@@ -95,14 +96,39 @@ impl MimoInstance {
         Tensor::complex(&Tensor::from_slice(&self.re).view(shape), &Tensor::from_slice(&self.im).view(shape)).to_kind(COMPLEX)
     }
 
-    fn baseline(&self, h: &Tensor, name: &str) -> Option<Tensor> {
-        Some(match name {
+    fn baseline(&self, h: &Tensor, name: &str, model: Option<&str>) -> Result<Tensor, ProblemError> {
+        Ok(match name {
             "mrt" => mrt(h, self.power),
             "zf" => zero_forcing(h, self.power),
             "rzf" => mmse(h, self.power, self.noise),
             "wmmse" => wmmse(h, self.power, self.noise, &mmse(h, self.power, self.noise), WMMSE_ITERATIONS),
-            _ => return None,
+            "policy" => {
+                let (w, _) = self.policy_beamformer(h, model)?.ok_or_else(|| {
+                    ProblemError::invalid("model", format!("no model for {} users x {} antennas (GET /v1/models)", self.users, self.antennas))
+                })?;
+                w
+            }
+            other => return Err(ProblemError::invalid("method", format!("unknown baseline '{other}'"))),
         })
+    }
+
+    /// The named model's (or the default model's) beamformer and the model's name; Ok(None)
+    /// when no model fits this size.
+    fn policy_beamformer(&self, h: &Tensor, model: Option<&str>) -> Result<Option<(Tensor, String)>, ProblemError> {
+        let registry = crate::models::registry();
+        let chosen = match model {
+            Some(name) => Some(registry.get(name).ok_or_else(|| ProblemError::invalid("model", format!("no model named '{name}'")))?),
+            None => registry.default_mimo(self.users, self.antennas, self.power),
+        };
+        let Some(chosen) = chosen else { return Ok(None) };
+        let config = chosen.mimo_config();
+        if chosen.manifest.problem != "mimo" || config.users != self.users || config.antennas != self.antennas {
+            return Err(ProblemError::invalid("model", format!("'{}' serves {} x {}, the instance is {} x {}", chosen.manifest.name, config.users, config.antennas, self.users, self.antennas)));
+        }
+        let policy = chosen.policy.lock().expect("policy lock");
+        // The policy outputs power P_model; rescale to the instance's budget.
+        let w = tch::no_grad(|| policy.beamformers(&h.unsqueeze(0))).get(0);
+        Ok(Some((beamforming::to_power(&w, self.power), chosen.manifest.name.clone())))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -138,9 +164,13 @@ impl Instance for MimoInstance {
         let start = Instant::now();
         let h = self.channel();
         let time_limit = Duration::from_secs_f64(params.time_limit_s);
-        let mut seeds: Vec<Tensor> = ["wmmse", "rzf", "mrt"].iter().map(|b| self.baseline(&h, b).expect("known")).collect();
+        let mut seeds: Vec<Tensor> = ["wmmse", "rzf", "mrt"].iter().map(|b| self.baseline(&h, b, None).expect("classical")).collect();
         if self.users() <= self.antennas() {
-            seeds.push(self.baseline(&h, "zf").expect("known"));
+            seeds.push(self.baseline(&h, "zf", None).expect("classical"));
+        }
+        // A named model was validated by `solve_tuned`; a size mismatch only drops the seed.
+        if let Ok(Some((w, _))) = self.policy_beamformer(&h, params.model.as_deref()) {
+            seeds.insert(0, w);
         }
         let starts = params.chains.unwrap_or(DEFAULT_STARTS).max(seeds.len());
         let offset = start.elapsed();
@@ -149,13 +179,13 @@ impl Instance for MimoInstance {
         self.report(&h, &found.w, found.stop, start.elapsed(), history, found.starts, found.iterations, params.device, params.seed)
     }
 
-    fn solve_baseline(&self, name: &str, params: &SearchParams) -> Option<SolveReport> {
+    fn solve_baseline(&self, name: &str, params: &SearchParams) -> Result<SolveReport, ProblemError> {
         let start = Instant::now();
         let h = self.channel();
-        let w = self.baseline(&h, name)?;
+        let w = self.baseline(&h, name, params.model.as_deref())?;
         let rate = sum_rate(&h, &w, self.noise).double_value(&[0]);
         let history = vec![HistoryPoint { elapsed_ms: start.elapsed().as_secs_f64() * 1e3, objective: rate }];
-        Some(self.report(&h, &w, StopReason::Converged, start.elapsed(), history, 1, 0, Device::Cpu, params.seed))
+        Ok(self.report(&h, &w, StopReason::Converged, start.elapsed(), history, 1, 0, Device::Cpu, params.seed))
     }
 
     fn target_energy(&self, objective: f64) -> f64 {
