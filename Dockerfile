@@ -11,7 +11,9 @@ RUN apt-get update && apt-get install -y --no-install-recommends libgomp1 ca-cer
 # Same absolute path as at build time, so the embedded runpath resolves.
 COPY --from=build /src/.venv /src/.venv
 COPY --from=build /src/target/release/rlsolver /usr/local/bin/rlsolver
-ENV RLSOLVER_HOST=0.0.0.0 RLSOLVER_PORT=8080
+# The shipped policies, verified by sha256 when the server starts.
+COPY --from=build /src/models /opt/rlsolver/models
+ENV RLSOLVER_HOST=0.0.0.0 RLSOLVER_PORT=8080 RLSOLVER_MODELS_DIR=/opt/rlsolver/models
 EXPOSE 8080
 USER nobody
 ENTRYPOINT ["rlsolver"]
