@@ -279,3 +279,29 @@ fn the_model_registry_is_listed_and_unknown_models_are_clear_errors() {
     let body = json!({"instance": {"channel": {"re": [[1.0]], "im": [[0.0]]}, "power": 1.0}, "options": {"model": "no-such-model"}});
     expect_problem(c.post(format!("{base}/v1/problems/mimo/solve")).json(&body).send().unwrap(), 422, Some("model"));
 }
+
+#[test]
+fn a_batch_of_channels_is_solved_in_one_request() {
+    let base = server();
+    let c = client();
+    let one = json!({"re": [[1.0, 0.2], [0.3, -1.1]], "im": [[0.1, 0.9], [-0.6, 0.2]]});
+    let two = json!({"re": [[0.5, -0.7], [1.2, 0.4]], "im": [[0.8, 0.1], [0.0, -0.9]]});
+    let batch = json!({"instance": {"channels": [one, two], "power": 10.0}, "options": {"method": "rzf"}});
+    let answer: Value = c.post(format!("{base}/v1/problems/mimo/solve")).json(&batch).send().unwrap().json().unwrap();
+    let items = answer["solution"]["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2);
+    // Each item equals the single-channel answer; the objective is their mean.
+    let mut sum = 0.0;
+    for (item, channel) in items.iter().zip([one, two]) {
+        let single: Value = c
+            .post(format!("{base}/v1/problems/mimo/solve"))
+            .json(&json!({"instance": {"channel": channel, "power": 10.0}, "options": {"method": "rzf"}}))
+            .send()
+            .unwrap()
+            .json()
+            .unwrap();
+        assert!((item["sum_rate"].as_f64().unwrap() - single["objective"].as_f64().unwrap()).abs() < 1e-9);
+        sum += item["sum_rate"].as_f64().unwrap();
+    }
+    assert!((answer["objective"].as_f64().unwrap() - sum / 2.0).abs() < 1e-9);
+}

@@ -57,28 +57,113 @@ fn positive(value: &serde_json::Value, field: &str, default: Option<f64>) -> Res
     }
 }
 
-/// `{"channel": {"re": [[..]], "im": [[..]]}, "power": P, "noise": sigma^2 (default 1)}`.
-pub fn parse_json(value: &serde_json::Value, limits: &Limits) -> Result<MimoInstance, ProblemError> {
-    let channel = value.get("channel").ok_or_else(|| ProblemError::invalid("channel", "required: {re, im}"))?;
-    let re = matrix(channel.get("re").ok_or_else(|| ProblemError::invalid("channel.re", "required"))?, "channel.re")?;
-    let im = matrix(channel.get("im").ok_or_else(|| ProblemError::invalid("channel.im", "required"))?, "channel.im")?;
+/// One channel object `{re, im}` at `field`: (K, N, re, im) row-major.
+fn parse_channel(channel: &serde_json::Value, field: &str) -> Result<(usize, usize, Vec<f64>, Vec<f64>), ProblemError> {
+    let part = |name: &str| -> Result<Vec<Vec<f64>>, ProblemError> {
+        let f = format!("{field}.{name}");
+        matrix(channel.get(name).ok_or_else(|| ProblemError::invalid(f.clone(), "required"))?, &f)
+    };
+    let (re, im) = (part("re")?, part("im")?);
     let k = re.len();
     let n = re.first().map_or(0, Vec::len);
     if k == 0 || n == 0 {
-        return Err(ProblemError::invalid("channel.re", "needs at least one user (row) and one antenna (column)"));
+        return Err(ProblemError::invalid(format!("{field}.re"), "needs at least one user (row) and one antenna (column)"));
     }
     if re.iter().any(|r| r.len() != n) {
-        return Err(ProblemError::invalid("channel.re", format!("rows must all have {n} entries")));
+        return Err(ProblemError::invalid(format!("{field}.re"), format!("rows must all have {n} entries")));
     }
     if im.len() != k || im.iter().any(|r| r.len() != n) {
-        return Err(ProblemError::invalid("channel.im", format!("must be {k} x {n} like channel.re")));
+        return Err(ProblemError::invalid(format!("{field}.im"), format!("must be {k} x {n} like {field}.re")));
     }
+    Ok((k, n, re.concat(), im.concat()))
+}
+
+/// `{"channel": {"re": [[..]], "im": [[..]]}, "power": P, "noise": sigma^2 (default 1)}`.
+pub fn parse_json(value: &serde_json::Value, limits: &Limits) -> Result<MimoInstance, ProblemError> {
+    let channel = value.get("channel").ok_or_else(|| ProblemError::invalid("channel", "required: {re, im}"))?;
+    let (k, n, re, im) = parse_channel(channel, "channel")?;
     if k * n > limits.max_nodes {
         return Err(ProblemError::too_large("channel", format!("{k} x {n} entries exceed the limit of {}", limits.max_nodes)));
     }
     let power = positive(value, "power", None)?;
     let noise = positive(value, "noise", Some(1.0))?;
-    Ok(MimoInstance { users: k, antennas: n, re: re.concat(), im: im.concat(), power, noise })
+    Ok(MimoInstance { users: k, antennas: n, re, im, power, noise })
+}
+
+/// Several channels sharing P and noise: `{"channels": [{re, im}, ...], "power": P, "noise": ..}`;
+/// all entries together are capped by `max_nodes`.
+pub fn parse_batch(value: &serde_json::Value, limits: &Limits) -> Result<MimoBatch, ProblemError> {
+    let list = value.get("channels").and_then(|c| c.as_array()).ok_or_else(|| ProblemError::invalid("channels", "expected an array of {re, im}"))?;
+    if list.is_empty() {
+        return Err(ProblemError::invalid("channels", "needs at least one channel"));
+    }
+    let power = positive(value, "power", None)?;
+    let noise = positive(value, "noise", Some(1.0))?;
+    let mut items = Vec::with_capacity(list.len());
+    let mut entries = 0usize;
+    for (i, channel) in list.iter().enumerate() {
+        let (k, n, re, im) = parse_channel(channel, &format!("channels[{i}]"))?;
+        entries += k * n;
+        if entries > limits.max_nodes {
+            return Err(ProblemError::too_large("channels", format!("more than {} channel entries in total", limits.max_nodes)));
+        }
+        items.push(MimoInstance { users: k, antennas: n, re, im, power, noise });
+    }
+    Ok(MimoBatch { items })
+}
+
+/// A batch of channels solved one after another within the request's budget; the objective is
+/// the mean sum rate, `solution.items[i]` each channel's answer.
+pub struct MimoBatch {
+    pub items: Vec<MimoInstance>,
+}
+
+impl MimoBatch {
+    fn combine(&self, reports: Vec<SolveReport>, start: Instant, seed: u64) -> SolveReport {
+        let mean = reports.iter().map(|r| r.objective).sum::<f64>() / reports.len() as f64;
+        let status = if reports.iter().any(|r| r.status == StopReason::TimeLimit) { StopReason::TimeLimit } else { reports[0].status };
+        let elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
+        SolveReport {
+            problem: "mimo".into(),
+            objective: mean,
+            energy: -mean,
+            solution: json!({"items": reports.iter().map(|r| {
+                let mut item = r.solution.clone();
+                item["sum_rate"] = json!(r.objective);
+                item
+            }).collect::<Vec<_>>()}),
+            status,
+            elapsed_ms,
+            history: vec![HistoryPoint { elapsed_ms, objective: mean }],
+            chains: reports[0].chains,
+            rounds: reports.iter().map(|r| r.rounds).sum(),
+            device: reports[0].device.clone(),
+            seed,
+        }
+    }
+}
+
+impl Instance for MimoBatch {
+    fn solve(&self, params: &SearchParams) -> SolveReport {
+        let start = Instant::now();
+        let each = SearchParams { time_limit_s: params.time_limit_s / self.items.len() as f64, ..params.clone() };
+        let reports = self.items.iter().map(|item| item.solve(&each)).collect();
+        self.combine(reports, start, params.seed)
+    }
+
+    fn solve_baseline(&self, name: &str, params: &SearchParams) -> Result<SolveReport, ProblemError> {
+        let start = Instant::now();
+        let reports = self.items.iter().map(|item| item.solve_baseline(name, params)).collect::<Result<Vec<_>, _>>()?;
+        Ok(self.combine(reports, start, params.seed))
+    }
+
+    fn target_energy(&self, objective: f64) -> f64 {
+        -objective
+    }
+
+    fn size_summary(&self) -> String {
+        format!("channels={}", self.items.len())
+    }
 }
 
 impl MimoInstance {
@@ -220,8 +305,10 @@ impl Problem for Mimo {
     fn instance_schema(&self) -> serde_json::Value {
         json!({
             "type": "object",
-            "required": ["channel", "power"],
+            "description": "One channel (`channel`) or a batch (`channels`: objective = mean sum rate, solution.items per channel)",
+            "required": ["power"],
             "properties": {
+                "channels": {"type": "array", "items": {"type": "object", "required": ["re", "im"]}},
                 "channel": {
                     "type": "object",
                     "description": "H, K x N: row k is user k's channel",
@@ -239,6 +326,7 @@ impl Problem for Mimo {
 
     fn load(&self, input: ProblemInput<'_>, limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
         match input {
+            ProblemInput::Json(value) if value.get("channels").is_some() => Ok(Box::new(parse_batch(value, limits)?)),
             ProblemInput::Json(value) => Ok(Box::new(parse_json(value, limits)?)),
             ProblemInput::Text(_) => Err(ProblemError::invalid("body", "mimo accepts JSON only")),
         }
@@ -260,6 +348,13 @@ mod tests {
             (json!({"channel": {"re": [[1, 2]], "im": [[1, 2]]}, "power": -1}), "power"),
             (json!({"channel": {"re": [[1, 2]], "im": [[1, 2]]}, "power": 1, "noise": 0}), "noise"),
         ];
+        for (value, field) in [
+            (json!({"channels": [], "power": 1}), "channels"),
+            (json!({"channels": [{"re": [[1]], "im": [[0]]}, {"re": [[1, 2]], "im": [[1]]}], "power": 1}), "channels[1].im"),
+        ] {
+            let error = parse_batch(&value, &limits).err().expect("rejected");
+            assert_eq!(error.field(), Some(field), "{value}: {error}");
+        }
         for (value, field) in cases {
             let error = parse_json(&value, &limits).unwrap_err();
             assert_eq!(error.field(), Some(field), "{value}: {error}");
