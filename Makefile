@@ -9,7 +9,7 @@ PORT ?= 8080
 BENCH_LIMITS ?= 10,60
 GSET ?= ../shared/data/gset
 
-.PHONY: setup peers build serve test verify bench bench-drl bench-mimo models openapi clean
+.PHONY: setup peers build serve test verify bench bench-drl bench-mimo bench-cs models openapi clean
 
 # Idempotent: skipped when the venv already imports the pinned torch.
 setup:
@@ -49,6 +49,9 @@ models: build
 	for kn in 8 4; do for p in 10 100; do \
 		./target/release/rlsolver train-policy mimo --users $$kn --antennas $$kn --power $$p --steps 10000 --out models; \
 	done; done
+
+bench-cs: build
+	./target/release/rlsolver bench cs --time-limit 2 --output benches/cs-report.md
 
 bench-mimo: build
 	./target/release/rlsolver bench mimo --instances ../shared/data/mimo --time-limit 1 --output benches/mimo-report.md

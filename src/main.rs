@@ -492,7 +492,15 @@ fn bench(args: BenchArgs) -> Result<()> {
             time_limit_s: args.time_limit[0],
             seed: args.seed,
         })?,
-        other => anyhow::bail!("bench supports maxcut, drl and mimo, not '{other}'"),
+        "cs" => rlsolver::bench::cs::run_cs(&rlsolver::bench::cs::CsBenchConfig {
+            m: 50,
+            n: 100,
+            sparsities: (1..=6).map(|i| 5 * i).collect(),
+            instances: 50,
+            time_limit_s: args.time_limit[0],
+            seed: args.seed,
+        })?,
+        other => anyhow::bail!("bench supports maxcut, drl, mimo and cs, not '{other}'"),
     };
     print!("{report}");
     if let Some(path) = args.output {

@@ -2,6 +2,7 @@
 //! (environment throughput and time to threshold, against Stable-Baselines3 and gymnasium), `mimo`
 //! (sum rates of the baselines and the search on a channel set).
 
+pub mod cs;
 pub mod drl;
 pub mod maxcut;
 pub mod mimo;

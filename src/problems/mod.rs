@@ -3,6 +3,7 @@
 //! `ising`), decodes to the user's objective and runs its baselines. The CLI and the HTTP API both
 //! read `registry()`, so a new problem is one module plus one entry there.
 
+pub mod cs;
 pub mod ising;
 pub mod maxcut;
 pub mod mimo;
@@ -303,7 +304,7 @@ fn report<T: IsingProblem>(problem: &T, params: &SearchParams, outcome: SearchOu
 
 /// Every registered problem.
 pub fn registry() -> &'static [&'static dyn Problem] {
-    static PROBLEMS: [&dyn Problem; 2] = [&maxcut::MaxCut, &mimo::Mimo];
+    static PROBLEMS: [&dyn Problem; 3] = [&maxcut::MaxCut, &mimo::Mimo, &cs::CompressiveSensing];
     &PROBLEMS
 }
 

@@ -1,0 +1,206 @@
+//! Compressive sensing: recover a sparse x from y = A x + e. Baselines OMP, ISTA and FISTA (LASSO,
+//! lambda rule in `recovery::lasso_lambda`); the search is a parallel MCMC over supports seeded by
+//! OMP and FISTA. The objective reported is the residual norm ||y - A x|| (lower is better).
+
+pub mod recovery;
+
+use super::{HistoryPoint, Instance, Limits, Problem, ProblemError, ProblemInput, SolveReport};
+use crate::search::{SearchParams, StopReason};
+use recovery::{lasso, lasso_lambda, norm, omp, support_search, top_k, Matrix};
+use serde_json::json;
+use std::time::{Duration, Instant};
+use tch::Device;
+
+pub const BASELINES: &[&str] = &["omp", "ista", "fista"];
+/// Iterations of ISTA and FISTA.
+pub const LASSO_ITERATIONS: usize = 3000;
+/// Support-search chains and steps when the request gives none.
+pub const DEFAULT_CHAINS: usize = 16;
+pub const DEFAULT_STEPS: usize = 3000;
+
+#[derive(Debug, Clone)]
+pub struct CsInstance {
+    pub a: Matrix,
+    pub y: Vec<f64>,
+    pub sparsity: Option<usize>,
+    pub noise: f64,
+}
+
+fn finite_array(value: Option<&serde_json::Value>, field: &str) -> Result<Vec<f64>, ProblemError> {
+    let items = value.and_then(|v| v.as_array()).ok_or_else(|| ProblemError::invalid(field, "expected an array of numbers"))?;
+    items.iter().enumerate().map(|(i, x)| x.as_f64().filter(|v| v.is_finite()).ok_or_else(|| ProblemError::invalid(format!("{field}[{i}]"), "expected a finite number"))).collect()
+}
+
+/// `{"A": [[..]] (m x n), "y": [..] (m), "sparsity": k (optional), "noise": sigma (default 0)}`.
+pub fn parse_json(value: &serde_json::Value, limits: &Limits) -> Result<CsInstance, ProblemError> {
+    let rows = value.get("A").and_then(|a| a.as_array()).ok_or_else(|| ProblemError::invalid("A", "expected an m x n array of rows"))?;
+    let m = rows.len();
+    if m == 0 {
+        return Err(ProblemError::invalid("A", "needs at least one row"));
+    }
+    let mut data = Vec::new();
+    let mut n = 0;
+    for (i, row) in rows.iter().enumerate() {
+        let r = finite_array(Some(row), &format!("A[{i}]"))?;
+        if i == 0 {
+            n = r.len();
+            if n == 0 {
+                return Err(ProblemError::invalid("A[0]", "needs at least one column"));
+            }
+            if m * n > limits.max_edges {
+                return Err(ProblemError::too_large("A", format!("{m} x {n} entries exceed the limit of {}", limits.max_edges)));
+            }
+        } else if r.len() != n {
+            return Err(ProblemError::invalid(format!("A[{i}]"), format!("has {} entries, row 0 has {n}", r.len())));
+        }
+        data.extend(r);
+    }
+    let y = finite_array(value.get("y"), "y")?;
+    if y.len() != m {
+        return Err(ProblemError::invalid("y", format!("has {} entries, A has {m} rows", y.len())));
+    }
+    let sparsity = match value.get("sparsity") {
+        None | Some(serde_json::Value::Null) => None,
+        Some(k) => Some(k.as_u64().filter(|&k| k >= 1 && (k as usize) <= m.min(n)).ok_or_else(|| ProblemError::invalid("sparsity", format!("expected an integer in 1..={}", m.min(n))))? as usize),
+    };
+    let noise = match value.get("noise") {
+        None | Some(serde_json::Value::Null) => 0.0,
+        Some(s) => s.as_f64().filter(|s| s.is_finite() && *s >= 0.0).ok_or_else(|| ProblemError::invalid("noise", "expected a finite number >= 0"))?,
+    };
+    Ok(CsInstance { a: Matrix { m, n, data }, y, sparsity, noise })
+}
+
+impl CsInstance {
+    fn lambda(&self) -> f64 {
+        lasso_lambda(&self.a, &self.y, self.noise)
+    }
+
+    /// The sparsity: given, or the FISTA estimate's count of entries above 1e-2 of its largest,
+    /// capped at m / 2.
+    fn sparsity_for(&self, fista: &[f64]) -> usize {
+        self.sparsity.unwrap_or_else(|| {
+            let max = fista.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            fista.iter().filter(|v| v.abs() > 1e-2 * max).count().clamp(1, (self.a.m / 2).max(1))
+        })
+    }
+
+    fn report(&self, x: Vec<f64>, status: StopReason, start: Instant, history: Vec<HistoryPoint>, chains: usize, rounds: usize, seed: u64) -> SolveReport {
+        let r: Vec<f64> = self.a.apply(&x).iter().zip(&self.y).map(|(ax, y)| y - ax).collect();
+        let residual = norm(&r);
+        let support: Vec<usize> = (0..x.len()).filter(|&i| x[i] != 0.0).collect();
+        SolveReport {
+            problem: "compressive_sensing".into(),
+            objective: residual,
+            energy: residual * residual,
+            solution: json!({"x": x, "support": support, "residual": residual}),
+            status,
+            elapsed_ms: start.elapsed().as_secs_f64() * 1e3,
+            history,
+            chains,
+            rounds,
+            device: super::device_name(Device::Cpu),
+            seed,
+        }
+    }
+}
+
+impl Instance for CsInstance {
+    fn solve(&self, params: &SearchParams) -> SolveReport {
+        let start = Instant::now();
+        let fista = lasso(&self.a, &self.y, self.lambda(), LASSO_ITERATIONS, true);
+        let k = self.sparsity_for(&fista);
+        let omp_x = omp(&self.a, &self.y, k, 0.0);
+        let seeds = vec![top_k(&omp_x, k), top_k(&fista, k)];
+        // Without noise a zero residual is the goal; with noise sigma, E ~ m sigma^2 is as good as it gets.
+        let target = if self.noise == 0.0 { 1e-20 * self.y.iter().map(|v| v * v).sum::<f64>() } else { self.a.m as f64 * self.noise * self.noise };
+        let time_limit = Duration::from_secs_f64(params.time_limit_s).saturating_sub(start.elapsed());
+        let found = support_search(&self.a, &self.y, k, 0.0, &seeds, params.chains.unwrap_or(DEFAULT_CHAINS), params.max_rounds.unwrap_or(DEFAULT_STEPS), params.seed, time_limit, target);
+        let offset = start.elapsed().saturating_sub(found.history.last().map_or(Duration::ZERO, |h| h.0));
+        let history = found.history.iter().map(|(t, e)| HistoryPoint { elapsed_ms: (offset + *t).as_secs_f64() * 1e3, objective: e.sqrt() }).collect();
+        let status = if found.energy <= target { StopReason::TargetReached } else if found.iterations >= params.max_rounds.unwrap_or(DEFAULT_STEPS) { StopReason::RoundLimit } else { StopReason::TimeLimit };
+        self.report(found.x, status, start, history, found.chains, found.iterations, params.seed)
+    }
+
+    fn solve_baseline(&self, name: &str, params: &SearchParams) -> Result<SolveReport, ProblemError> {
+        let start = Instant::now();
+        let x = match name {
+            "omp" => {
+                let k = self.sparsity.unwrap_or(self.a.m.min(self.a.n));
+                omp(&self.a, &self.y, k, self.noise * (self.a.m as f64).sqrt() + 1e-12 * norm(&self.y))
+            }
+            "ista" => lasso(&self.a, &self.y, self.lambda(), LASSO_ITERATIONS, false),
+            "fista" => lasso(&self.a, &self.y, self.lambda(), LASSO_ITERATIONS, true),
+            other => return Err(ProblemError::invalid("method", format!("unknown baseline '{other}'"))),
+        };
+        Ok(self.report(x, StopReason::Converged, start, Vec::new(), 1, 0, params.seed))
+    }
+
+    fn target_energy(&self, objective: f64) -> f64 {
+        objective * objective
+    }
+
+    fn size_summary(&self) -> String {
+        format!("m={} n={}", self.a.m, self.a.n)
+    }
+}
+
+pub struct CompressiveSensing;
+
+impl Problem for CompressiveSensing {
+    fn name(&self) -> &'static str {
+        "compressive_sensing"
+    }
+
+    fn summary(&self) -> &'static str {
+        "Sparse recovery: the sparse x with y = A x (+ noise), from the measurements y and the matrix A"
+    }
+
+    fn formats(&self) -> &'static [&'static str] {
+        &["json"]
+    }
+
+    fn baselines(&self) -> &'static [&'static str] {
+        BASELINES
+    }
+
+    fn instance_schema(&self) -> serde_json::Value {
+        json!({
+            "type": "object",
+            "required": ["A", "y"],
+            "properties": {
+                "A": {"type": "array", "description": "m x n measurement matrix, rows", "items": {"type": "array", "items": {"type": "number"}}},
+                "y": {"type": "array", "description": "m measurements", "items": {"type": "number"}},
+                "sparsity": {"type": "integer", "minimum": 1, "description": "k, if known (else estimated from FISTA)"},
+                "noise": {"type": "number", "minimum": 0, "description": "noise standard deviation (default 0)"}
+            }
+        })
+    }
+
+    fn load(&self, input: ProblemInput<'_>, limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
+        match input {
+            ProblemInput::Json(value) => Ok(Box::new(parse_json(value, limits)?)),
+            ProblemInput::Text(_) => Err(ProblemError::invalid("body", "compressive_sensing accepts JSON only")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shape_mismatches_and_non_finite_values_name_their_field() {
+        let limits = Limits::default();
+        for (value, field) in [
+            (json!({"y": [1]}), "A"),
+            (json!({"A": [[1, 2], [3]], "y": [1, 2]}), "A[1]"),
+            (json!({"A": [[1, 2], [3, 4]], "y": [1]}), "y"),
+            (json!({"A": [[1, 2], [3, "inf"]], "y": [1, 2]}), "A[1][1]"),
+            (json!({"A": [[1, 2], [3, 4]], "y": [1, 2], "sparsity": 0}), "sparsity"),
+            (json!({"A": [[1, 2], [3, 4]], "y": [1, 2], "noise": -1}), "noise"),
+        ] {
+            let error = parse_json(&value, &limits).err().expect("rejected");
+            assert_eq!(error.field(), Some(field), "{value}: {error}");
+        }
+    }
+}
