@@ -305,3 +305,24 @@ fn a_batch_of_channels_is_solved_in_one_request() {
     }
     assert!((answer["objective"].as_f64().unwrap() - sum / 2.0).abs() < 1e-9);
 }
+
+#[test]
+fn compressive_sensing_recovers_a_sparse_vector_over_http_and_rejects_shape_mismatches() {
+    use rlsolver::problems::cs::recovery::{gaussian_instance, relative_error};
+    let base = server();
+    let c = client();
+    let (a, x, y) = gaussian_instance(30, 60, 6, 4);
+    let rows: Vec<&[f64]> = a.data.chunks(a.n).collect();
+    let body = json!({"instance": {"A": rows, "y": y, "sparsity": 6}, "options": {"time_limit_s": 5, "seed": 1}});
+    let answer: Value = c.post(format!("{base}/v1/problems/compressive_sensing/solve")).json(&body).send().unwrap().json().unwrap();
+    let found: Vec<f64> = serde_json::from_value(answer["solution"]["x"].clone()).unwrap();
+    assert!(relative_error(&found, &x) < 1e-6, "{answer}");
+    assert_eq!(answer["solution"]["support"].as_array().unwrap().len(), 6);
+    for method in ["omp", "ista", "fista"] {
+        let body = json!({"instance": {"A": rows, "y": y}, "options": {"method": method}});
+        let response = c.post(format!("{base}/v1/problems/compressive_sensing/solve")).json(&body).send().unwrap();
+        assert_eq!(response.status(), 200, "{method}");
+    }
+    let bad = json!({"instance": {"A": [[1.0, 2.0], [3.0, 4.0]], "y": [1.0]}});
+    expect_problem(c.post(format!("{base}/v1/problems/compressive_sensing/solve")).json(&bad).send().unwrap(), 422, Some("y"));
+}
