@@ -402,6 +402,14 @@ impl Logger {
     }
 }
 
+/// Creates a run folder: `config.json` (what `load_checkpoint` rebuilds from) and an empty
+/// `metrics.jsonl`, returned for appending.
+pub(crate) fn create_run_dir(dir: &std::path::Path, config: &serde_json::Value) -> Result<std::fs::File> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join("config.json"), serde_json::to_string_pretty(config)?)?;
+    Ok(std::fs::File::create(dir.join("metrics.jsonl"))?)
+}
+
 /// Trains until the target return or the step budget. With `out_dir`, every evaluation also
 /// writes a checkpoint (weights, observation statistics, `progress.json`); `resume` continues
 /// from the last one: weights, statistics, step and evaluation counters and the metrics log
@@ -429,18 +437,14 @@ pub fn train(config: &TrainConfig) -> Result<TrainOutcome> {
             rng = ChaCha8Rng::seed_from_u64(config.seed ^ (start.step as u64).rotate_left(32));
             Some(std::fs::OpenOptions::new().append(true).create(true).open(dir.join("metrics.jsonl"))?)
         }
-        Some(dir) => {
-            std::fs::create_dir_all(dir)?;
-            std::fs::write(
-                dir.join("config.json"),
-                serde_json::to_string_pretty(&json!({
-                    "algorithm": config.algorithm, "env": config.env_id, "seed": config.seed,
-                    "total_steps": config.total_steps, "prioritized": config.prioritized,
-                    "overrides": config.overrides, "schedule": schedule,
-                }))?,
-            )?;
-            Some(std::fs::File::create(dir.join("metrics.jsonl"))?)
-        }
+        Some(dir) => Some(create_run_dir(
+            dir,
+            &json!({
+                "algorithm": config.algorithm, "env": config.env_id, "seed": config.seed,
+                "total_steps": config.total_steps, "prioritized": config.prioritized,
+                "overrides": config.overrides, "schedule": schedule,
+            }),
+        )?),
         None => None,
     };
     let mut logger = Logger { file, start: Instant::now(), evaluating_s: 0.0, evaluations, out_dir: config.out_dir.clone() };

@@ -10,7 +10,7 @@ use super::simple_spread::SimpleSpread;
 use super::{make, MultiAgentEnv, MultiAgentObservation, MultiAgentStep};
 use crate::drl::agents::Metrics;
 use crate::drl::env::ActionSpace;
-use crate::drl::run::merged;
+use crate::drl::run::{create_run_dir, merged};
 use anyhow::{bail, Context, Result};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -213,17 +213,13 @@ pub fn train(config: &MarlConfig) -> Result<MarlOutcome> {
     let mut env = make(&config.env_id, num_envs).with_context(|| format!("unknown env '{}'", config.env_id))?;
     let mut learner = build(config, env.as_ref())?;
     let mut file = match &config.out_dir {
-        Some(dir) => {
-            std::fs::create_dir_all(dir)?;
-            std::fs::write(
-                dir.join("config.json"),
-                serde_json::to_string_pretty(&json!({
-                    "algorithm": config.algorithm, "env": config.env_id, "seed": config.seed,
-                    "total_steps": config.total_steps, "overrides": config.overrides,
-                }))?,
-            )?;
-            Some(std::fs::File::create(dir.join("metrics.jsonl"))?)
-        }
+        Some(dir) => Some(create_run_dir(
+            dir,
+            &json!({
+                "algorithm": config.algorithm, "env": config.env_id, "seed": config.seed,
+                "total_steps": config.total_steps, "overrides": config.overrides,
+            }),
+        )?),
         None => None,
     };
     let start = Instant::now();
