@@ -440,7 +440,7 @@ fn solve(args: SolveArgs) -> Result<()> {
 }
 
 fn train_policy(args: TrainPolicyArgs) -> Result<()> {
-    use rlsolver::problems::mimo::policy::{rayleigh_channels, MimoPolicy, PolicyConfig, TrainingConfig};
+    use rlsolver::problems::mimo::policy::{MimoPolicy, PolicyConfig, TrainingConfig};
     anyhow::ensure!(args.problem == "mimo", "train-policy supports: mimo");
     let config = PolicyConfig { users: args.users, antennas: args.antennas, power: args.power, noise: args.noise, hidden: args.hidden.clone() };
     let training = TrainingConfig { steps: args.steps, batch: args.batch, learning_rate: args.learning_rate, seed: args.seed };
@@ -457,7 +457,6 @@ fn train_policy(args: TrainPolicyArgs) -> Result<()> {
     let metrics = serde_json::json!({
         "validation": report, "training_curve": curve, "train_s": train_s,
     });
-    let _ = rayleigh_channels;
     let manifest = rlsolver::models::write_mimo_model(
         &args.out,
         &name,

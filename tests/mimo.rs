@@ -6,7 +6,7 @@ mod common;
 
 use rlsolver::problems::mimo::beamforming::{mmse, parallel_gradient_search, sum_rate, wmmse, COMPLEX};
 use std::time::Duration;
-use tch::{Device, Kind, Tensor};
+use tch::{Device, Tensor};
 
 fn channels() -> Option<Vec<Tensor>> {
     let dir = common::shared_data("mimo", "rayleigh_k8_n8_100.json")?;
@@ -41,7 +41,6 @@ fn baselines_reproduce_the_reference_averages_and_the_search_matches_wmmse() {
         assert!((rzf - rzf_ref).abs() < 0.01, "RZF average {rzf} vs reference {rzf_ref}");
         assert!((wmmse_avg - wmmse_ref).abs() < 0.05, "WMMSE average {wmmse_avg} vs reference {wmmse_ref}");
     }
-    let _ = Kind::Double;
 }
 
 #[test]

@@ -7,6 +7,7 @@ pub mod cs;
 pub mod ising;
 pub mod maxcut;
 pub mod mimo;
+pub mod random;
 
 use crate::search::{Incumbent, SearchOutcome, SearchParams, StopReason};
 use std::time::Duration;

@@ -220,7 +220,7 @@ impl Maddpg {
 
 impl MultiAgentLearner for Maddpg {
     fn act(&mut self, observation: &MultiAgentObservation, _memory: &mut Memory, explore: bool) -> Vec<f32> {
-        let (n, o, a) = self.shape;
+        let (n, o, _) = self.shape;
         let b = (observation.observations.len() / (n * o)) as i64;
         let obs = Tensor::from_slice(&observation.observations).view([b, n as i64, o as i64]).to(self.device);
         let actions = tch::no_grad(|| {
@@ -238,7 +238,6 @@ impl MultiAgentLearner for Maddpg {
                 .collect();
             Tensor::stack(&per_agent, 1) // [B, N, width]
         });
-        let _ = a;
         actions.flatten(0, -1).to_device(Device::Cpu).try_into().expect("f32")
     }
 

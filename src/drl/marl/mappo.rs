@@ -87,7 +87,7 @@ pub struct Mappo {
 
 impl Mappo {
     /// `shape` = (agents, obs_dim, state_dim).
-    pub fn new(config: MappoConfig, shape: (usize, usize, usize), space: &ActionSpace, _episode_limit: usize, device: Device) -> Self {
+    pub fn new(config: MappoConfig, shape: (usize, usize, usize), space: &ActionSpace, device: Device) -> Self {
         let (n, o, s) = shape;
         let actor_store = nn::VarStore::new(device);
         let critic_store = nn::VarStore::new(device);

@@ -2,6 +2,7 @@
 //! LASSO, and a parallel MCMC over supports on the energy E(S) = ||y - A_S x_S||^2 + lambda |S|
 //! with x_S the least-squares fit on S.
 
+use crate::problems::random::standard_normal;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
@@ -268,10 +269,7 @@ pub fn top_k(x: &[f64], k: usize) -> Vec<usize> {
 /// `k` N(0, 1) entries on a random support, y = A x.
 pub fn gaussian_instance(m: usize, n: usize, k: usize, seed: u64) -> (Matrix, Vec<f64>, Vec<f64>) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut normal = || {
-        let (u1, u2): (f64, f64) = (rng.gen::<f64>().max(1e-300), rng.gen());
-        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-    };
+    let mut normal = || standard_normal(&mut rng);
     let data: Vec<f64> = (0..m * n).map(|_| normal() / (m as f64).sqrt()).collect();
     let values: Vec<f64> = (0..k).map(|_| normal()).collect();
     let a = Matrix { m, n, data };

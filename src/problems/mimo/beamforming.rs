@@ -5,7 +5,8 @@
 //! Classical precoders (MRT, ZF, regularized ZF), WMMSE (Shi et al. 2011) and the parallel
 //! projected-gradient search, batched over B beamformers [B, N, K].
 
-use rand::{Rng, SeedableRng};
+use crate::problems::random::standard_normal;
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::time::{Duration, Instant};
 use tch::{Device, Kind, Tensor};
@@ -137,12 +138,7 @@ pub fn parallel_gradient_search(
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let h = h.to(device);
     // Random starts and perturbations from our own stream (no global torch RNG).
-    let gaussian = |rng: &mut ChaCha8Rng, count: usize| -> Vec<f64> {
-        (0..count).map(|_| {
-            let (u1, u2): (f64, f64) = (rng.gen::<f64>().max(1e-300), rng.gen());
-            (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-        }).collect()
-    };
+    let gaussian = |rng: &mut ChaCha8Rng, count: usize| -> Vec<f64> { (0..count).map(|_| standard_normal(rng)).collect() };
     let count = (b * n * k) as usize;
     let re = Tensor::from_slice(&gaussian(&mut rng, count)).view([b, n, k]);
     let im = Tensor::from_slice(&gaussian(&mut rng, count)).view([b, n, k]);

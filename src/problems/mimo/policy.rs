@@ -10,7 +10,8 @@
 use super::beamforming::COMPLEX;
 use crate::drl::net::mlp;
 use anyhow::Result;
-use rand::{Rng, SeedableRng};
+use crate::problems::random::standard_normal;
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use tch::nn::{Module, OptimizerConfig};
@@ -50,10 +51,7 @@ pub struct MimoPolicy {
 /// `count` i.i.d. CN(0, 1) channels [count, K, N] from `rng` (Box-Muller).
 pub fn rayleigh_channels(rng: &mut ChaCha8Rng, count: usize, users: usize, antennas: usize) -> Tensor {
     let n = count * users * antennas;
-    let mut normal = || {
-        let (u1, u2): (f64, f64) = (rng.gen::<f64>().max(1e-300), rng.gen());
-        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos() * 0.5f64.sqrt()
-    };
+    let mut normal = || standard_normal(rng) * 0.5f64.sqrt();
     let re: Vec<f64> = (0..n).map(|_| normal()).collect();
     let im: Vec<f64> = (0..n).map(|_| normal()).collect();
     let shape = [count as i64, users as i64, antennas as i64];
