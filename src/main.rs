@@ -220,6 +220,9 @@ struct TrainArgs {
     /// Hyperparameter overrides as a JSON object, e.g. '{"learning_rate": 0.001}'.
     #[arg(long, default_value = "{}")]
     hyper: String,
+    /// Envs stepped as one batch (multi-agent runs; default: the algorithm's).
+    #[arg(long)]
+    num_envs: Option<usize>,
     /// cpu, cuda or auto.
     #[arg(long, default_value = "cpu")]
     device: String,
@@ -343,6 +346,7 @@ fn main() -> Result<()> {
                 out_dir: args.out,
                 device: problems::parse_device(Some(&args.device))?,
                 overrides: serde_json::from_str(&args.hyper).context("--hyper is not JSON")?,
+                num_envs: args.num_envs,
                 ..rlsolver::drl::marl::run::MarlConfig::new(&args.algo, &args.env, args.steps, args.seed)
             };
             let outcome = rlsolver::drl::marl::run::train(&config)?;

@@ -75,6 +75,8 @@ pub struct MarlConfig {
     pub eval_every: usize,
     pub eval_episodes: usize,
     pub overrides: serde_json::Value,
+    /// Envs stepped as one batch (None = the algorithm's default from `defaults`).
+    pub num_envs: Option<usize>,
     pub out_dir: Option<PathBuf>,
     pub device: Device,
 }
@@ -89,6 +91,7 @@ impl MarlConfig {
             eval_every: 10_000,
             eval_episodes: 32,
             overrides: json!({}),
+            num_envs: None,
             out_dir: None,
             device: Device::Cpu,
         }
@@ -208,7 +211,9 @@ pub fn heuristic_return(env_id: &str, episodes: usize, seed: u64) -> Result<(f64
 
 /// Trains until the step budget; evaluates every `eval_every` steps and at the end.
 pub fn train(config: &MarlConfig) -> Result<MarlOutcome> {
-    let (_, num_envs) = defaults(&config.algorithm).with_context(|| format!("unknown algorithm '{}'", config.algorithm))?;
+    let (_, default_envs) = defaults(&config.algorithm).with_context(|| format!("unknown algorithm '{}'", config.algorithm))?;
+    let num_envs = config.num_envs.unwrap_or(default_envs);
+    anyhow::ensure!(num_envs >= 1, "num_envs must be at least 1");
     tch::manual_seed(config.seed as i64);
     let mut env = make(&config.env_id, num_envs).with_context(|| format!("unknown env '{}'", config.env_id))?;
     let mut learner = build(config, env.as_ref())?;
@@ -217,7 +222,7 @@ pub fn train(config: &MarlConfig) -> Result<MarlOutcome> {
             dir,
             &json!({
                 "algorithm": config.algorithm, "env": config.env_id, "seed": config.seed,
-                "total_steps": config.total_steps, "overrides": config.overrides,
+                "total_steps": config.total_steps, "num_envs": num_envs, "overrides": config.overrides,
             }),
         )?),
         None => None,
