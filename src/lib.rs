@@ -5,5 +5,7 @@ pub mod api;
 pub mod bench;
 pub mod models;
 pub mod drl;
+pub mod jobs;
 pub mod problems;
 pub mod search;
+pub mod store;

@@ -85,6 +85,24 @@ struct ServeArgs {
     /// The model registry folder (`<name>/manifest.json` + `weights.safetensors` each).
     #[arg(long, env = "RLSOLVER_MODELS_DIR", default_value = "models")]
     models_dir: PathBuf,
+    /// SQLite store (rlsolver.db) and job folders.
+    #[arg(long, env = "RLSOLVER_DATA_DIR", default_value = "data")]
+    data_dir: PathBuf,
+    /// API keys, one per line; mutating requests then need `Authorization: Bearer <key>`.
+    #[arg(long, env = "RLSOLVER_API_KEYS_FILE")]
+    api_keys_file: Option<PathBuf>,
+    /// Training jobs running at once.
+    #[arg(long, env = "RLSOLVER_TRAINING_WORKERS", default_value_t = rlsolver::jobs::JobsConfig::default().workers)]
+    training_workers: usize,
+    /// Training jobs waiting for a worker; more get 429 with Retry-After.
+    #[arg(long, env = "RLSOLVER_MAX_QUEUED_JOBS", default_value_t = rlsolver::jobs::JobsConfig::default().max_queued)]
+    max_queued_jobs: usize,
+    /// Largest step budget of a training job.
+    #[arg(long, env = "RLSOLVER_MAX_TRAINING_STEPS", default_value_t = rlsolver::jobs::training::TrainingLimits::default().max_total_steps)]
+    max_training_steps: usize,
+    /// Origins allowed by CORS, comma-separated (`*` = any; default none).
+    #[arg(long, env = "RLSOLVER_CORS_ORIGINS", value_delimiter = ',')]
+    cors_origins: Vec<String>,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -256,8 +274,15 @@ struct GenerateArgs {
 
 #[derive(Args)]
 struct TrainPolicyArgs {
-    /// Problem (mimo).
+    /// Problem: mimo (beamforming network) or compressive_sensing (LISTA).
     problem: String,
+    /// compressive_sensing: measurements m, unknowns n and unrolled layers.
+    #[arg(long, default_value_t = 50)]
+    measurements: usize,
+    #[arg(long, default_value_t = 100)]
+    unknowns: usize,
+    #[arg(long, default_value_t = 16)]
+    layers: usize,
     #[arg(long, default_value_t = 8)]
     users: usize,
     #[arg(long, default_value_t = 8)]
@@ -280,7 +305,7 @@ struct TrainPolicyArgs {
     /// Registry folder; the model goes to OUT/NAME.
     #[arg(long, default_value = "models")]
     out: PathBuf,
-    /// Default: mimo-k{users}-n{antennas}-p{power}.
+    /// Default: mimo-k{users}-n{antennas}-p{power} or lista-m{measurements}-n{unknowns}.
     #[arg(long)]
     name: Option<String>,
 }
@@ -402,16 +427,33 @@ fn main() -> Result<()> {
 fn serve(args: ServeArgs) -> Result<()> {
     let registry = rlsolver::models::init(&args.models_dir);
     tracing::info!(loaded = registry.models.len(), refused = registry.rejected.len(), dir = %args.models_dir.display(), "model registry");
+    // RLSOLVER_API_KEYS (comma-separated) is read here rather than by clap so it never shows in --help output.
+    let api_keys = rlsolver::api::auth::load_keys(args.api_keys_file.as_deref(), std::env::var("RLSOLVER_API_KEYS").ok().as_deref())?;
+    let mut host = args.host.clone();
+    let loopback = host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    if api_keys.is_empty() && !loopback {
+        tracing::warn!(requested = %host, "no API keys configured: binding to 127.0.0.1 only (set RLSOLVER_API_KEYS or --api-keys-file to serve other hosts)");
+        host = "127.0.0.1".into();
+    } else if api_keys.is_empty() {
+        tracing::warn!("no API keys configured: mutating endpoints are open, serving on loopback only");
+    } else {
+        tracing::info!(keys = api_keys.len(), "API keys configured: POST and DELETE need a bearer token");
+    }
     let config = ServerConfig {
         limits: args.limits.limits(),
         max_body_bytes: args.max_body_bytes,
         max_concurrent_solves: args.max_concurrent_solves,
+        data_dir: args.data_dir.clone(),
+        jobs: rlsolver::jobs::JobsConfig { workers: args.training_workers, max_queued: args.max_queued_jobs },
+        training_limits: rlsolver::jobs::training::TrainingLimits { max_total_steps: args.max_training_steps, ..Default::default() },
+        api_keys,
+        cors_origins: args.cors_origins.clone(),
     };
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port))
+        let listener = tokio::net::TcpListener::bind((host.as_str(), args.port))
             .await
-            .with_context(|| format!("binding {}:{}", args.host, args.port))?;
+            .with_context(|| format!("binding {host}:{}", args.port))?;
         rlsolver::api::serve(listener, config).await?;
         Ok(())
     })
@@ -444,8 +486,15 @@ fn solve(args: SolveArgs) -> Result<()> {
 }
 
 fn train_policy(args: TrainPolicyArgs) -> Result<()> {
+    match args.problem.as_str() {
+        "mimo" => train_mimo_policy(args),
+        "compressive_sensing" => train_lista_policy(args),
+        other => anyhow::bail!("train-policy supports: mimo, compressive_sensing (not '{other}')"),
+    }
+}
+
+fn train_mimo_policy(args: TrainPolicyArgs) -> Result<()> {
     use rlsolver::problems::mimo::policy::{MimoPolicy, PolicyConfig, TrainingConfig};
-    anyhow::ensure!(args.problem == "mimo", "train-policy supports: mimo");
     let config = PolicyConfig { users: args.users, antennas: args.antennas, power: args.power, noise: args.noise, hidden: args.hidden.clone() };
     let training = TrainingConfig { steps: args.steps, batch: args.batch, learning_rate: args.learning_rate, seed: args.seed };
     let start = std::time::Instant::now();
@@ -458,17 +507,39 @@ fn train_policy(args: TrainPolicyArgs) -> Result<()> {
         args.users, args.antennas, args.power, args.noise,
         args.hidden.iter().map(i64::to_string).collect::<Vec<_>>().join(","), args.steps, args.batch, args.learning_rate, args.seed
     );
-    let metrics = serde_json::json!({
-        "validation": report, "training_curve": curve, "train_s": train_s,
-    });
-    let manifest = rlsolver::models::write_mimo_model(
-        &args.out,
-        &name,
-        &policy,
-        serde_json::json!({"command": command, "seed": args.seed, "steps": args.steps, "batch": args.batch, "learning_rate": args.learning_rate}),
-        "i.i.d. CN(0, 1) channels drawn on the fly by ChaCha8 from the seed (Box-Muller); none stored",
-        metrics,
-    )?;
+    let record = rlsolver::models::ModelRecord {
+        problem: "mimo",
+        architecture: serde_json::to_value(&policy.config)?,
+        training: serde_json::json!({"command": command, "seed": args.seed, "steps": args.steps, "batch": args.batch, "learning_rate": args.learning_rate}),
+        training_data: "i.i.d. CN(0, 1) channels drawn on the fly by ChaCha8 from the seed (Box-Muller); none stored",
+        metrics: serde_json::json!({"validation": report, "training_curve": curve, "train_s": train_s}),
+    };
+    let manifest = rlsolver::models::write_model(&args.out, &name, &policy.store, record)?;
+    println!("{}", serde_json::to_string_pretty(&manifest)?);
+    Ok(())
+}
+
+fn train_lista_policy(args: TrainPolicyArgs) -> Result<()> {
+    use rlsolver::problems::cs::lista::{ListaConfig, ListaPolicy, ListaTraining};
+    let config = ListaConfig { layers: args.layers, ..ListaConfig::new(args.measurements, args.unknowns) };
+    let training = ListaTraining { steps: args.steps, batch: args.batch, learning_rate: args.learning_rate, seed: args.seed, ..ListaTraining::default() };
+    let start = std::time::Instant::now();
+    let (policy, curve) = ListaPolicy::train(config, &training, tch::Device::Cpu)?;
+    let train_s = start.elapsed().as_secs_f64();
+    let validation = rlsolver::bench::cs::validate_policy(&policy, 20, args.seed.wrapping_add(1_000_003));
+    let name = args.name.unwrap_or_else(|| format!("lista-m{}-n{}", args.measurements, args.unknowns));
+    let command = format!(
+        "rlsolver train-policy compressive_sensing --measurements {} --unknowns {} --layers {} --steps {} --batch {} --learning-rate {} --seed {} --name {name}",
+        args.measurements, args.unknowns, args.layers, args.steps, args.batch, args.learning_rate, args.seed
+    );
+    let record = rlsolver::models::ModelRecord {
+        problem: "compressive_sensing",
+        architecture: serde_json::to_value(&policy.config)?,
+        training: serde_json::json!({"command": command, "seed": args.seed, "hyperparameters": training}),
+        training_data: "Gaussian instances drawn on the fly by ChaCha8 from the seed: A with N(0, 1/m) entries, k-sparse x with N(0, 1) entries, k uniform in [min_sparsity, max_sparsity]; none stored",
+        metrics: serde_json::json!({"validation": validation, "training_curve_nmse_db": curve, "train_s": train_s}),
+    };
+    let manifest = rlsolver::models::write_model(&args.out, &name, &policy.store, record)?;
     println!("{}", serde_json::to_string_pretty(&manifest)?);
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! metrics at training time, sha256 of the weights). `load_dir` verifies each hash and refuses a
 //! corrupt or mismatched model with a log line while keeping the rest.
 
+use crate::problems::cs::lista::{ListaConfig, ListaPolicy};
 use crate::problems::mimo::policy::{MimoPolicy, PolicyConfig};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -35,15 +36,39 @@ pub struct Manifest {
     pub sha256: String,
 }
 
+/// A loaded policy, by problem (a `Mutex` because tch modules are not `Sync`).
+pub enum LoadedPolicy {
+    Mimo(Mutex<MimoPolicy>),
+    CompressiveSensing(Mutex<ListaPolicy>),
+}
+
 /// A verified, loaded model.
 pub struct RegisteredModel {
     pub manifest: Manifest,
-    pub policy: Mutex<MimoPolicy>,
+    pub policy: LoadedPolicy,
 }
 
 impl RegisteredModel {
-    pub fn mimo_config(&self) -> PolicyConfig {
-        self.policy.lock().expect("policy lock").config.clone()
+    pub fn mimo(&self) -> Option<&Mutex<MimoPolicy>> {
+        match &self.policy {
+            LoadedPolicy::Mimo(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    pub fn mimo_config(&self) -> Option<PolicyConfig> {
+        self.mimo().map(|p| p.lock().expect("policy lock").config.clone())
+    }
+
+    pub fn lista(&self) -> Option<&Mutex<ListaPolicy>> {
+        match &self.policy {
+            LoadedPolicy::CompressiveSensing(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    pub fn lista_config(&self) -> Option<ListaConfig> {
+        self.lista().map(|p| p.lock().expect("policy lock").config.clone())
     }
 }
 
@@ -66,15 +91,22 @@ fn load_one(dir: &Path) -> Result<RegisteredModel> {
     if actual != manifest.sha256 {
         bail!("sha256 of {WEIGHTS_FILE} is {actual}, the manifest says {}", manifest.sha256);
     }
-    match manifest.problem.as_str() {
+    let policy = match manifest.problem.as_str() {
         "mimo" => {
             let config: PolicyConfig = serde_json::from_value(manifest.architecture.clone()).context("architecture")?;
             let mut policy = MimoPolicy::new(config, Device::Cpu);
             policy.store.load(&weights).context("weights do not match the architecture")?;
-            Ok(RegisteredModel { manifest, policy: Mutex::new(policy) })
+            LoadedPolicy::Mimo(Mutex::new(policy))
+        }
+        "compressive_sensing" => {
+            let config: ListaConfig = serde_json::from_value(manifest.architecture.clone()).context("architecture")?;
+            let mut policy = ListaPolicy::new(config, Device::Cpu);
+            policy.store.load(&weights).context("weights do not match the architecture")?;
+            LoadedPolicy::CompressiveSensing(Mutex::new(policy))
         }
         other => bail!("no policy type for problem '{other}'"),
-    }
+    };
+    Ok(RegisteredModel { manifest, policy })
 }
 
 impl ModelRegistry {
@@ -110,15 +142,18 @@ impl ModelRegistry {
     pub fn default_mimo(&self, users: usize, antennas: usize, power: f64) -> Option<&RegisteredModel> {
         self.models
             .iter()
-            .filter(|m| m.manifest.problem == "mimo")
-            .filter(|m| {
-                let c = m.mimo_config();
-                c.users == users && c.antennas == antennas
-            })
-            .min_by(|a, b| {
-                let gap = |m: &RegisteredModel| (m.mimo_config().power.log10() - power.log10()).abs();
+            .filter_map(|m| m.mimo_config().map(|c| (m, c)))
+            .filter(|(_, c)| c.users == users && c.antennas == antennas)
+            .min_by(|(_, a), (_, b)| {
+                let gap = |c: &PolicyConfig| (c.power.log10() - power.log10()).abs();
                 gap(a).total_cmp(&gap(b))
             })
+            .map(|(m, _)| m)
+    }
+
+    /// The default compressive-sensing model for an m x n instance: the first of that shape.
+    pub fn default_lista(&self, measurements: usize, unknowns: usize) -> Option<&RegisteredModel> {
+        self.models.iter().find(|m| m.lista_config().is_some_and(|c| c.measurements == measurements && c.unknowns == unknowns))
     }
 }
 
@@ -135,19 +170,34 @@ pub fn init(dir: &Path) -> &'static ModelRegistry {
     REGISTRY.get_or_init(|| ModelRegistry::load_dir(dir))
 }
 
+/// True once the process's registry has been loaded (`registry()` or `init`).
+pub fn is_loaded() -> bool {
+    REGISTRY.get().is_some()
+}
+
 pub fn default_dir() -> PathBuf {
     std::env::var_os("RLSOLVER_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models"))
 }
 
-/// Writes a trained MIMO policy as `dir/<name>/` with its manifest.
-pub fn write_mimo_model(dir: &Path, name: &str, policy: &MimoPolicy, training: serde_json::Value, training_data: &str, metrics: serde_json::Value) -> Result<Manifest> {
+/// What a trained policy's manifest says besides its name and hash.
+pub struct ModelRecord<'a> {
+    pub problem: &'a str,
+    pub architecture: serde_json::Value,
+    pub training: serde_json::Value,
+    pub training_data: &'a str,
+    pub metrics: serde_json::Value,
+}
+
+/// Writes trained weights as `dir/<name>/` with their manifest.
+pub fn write_model(dir: &Path, name: &str, store: &tch::nn::VarStore, record: ModelRecord<'_>) -> Result<Manifest> {
+    let ModelRecord { problem, architecture, training, training_data, metrics } = record;
     let folder = dir.join(name);
     std::fs::create_dir_all(&folder)?;
-    policy.store.save(folder.join(WEIGHTS_FILE))?;
+    store.save(folder.join(WEIGHTS_FILE))?;
     let manifest = Manifest {
         name: name.into(),
-        problem: "mimo".into(),
-        architecture: serde_json::to_value(&policy.config)?,
+        problem: problem.into(),
+        architecture,
         training,
         training_data: training_data.into(),
         metrics,
@@ -164,7 +214,8 @@ mod tests {
 
     fn write_small(dir: &Path, name: &str) {
         let policy = MimoPolicy::new(PolicyConfig { users: 2, antennas: 2, power: 10.0, noise: 1.0, hidden: vec![8] }, Device::Cpu);
-        write_mimo_model(dir, name, &policy, serde_json::json!({"command": "test"}), "none", serde_json::json!({})).unwrap();
+        let record = ModelRecord { problem: "mimo", architecture: serde_json::to_value(&policy.config).unwrap(), training: serde_json::json!({"command": "test"}), training_data: "none", metrics: serde_json::json!({}) };
+        write_model(dir, name, &policy.store, record).unwrap();
     }
 
     #[test]

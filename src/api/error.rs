@@ -32,6 +32,12 @@ pub enum ApiError {
     UnsupportedMediaType(String),
     #[error("all {0} solver slots are busy; retry shortly")]
     Busy(usize),
+    #[error("{0}")]
+    Unauthorized(String),
+    #[error("{0}")]
+    TooManyRequests(String),
+    #[error("{field}: {message}")]
+    Conflict { field: String, message: String },
     #[error("internal error")]
     Internal(#[from] anyhow::Error),
 }
@@ -56,6 +62,9 @@ impl ApiError {
             ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::Conflict { .. } => StatusCode::CONFLICT,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -63,7 +72,8 @@ impl ApiError {
     fn field(&self) -> Option<String> {
         match self {
             ApiError::Problem(e) => e.field().map(str::to_string),
-            ApiError::BadRequest { field, .. } | ApiError::NotFound { field, .. } => Some(field.clone()),
+            ApiError::BadRequest { field, .. } | ApiError::NotFound { field, .. } | ApiError::Conflict { field, .. } => Some(field.clone()),
+            ApiError::Unauthorized(_) => Some("authorization".into()),
             ApiError::PayloadTooLarge(_) => Some("body".into()),
             _ => None,
         }
@@ -91,8 +101,17 @@ impl IntoResponse for ApiError {
         let mut response = (status, axum::Json(body)).into_response();
         let headers = response.headers_mut();
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json"));
-        if matches!(self, ApiError::Busy(_)) {
-            headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        match self {
+            ApiError::Busy(_) => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            ApiError::TooManyRequests(_) => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from_static("30"));
+            }
+            ApiError::Unauthorized(_) => {
+                headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            }
+            _ => {}
         }
         response
     }

@@ -23,12 +23,13 @@ pub async fn health() -> Json<HealthStatus> {
     Json(HealthStatus { status: "ok" })
 }
 
-/// Readiness: 503 once shutdown has begun.
+/// Readiness: 200 when the model registry is loaded and the store answers; 503 otherwise and
+/// once shutdown has begun.
 #[utoipa::path(get, path = "/ready", responses((status = 200, body = HealthStatus), (status = 503, body = HealthStatus)))]
 pub async fn ready(State(state): State<AppState>) -> (StatusCode, Json<HealthStatus>) {
-    if state.is_ready() {
+    if state.is_ready().await {
         (StatusCode::OK, Json(HealthStatus { status: "ready" }))
     } else {
-        (StatusCode::SERVICE_UNAVAILABLE, Json(HealthStatus { status: "draining" }))
+        (StatusCode::SERVICE_UNAVAILABLE, Json(HealthStatus { status: "not_ready" }))
     }
 }

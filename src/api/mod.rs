@@ -1,16 +1,21 @@
 //! The HTTP service: one router module per resource, merged here.
 
+pub mod auth;
+pub mod catalog;
 pub mod docs;
 pub mod error;
 pub mod health;
+pub mod metrics;
 pub mod models;
 pub mod openapi;
 pub mod problems;
 pub mod state;
+pub mod training;
 
 use axum::extract::DefaultBodyLimit;
-use axum::http::{HeaderName, Request};
+use axum::http::{HeaderName, HeaderValue, Method, Request};
 use axum::Router;
+use tower_http::cors::{AllowOrigin, CorsLayer};
 use state::{AppState, ServerConfig};
 use std::net::SocketAddr;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
@@ -20,12 +25,23 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 pub fn app(state: AppState) -> Router {
     let max_body = state.config.max_body_bytes;
-    Router::new()
+    let cors = cors(&state.config.cors_origins);
+    let router = Router::new()
         .merge(health::router())
         .merge(problems::router())
         .merge(models::router())
+        .merge(catalog::router())
+        .merge(training::router())
+        .merge(metrics::router())
         .merge(docs::router())
         .layer(DefaultBodyLimit::max(max_body))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_key))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), metrics::record));
+    let router = match cors {
+        Some(cors) => router.layer(cors),
+        None => router,
+    };
+    router
         .layer(
             TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
                 let id = request.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
@@ -37,20 +53,44 @@ pub fn app(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// CORS for the configured origins (`*` = any); None when none are configured.
+fn cors(origins: &[String]) -> Option<CorsLayer> {
+    if origins.is_empty() {
+        return None;
+    }
+    let allow = if origins.iter().any(|o| o == "*") {
+        AllowOrigin::any()
+    } else {
+        AllowOrigin::list(origins.iter().filter_map(|o| HeaderValue::from_str(o).ok()))
+    };
+    Some(
+        CorsLayer::new()
+            .allow_origin(allow)
+            .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
+            .allow_headers([axum::http::header::CONTENT_TYPE, axum::http::header::AUTHORIZATION]),
+    )
+}
+
 /// Serves until SIGINT/SIGTERM, then stops accepting, marks itself not ready and lets running
 /// requests finish.
-pub async fn serve(listener: tokio::net::TcpListener, config: ServerConfig) -> std::io::Result<()> {
-    let state = AppState::new(config);
+pub async fn serve(listener: tokio::net::TcpListener, config: ServerConfig) -> anyhow::Result<()> {
+    serve_until(listener, config, shutdown_signal()).await
+}
+
+/// Serves until `shutdown` completes (see `serve`).
+pub async fn serve_until(listener: tokio::net::TcpListener, config: ServerConfig, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+    let state = AppState::open(config).await?;
     let addr: SocketAddr = listener.local_addr()?;
     tracing::info!(%addr, "rlsolver listening");
     let draining = state.clone();
     axum::serve(listener, app(state))
         .with_graceful_shutdown(async move {
-            shutdown_signal().await;
+            shutdown.await;
             draining.set_draining();
             tracing::info!("shutdown requested; finishing running requests");
         })
-        .await
+        .await?;
+    Ok(())
 }
 
 async fn shutdown_signal() {

@@ -5,7 +5,14 @@ use utoipa::OpenApi;
 #[derive(OpenApi)]
 #[openapi(
     info(title = "rlsolver", description = "Optimization solver service: learned policies plus parallel Hamiltonian-regularized search."),
-    paths(super::health::health, super::health::ready, super::problems::list, super::problems::solve, super::models::list, super::models::one, super::docs::openapi),
+    paths(
+        super::health::health, super::health::ready, super::metrics::metrics,
+        super::problems::list, super::problems::solve, super::models::list, super::models::one,
+        super::catalog::algorithms, super::catalog::envs,
+        super::training::submit, super::training::list, super::training::one, super::training::metrics,
+        super::training::events, super::training::cancel, super::training::artifact,
+        super::docs::openapi
+    ),
     components(schemas(
         super::problems::ProblemInfo,
         super::problems::SolveRequest,
@@ -17,9 +24,27 @@ use utoipa::OpenApi;
         crate::models::Manifest,
         super::models::ModelList,
         super::models::RejectedModel,
-    ))
+        super::training::TrainingJob,
+        crate::jobs::training::TrainingRequest,
+        crate::jobs::training::AlgorithmInfo,
+        crate::jobs::training::EnvInfo,
+        crate::store::JobRecord,
+        crate::store::JobState,
+    )),
+    modifiers(&BearerAuth)
 )]
 pub struct ApiDoc;
+
+/// Declares the `bearer` scheme the mutating endpoints use when API keys are configured.
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme("bearer", SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)));
+    }
+}
 
 pub fn openapi_json() -> String {
     ApiDoc::openapi().to_pretty_json().expect("the OpenAPI document serializes") + "\n"

@@ -80,8 +80,10 @@ pub async fn list() -> Json<Vec<ProblemInfo>> {
         (status = 413, description = "body or instance over the limits", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 415, description = "unsupported content type", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 422, description = "invalid instance or option", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 401, description = "missing or wrong API key (when keys are configured)", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 503, description = "every solver slot busy (Retry-After)", body = ProblemDetails, content_type = "application/problem+json")
-    )
+    ),
+    security((), ("bearer" = []))
 )]
 pub async fn solve(
     State(state): State<AppState>,
@@ -133,6 +135,7 @@ pub async fn solve(
     })
     .await
     .map_err(|e| ApiError::Internal(anyhow::anyhow!("solver task failed: {e}")))??;
+    state.metrics.observe_solve(&name, report.elapsed_ms / 1e3);
     tracing::info!(problem = %name, objective = report.objective, status = ?report.status, elapsed_ms = report.elapsed_ms, "solved");
     Ok(Json(report))
 }

@@ -1,6 +1,13 @@
 //! Shared state of every handler.
 
+use super::auth::ApiKeys;
+use super::metrics::HttpMetrics;
+use crate::jobs::training::TrainingLimits;
+use crate::jobs::{JobManager, JobsConfig};
 use crate::problems::Limits;
+use crate::store::Store;
+use anyhow::Result;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tokio::sync::Semaphore;
@@ -13,11 +20,34 @@ pub struct ServerConfig {
     pub max_body_bytes: usize,
     /// Solves running at once; more get 503 with Retry-After.
     pub max_concurrent_solves: usize,
+    /// SQLite store and job folders live here.
+    pub data_dir: PathBuf,
+    /// Training worker pool and queue bound.
+    pub jobs: JobsConfig,
+    pub training_limits: TrainingLimits,
+    /// Bearer tokens accepted on mutating endpoints; empty = no authentication (the server
+    /// then binds to loopback only).
+    pub api_keys: Vec<String>,
+    /// Origins allowed by CORS (`*` = any); empty = no CORS headers.
+    pub cors_origins: Vec<String>,
 }
 
 impl Default for ServerConfig {
+    /// Limits as documented in the README; the data folder is a fresh one under the system's
+    /// temporary folder (the CLI's default is `./data`).
     fn default() -> Self {
-        ServerConfig { limits: Limits::default(), max_body_bytes: 64 << 20, max_concurrent_solves: 2 }
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let unique = format!("rlsolver-data-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::SeqCst));
+        ServerConfig {
+            limits: Limits::default(),
+            max_body_bytes: 64 << 20,
+            max_concurrent_solves: 2,
+            data_dir: std::env::temp_dir().join(unique),
+            jobs: JobsConfig::default(),
+            training_limits: TrainingLimits::default(),
+            api_keys: Vec::new(),
+            cors_origins: Vec::new(),
+        }
     }
 }
 
@@ -25,20 +55,32 @@ impl Default for ServerConfig {
 pub struct AppState {
     pub config: Arc<ServerConfig>,
     pub solve_slots: Arc<Semaphore>,
+    pub jobs: Arc<JobManager>,
+    pub keys: Arc<ApiKeys>,
+    pub metrics: Arc<HttpMetrics>,
     ready: Arc<AtomicBool>,
 }
 
 impl AppState {
-    pub fn new(config: ServerConfig) -> Self {
-        AppState {
+    /// Opens the store (migrating it), starts the job workers and re-queues unfinished jobs.
+    pub async fn open(config: ServerConfig) -> Result<Self> {
+        // Loads the default model folder unless `models::init` already loaded one.
+        let _ = crate::models::registry();
+        let store = Store::open(&config.data_dir).await?;
+        let jobs = JobManager::start(store, &config.data_dir, config.jobs.clone()).await?;
+        Ok(AppState {
             solve_slots: Arc::new(Semaphore::new(config.max_concurrent_solves.max(1))),
+            keys: Arc::new(ApiKeys::new(&config.api_keys)),
+            metrics: Arc::new(HttpMetrics::default()),
             config: Arc::new(config),
+            jobs,
             ready: Arc::new(AtomicBool::new(true)),
-        }
+        })
     }
 
-    pub fn is_ready(&self) -> bool {
-        self.ready.load(Ordering::SeqCst)
+    /// Ready: not draining, the model registry loaded and the store answering.
+    pub async fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::SeqCst) && crate::models::is_loaded() && self.jobs.store().ping().await
     }
 
     /// Called when shutdown starts, so that load balancers stop sending work.

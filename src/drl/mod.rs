@@ -6,6 +6,7 @@ pub mod agents;
 pub mod buffer;
 pub mod common;
 pub mod env;
+pub mod hooks;
 pub mod hterm;
 pub mod marl;
 pub mod net;

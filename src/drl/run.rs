@@ -11,6 +11,7 @@ use super::buffer::{PrioritizedConfig, ReplayBuffer};
 use super::common::{gae, RunningNorm};
 use super::env::{self, ActionSpace, VecEnv};
 use super::hterm::{h_term_loss, HTermBuffer, HTermConfig};
+use super::hooks::RunHooks;
 use anyhow::{bail, Context, Result};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -113,6 +114,8 @@ pub struct TrainConfig {
     pub h_term_lambda: f64,
     /// Continue the run checkpointed in `out_dir` (see `train`).
     pub resume: bool,
+    /// Progress and evaluation callbacks, and the cancel flag (the job service's).
+    pub hooks: RunHooks,
 }
 
 impl TrainConfig {
@@ -135,6 +138,7 @@ impl TrainConfig {
             learning_starts: None,
             h_term_lambda: 0.0,
             resume: false,
+            hooks: RunHooks::default(),
         }
     }
 }
@@ -147,7 +151,7 @@ pub struct Progress {
     pub reached_target_at: Option<usize>,
 }
 
-const PROGRESS_FILE: &str = "progress.json";
+pub const PROGRESS_FILE: &str = "progress.json";
 
 /// Env seed of a run's k-th evaluation (disjoint from the training envs' seed).
 pub fn evaluation_seed(run_seed: u64, k: usize) -> u64 {
@@ -185,6 +189,8 @@ pub struct TrainOutcome {
     pub wall_s: f64,
     /// `wall_s` less the time spent evaluating.
     pub train_s: f64,
+    /// Stopped by `hooks.cancel` before the budget or target.
+    pub cancelled: bool,
 }
 
 /// The algorithm's default hyperparameters with `overrides` applied, as the config type `T`.
@@ -198,6 +204,19 @@ pub(crate) fn merged<T: serde::de::DeserializeOwned>(mut value: serde_json::Valu
         }
     }
     Ok(serde_json::from_value(value)?)
+}
+
+/// Whether `hyperparameters` (a whole configuration) deserializes as the algorithm's config.
+pub fn check_hyperparameters(algorithm: &str, hyperparameters: &serde_json::Value) -> Result<()> {
+    let no_overrides = json!({});
+    let base = hyperparameters.clone();
+    match algorithm {
+        "dqn" | "double_dqn" | "d3qn" => merged::<DqnConfig>(base, &no_overrides).map(drop),
+        "ddpg" | "td3" => merged::<Td3Config>(base, &no_overrides).map(drop),
+        "sac" | "redq" => merged::<SacConfig>(base, &no_overrides).map(drop),
+        "ppo" | "a2c" | "ppo_discrete" | "a2c_discrete" => merged::<PpoConfig>(base, &no_overrides).map(drop),
+        other => bail!("unknown algorithm '{other}'"),
+    }
 }
 
 fn build_agent(config: &TrainConfig, env: &dyn VecEnv, rng: &mut ChaCha8Rng) -> Result<Agent> {
@@ -367,6 +386,7 @@ impl Logger {
         self.evaluating_s += started.elapsed().as_secs_f64();
         let reached = config.target_return.is_some_and(|t| result.0 >= t && confirmation.is_none_or(|c| c.0 >= t));
         self.record(step, episodes, eval_seed, result, confirmation, losses)?;
+        config.hooks.evaluation(self.evaluations.last().expect("just recorded"));
         Ok(reached)
     }
 
@@ -469,7 +489,8 @@ pub fn train(config: &TrainConfig) -> Result<TrainOutcome> {
     }
     let wall_s = logger.start.elapsed().as_secs_f64();
     let train_s = wall_s - logger.evaluating_s;
-    Ok(TrainOutcome { evaluations: logger.evaluations, reached_target_at: reached, steps, wall_s, train_s })
+    let cancelled = config.hooks.cancelled() && reached.is_none() && steps < config.total_steps;
+    Ok(TrainOutcome { evaluations: logger.evaluations, reached_target_at: reached, steps, wall_s, train_s, cancelled })
 }
 
 /// Rebuilds the agent a `train --out DIR` run saved and loads its weights; returns it with
@@ -586,7 +607,8 @@ fn train_off_policy(
     // After a resume the buffer is empty: refill it before updating.
     let updates_from = if start.step > 0 { start.step + schedule.learning_starts } else { schedule.learning_starts };
     let mut losses: Metrics = Vec::new();
-    while step < config.total_steps {
+    while step < config.total_steps && !config.hooks.cancelled() {
+        config.hooks.progress(step);
         let actions = if step < schedule.learning_starts {
             random_actions(&space, b, rng)
         } else {
@@ -648,7 +670,8 @@ fn train_on_policy(
     let (gamma, lambda) = agent.discount();
     let reward_scale = agent.reward_scale();
     let (mut obs, mut step, mut episodes, mut next_eval) = resume_point(config, env, start);
-    while step < config.total_steps {
+    while step < config.total_steps && !config.hooks.cancelled() {
+        config.hooks.progress(step);
         let horizon = agent.rollout_steps();
         let (mut all_obs, mut all_actions, mut all_log_probs, mut all_values) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let (mut rewards, mut next_values, mut terminated, mut done) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());

@@ -49,6 +49,8 @@ pub struct QmixConfig {
     pub epsilon_anneal_steps: usize,
     pub double_q: bool,
     pub max_grad_norm: f64,
+    /// Team rewards are multiplied by this in the TD target (Q values then live in scaled units).
+    pub reward_scale: f64,
 }
 
 impl QmixConfig {
@@ -71,6 +73,7 @@ impl QmixConfig {
             epsilon_anneal_steps: 50_000,
             double_q: true,
             max_grad_norm: 10.0,
+            reward_scale: 1.0,
         }
     }
 }
@@ -347,7 +350,7 @@ impl Qmix {
         let target_tot = tch::no_grad(|| {
             Self::mix(&self.target_mixer, &flat(&target_max, n as i64), &flat(&state.narrow(1, 1, t), s)).view([e, t])
         });
-        let y: Tensor = &rewards + self.config.gamma * (1.0 - &terminated) * target_tot;
+        let y: Tensor = &rewards * self.config.reward_scale + self.config.gamma * (1.0 - &terminated) * target_tot;
         let td: Tensor = (&q_tot - y) * &filled;
         let loss = td.square().sum(Kind::Float) / filled.sum(Kind::Float);
         optimize(&mut self.optimizer, &loss, Some(self.config.max_grad_norm));

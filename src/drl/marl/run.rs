@@ -10,6 +10,7 @@ use super::simple_spread::SimpleSpread;
 use super::{make, MultiAgentEnv, MultiAgentObservation, MultiAgentStep};
 use crate::drl::agents::Metrics;
 use crate::drl::env::ActionSpace;
+use crate::drl::hooks::RunHooks;
 use crate::drl::run::{create_run_dir, merged};
 use anyhow::{bail, Context, Result};
 use rand::SeedableRng;
@@ -66,6 +67,17 @@ pub fn defaults(algorithm: &str) -> Option<(serde_json::Value, usize)> {
     })
 }
 
+/// Whether `hyperparameters` (a whole configuration) deserializes as the algorithm's config.
+pub fn check_hyperparameters(algorithm: &str, hyperparameters: &serde_json::Value) -> Result<()> {
+    let (no_overrides, base) = (json!({}), hyperparameters.clone());
+    match algorithm {
+        "vdn" | "qmix" => merged::<QmixConfig>(base, &no_overrides).map(drop),
+        "maddpg" | "matd3" => merged::<MaddpgConfig>(base, &no_overrides).map(drop),
+        "mappo" => merged::<MappoConfig>(base, &no_overrides).map(drop),
+        other => bail!("unknown algorithm '{other}'"),
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct MarlConfig {
     pub algorithm: String,
@@ -79,6 +91,8 @@ pub struct MarlConfig {
     pub num_envs: Option<usize>,
     pub out_dir: Option<PathBuf>,
     pub device: Device,
+    /// Progress and evaluation callbacks, and the cancel flag (the job service's).
+    pub hooks: RunHooks,
 }
 
 impl MarlConfig {
@@ -94,6 +108,7 @@ impl MarlConfig {
             num_envs: None,
             out_dir: None,
             device: Device::Cpu,
+            hooks: RunHooks::default(),
         }
     }
 }
@@ -113,6 +128,8 @@ pub struct MarlOutcome {
     pub evaluations: Vec<MarlEvaluation>,
     pub steps: usize,
     pub wall_s: f64,
+    /// Stopped by `hooks.cancel` before the budget.
+    pub cancelled: bool,
 }
 
 fn build(config: &MarlConfig, env: &dyn MultiAgentEnv) -> Result<Box<dyn MultiAgentLearner>> {
@@ -234,7 +251,8 @@ pub fn train(config: &MarlConfig) -> Result<MarlOutcome> {
     let mut memory = learner.begin(b);
     let mut losses: Metrics = Vec::new();
     let mut evaluations = Vec::new();
-    while step < config.total_steps {
+    while step < config.total_steps && !config.hooks.cancelled() {
+        config.hooks.progress(step);
         let actions = learner.act(&observation, &mut memory, true);
         let result = env.step(&actions);
         let metrics = learner.observe(&observation, &actions, &result);
@@ -265,6 +283,7 @@ pub fn train(config: &MarlConfig) -> Result<MarlOutcome> {
             if let Some(f) = &mut file {
                 writeln!(f, "{}", serde_json::to_string(&evaluation)?)?;
             }
+            config.hooks.evaluation(&evaluation);
             evaluations.push(evaluation);
         }
     }
@@ -273,5 +292,6 @@ pub fn train(config: &MarlConfig) -> Result<MarlOutcome> {
             store.save(dir.join(format!("{name}.safetensors")))?;
         }
     }
-    Ok(MarlOutcome { evaluations, steps: step, wall_s: start.elapsed().as_secs_f64() })
+    let cancelled = step < config.total_steps;
+    Ok(MarlOutcome { evaluations, steps: step, wall_s: start.elapsed().as_secs_f64(), cancelled })
 }

@@ -1,17 +1,20 @@
 //! Compressive sensing: recover a sparse x from y = A x + e. Baselines OMP, ISTA and FISTA (LASSO,
-//! lambda rule in `recovery::lasso_lambda`); the search is a parallel MCMC over supports seeded by
-//! OMP and FISTA. The objective reported is the residual norm ||y - A x|| (lower is better).
+//! lambda rule in `recovery::lasso_lambda`) and the LISTA policy (`lista`, for shapes with a
+//! registered model); the search is a parallel MCMC over supports seeded by OMP, FISTA and the
+//! policy. The objective reported is the residual norm ||y - A x|| (lower is better).
 
+pub mod lista;
 pub mod recovery;
 
 use super::{HistoryPoint, Instance, Limits, Problem, ProblemError, ProblemInput, SolveReport};
 use crate::search::{SearchParams, StopReason};
-use recovery::{lasso, lasso_lambda, norm, omp, support_search, top_k, Matrix};
+use recovery::{lasso, lasso_lambda, least_squares, norm, omp, support_search, top_k, Matrix};
 use serde_json::json;
 use std::time::{Duration, Instant};
 use tch::Device;
 
-pub const BASELINES: &[&str] = &["omp", "ista", "fista"];
+/// `policy` = the LISTA model's estimate, refit by least squares on its k largest entries.
+pub const BASELINES: &[&str] = &["omp", "ista", "fista", "policy"];
 /// Iterations of ISTA and FISTA.
 pub const LASSO_ITERATIONS: usize = 3000;
 /// Support-search chains and steps when the request gives none.
@@ -84,6 +87,35 @@ impl CsInstance {
         })
     }
 
+    /// The named (or default) LISTA model's estimate and the model's name; Ok(None) when no
+    /// model fits this shape.
+    fn policy_estimate(&self, model: Option<&str>) -> Result<Option<(Vec<f64>, String)>, ProblemError> {
+        let registry = crate::models::registry();
+        let chosen = match model {
+            Some(name) => Some(registry.get(name).ok_or_else(|| ProblemError::invalid("model", format!("no model named '{name}'")))?),
+            None => registry.default_lista(self.a.m, self.a.n),
+        };
+        let Some(chosen) = chosen else { return Ok(None) };
+        let (Some(policy), Some(config)) = (chosen.lista(), chosen.lista_config()) else {
+            return Err(ProblemError::invalid("model", format!("'{}' is a {} model, not compressive_sensing", chosen.manifest.name, chosen.manifest.problem)));
+        };
+        if config.measurements != self.a.m || config.unknowns != self.a.n {
+            return Err(ProblemError::invalid("model", format!("'{}' serves {} x {}, A is {} x {}", chosen.manifest.name, config.measurements, config.unknowns, self.a.m, self.a.n)));
+        }
+        let x = policy.lock().expect("policy lock").estimate(&self.a, &self.y);
+        Ok(Some((x, chosen.manifest.name.clone())))
+    }
+
+    /// x with the least-squares values on `support` and zeros elsewhere.
+    fn refit(&self, support: &[usize]) -> Vec<f64> {
+        let (values, _) = least_squares(&self.a, &self.y, support);
+        let mut x = vec![0.0; self.a.n];
+        for (i, v) in support.iter().zip(values) {
+            x[*i] = v;
+        }
+        x
+    }
+
     fn report(&self, x: Vec<f64>, status: StopReason, start: Instant, history: Vec<HistoryPoint>, chains: usize, rounds: usize, seed: u64) -> SolveReport {
         let r: Vec<f64> = self.a.apply(&x).iter().zip(&self.y).map(|(ax, y)| y - ax).collect();
         let residual = norm(&r);
@@ -110,7 +142,12 @@ impl Instance for CsInstance {
         let fista = lasso(&self.a, &self.y, self.lambda(), LASSO_ITERATIONS, true);
         let k = self.sparsity_for(&fista);
         let omp_x = omp(&self.a, &self.y, k, 0.0);
-        let seeds = vec![top_k(&omp_x, k), top_k(&fista, k)];
+        let mut seeds = vec![top_k(&omp_x, k), top_k(&fista, k)];
+        // A named model that does not fit was rejected when the request was checked; here a
+        // missing model only means one seed fewer.
+        if let Ok(Some((policy_x, _))) = self.policy_estimate(params.model.as_deref()) {
+            seeds.push(top_k(&policy_x, k));
+        }
         // Without noise a zero residual is the goal; with noise sigma, E ~ m sigma^2 is as good as it gets.
         let target = if self.noise == 0.0 { 1e-20 * self.y.iter().map(|v| v * v).sum::<f64>() } else { self.a.m as f64 * self.noise * self.noise };
         let time_limit = Duration::from_secs_f64(params.time_limit_s).saturating_sub(start.elapsed());
@@ -130,6 +167,13 @@ impl Instance for CsInstance {
             }
             "ista" => lasso(&self.a, &self.y, self.lambda(), LASSO_ITERATIONS, false),
             "fista" => lasso(&self.a, &self.y, self.lambda(), LASSO_ITERATIONS, true),
+            "policy" => {
+                let (x, _) = self.policy_estimate(params.model.as_deref())?.ok_or_else(|| {
+                    ProblemError::invalid("model", format!("no compressive_sensing model for A of {} x {} (GET /v1/models)", self.a.m, self.a.n))
+                })?;
+                let k = self.sparsity_for(&x);
+                self.refit(&top_k(&x, k))
+            }
             other => return Err(ProblemError::invalid("method", format!("unknown baseline '{other}'"))),
         };
         Ok(self.report(x, StopReason::Converged, start, Vec::new(), 1, 0, params.seed))

@@ -206,11 +206,13 @@ impl MimoInstance {
             None => registry.default_mimo(self.users, self.antennas, self.power),
         };
         let Some(chosen) = chosen else { return Ok(None) };
-        let config = chosen.mimo_config();
-        if chosen.manifest.problem != "mimo" || config.users != self.users || config.antennas != self.antennas {
+        let (Some(policy), Some(config)) = (chosen.mimo(), chosen.mimo_config()) else {
+            return Err(ProblemError::invalid("model", format!("'{}' is a {} model, not mimo", chosen.manifest.name, chosen.manifest.problem)));
+        };
+        if config.users != self.users || config.antennas != self.antennas {
             return Err(ProblemError::invalid("model", format!("'{}' serves {} x {}, the instance is {} x {}", chosen.manifest.name, config.users, config.antennas, self.users, self.antennas)));
         }
-        let policy = chosen.policy.lock().expect("policy lock");
+        let policy = policy.lock().expect("policy lock");
         // The policy outputs power P_model; rescale to the instance's budget.
         let w = tch::no_grad(|| policy.beamformers(&h.unsqueeze(0))).get(0);
         Ok(Some((beamforming::to_power(&w, self.power), chosen.manifest.name.clone())))

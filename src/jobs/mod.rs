@@ -1,0 +1,226 @@
+//! Background jobs: accepted requests are rows in the store before the client hears 202; a
+//! bounded pool of workers runs them off the async runtime (`spawn_blocking`); progress and
+//! evaluations go to the store and to per-job event channels (the SSE streams). At start,
+//! `JobManager::start` re-queues what a stopped server left queued or running; single-agent
+//! training resumes from its last checkpoint (multi-agent runs restart).
+
+pub mod training;
+
+use crate::drl::hooks::RunHooks;
+use crate::store::{JobRecord, JobState, Store};
+use anyhow::Result;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::{broadcast, mpsc};
+use training::TrainingRequest;
+
+pub const TRAINING: &str = "training";
+
+/// Pool size and queue bound.
+#[derive(Debug, Clone)]
+pub struct JobsConfig {
+    /// Training jobs running at once.
+    pub workers: usize,
+    /// Jobs waiting for a worker; beyond this a submission gets 429 with Retry-After.
+    pub max_queued: usize,
+}
+
+impl Default for JobsConfig {
+    fn default() -> Self {
+        JobsConfig { workers: 1, max_queued: 16 }
+    }
+}
+
+/// One server-sent event of a job: `state`, `progress` or `evaluation`.
+#[derive(Debug, Clone, Serialize)]
+pub struct JobEvent {
+    pub event: &'static str,
+    pub data: serde_json::Value,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SubmitError {
+    #[error("the job queue is full ({0} waiting); retry later")]
+    QueueFull(usize),
+    #[error(transparent)]
+    Store(#[from] anyhow::Error),
+}
+
+struct Live {
+    cancel: Arc<AtomicBool>,
+    events: broadcast::Sender<JobEvent>,
+}
+
+pub struct JobManager {
+    store: Store,
+    data_dir: PathBuf,
+    config: JobsConfig,
+    queue: mpsc::UnboundedSender<String>,
+    queued: AtomicUsize,
+    live: Mutex<HashMap<String, Live>>,
+}
+
+impl JobManager {
+    /// Starts the worker pool and re-queues the jobs a previous server left unfinished.
+    pub async fn start(store: Store, data_dir: &Path, config: JobsConfig) -> Result<Arc<JobManager>> {
+        let (queue, receiver) = mpsc::unbounded_channel();
+        let manager = Arc::new(JobManager { store, data_dir: data_dir.to_path_buf(), config, queue, queued: AtomicUsize::new(0), live: Mutex::new(HashMap::new()) });
+        let receiver = Arc::new(tokio::sync::Mutex::new(receiver));
+        for _ in 0..manager.config.workers.max(1) {
+            let (manager, receiver) = (manager.clone(), receiver.clone());
+            tokio::spawn(async move {
+                loop {
+                    let next = receiver.lock().await.recv().await;
+                    let Some(id) = next else { break };
+                    manager.queued.fetch_sub(1, Ordering::SeqCst);
+                    if let Err(error) = manager.clone().execute(&id).await {
+                        tracing::error!(job = %id, error = %format!("{error:#}"), "job failed to run");
+                    }
+                }
+            });
+        }
+        for job in manager.store.recover().await? {
+            tracing::warn!(job = %job.id, state = job.state.as_str(), "re-queueing a job the previous server left unfinished");
+            manager.enqueue(&job.id);
+        }
+        Ok(manager)
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn config(&self) -> &JobsConfig {
+        &self.config
+    }
+
+    /// The job's folder: checkpoints, metrics.jsonl, config.json, weights.
+    pub fn run_dir(&self, id: &str) -> PathBuf {
+        self.data_dir.join("jobs").join(id)
+    }
+
+    fn enqueue(&self, id: &str) {
+        self.live.lock().expect("live jobs").entry(id.to_string()).or_insert_with(|| Live { cancel: Arc::new(AtomicBool::new(false)), events: broadcast::channel(256).0 });
+        self.queued.fetch_add(1, Ordering::SeqCst);
+        let _ = self.queue.send(id.to_string());
+    }
+
+    /// Records the (validated) request and queues it; returns the job.
+    pub async fn submit_training(&self, request: &TrainingRequest) -> Result<JobRecord, SubmitError> {
+        let waiting = self.queued.load(Ordering::SeqCst);
+        if waiting >= self.config.max_queued {
+            return Err(SubmitError::QueueFull(waiting));
+        }
+        let id = uuid::Uuid::new_v4().to_string();
+        self.store.insert_job(&id, TRAINING, &serde_json::to_value(request).map_err(anyhow::Error::from)?).await?;
+        self.enqueue(&id);
+        Ok(self.store.job(&id).await?.expect("just inserted"))
+    }
+
+    /// A receiver of the job's events while it is queued or running (None once it ended).
+    pub fn subscribe(&self, id: &str) -> Option<broadcast::Receiver<JobEvent>> {
+        self.live.lock().expect("live jobs").get(id).map(|l| l.events.subscribe())
+    }
+
+    fn emit(&self, id: &str, event: &'static str, data: serde_json::Value) {
+        if let Some(live) = self.live.lock().expect("live jobs").get(id) {
+            let _ = live.events.send(JobEvent { event, data });
+        }
+    }
+
+    /// Cancels a queued or running job; Ok(None) when there is no such job, Err(state) when it
+    /// has already ended.
+    pub async fn cancel(&self, id: &str) -> Result<Option<Result<JobRecord, JobState>>> {
+        let Some(job) = self.store.job(id).await? else { return Ok(None) };
+        if job.state.is_terminal() {
+            return Ok(Some(Err(job.state)));
+        }
+        if let Some(live) = self.live.lock().expect("live jobs").get(id) {
+            live.cancel.store(true, Ordering::SeqCst);
+        }
+        if matches!(job.state, JobState::Queued | JobState::Interrupted) {
+            // Not picked up yet: end it here; the worker skips it.
+            self.store.finish(id, JobState::Cancelled, None, None).await?;
+            self.emit(id, "state", serde_json::json!({"state": "cancelled"}));
+            self.live.lock().expect("live jobs").remove(id);
+        }
+        Ok(Some(Ok(self.store.job(id).await?.expect("exists"))))
+    }
+
+    async fn execute(self: Arc<Self>, id: &str) -> Result<()> {
+        let Some(job) = self.store.job(id).await? else { return Ok(()) };
+        if job.state.is_terminal() {
+            self.live.lock().expect("live jobs").remove(id);
+            return Ok(());
+        }
+        let request: TrainingRequest = serde_json::from_value(job.request.clone())?;
+        let run_dir = self.run_dir(id);
+        // Single-agent runs continue from their last checkpoint; others start over.
+        let resume = !request.is_multi_agent() && run_dir.join(crate::drl::run::PROGRESS_FILE).exists();
+        if !resume {
+            self.store.clear_metrics(id).await?;
+        }
+        self.store.mark_running(id).await?;
+        self.emit(id, "state", serde_json::json!({"state": "running", "resumed": resume}));
+        tracing::info!(job = %id, algorithm = %request.algorithm, env = %request.env, resume, "training job started");
+        let cancel = self.live.lock().expect("live jobs").get(id).map(|l| l.cancel.clone()).unwrap_or_default();
+        let hooks = self.hooks(id, cancel);
+        let runner = request.clone();
+        let dir = run_dir.clone();
+        let outcome = tokio::task::spawn_blocking(move || runner.run(&dir, resume, hooks)).await;
+        let (state, result, error) = match outcome {
+            Ok(Ok((result, false))) => (JobState::Succeeded, Some(result), None),
+            Ok(Ok((result, true))) => (JobState::Cancelled, Some(result), None),
+            Ok(Err(error)) => (JobState::Failed, None, Some(format!("{error:#}"))),
+            Err(join) => (JobState::Failed, None, Some(format!("the training thread panicked: {join}"))),
+        };
+        if let Some(steps) = result.as_ref().and_then(|r| r["steps"].as_i64()) {
+            self.store.set_steps(id, steps).await?;
+        }
+        self.store.finish(id, state, result.as_ref(), error.as_deref()).await?;
+        tracing::info!(job = %id, state = state.as_str(), "training job ended");
+        self.emit(id, "state", serde_json::json!({"state": state.as_str(), "result": result, "error": error}));
+        self.live.lock().expect("live jobs").remove(id);
+        Ok(())
+    }
+
+    /// Progress (at most every 250 ms) and evaluations go to the store and the event channel;
+    /// the blocking training thread writes through the runtime's handle.
+    fn hooks(self: &Arc<Self>, id: &str, cancel: Arc<AtomicBool>) -> RunHooks {
+        let runtime = tokio::runtime::Handle::current();
+        let last = Arc::new(Mutex::new(Instant::now()));
+        let (progress_manager, progress_id, progress_runtime) = (self.clone(), id.to_string(), runtime.clone());
+        let (evaluation_manager, evaluation_id) = (self.clone(), id.to_string());
+        RunHooks {
+            on_progress: Some(Arc::new(move |step| {
+                let mut last = last.lock().expect("progress clock");
+                if last.elapsed() < Duration::from_millis(250) {
+                    return;
+                }
+                *last = Instant::now();
+                let _ = progress_runtime.block_on(progress_manager.store.set_steps(&progress_id, step as i64));
+                progress_manager.emit(&progress_id, "progress", serde_json::json!({"steps": step}));
+            })),
+            on_evaluation: Some(Arc::new(move |evaluation| {
+                if let Err(error) = runtime.block_on(evaluation_manager.store.add_metric(&evaluation_id, evaluation)) {
+                    tracing::error!(job = %evaluation_id, error = %format!("{error:#}"), "storing an evaluation failed");
+                }
+                evaluation_manager.emit(&evaluation_id, "evaluation", evaluation.clone());
+            })),
+            cancel: Some(cancel),
+        }
+    }
+
+    /// Names of the files a job's folder holds (what `artifacts/{name}` serves).
+    pub fn artifacts(&self, id: &str) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.run_dir(id))
+            .map(|entries| entries.filter_map(|e| e.ok()).filter(|e| e.path().is_file()).filter_map(|e| e.file_name().into_string().ok()).filter(|n| !n.ends_with(".tmp")).collect())
+            .unwrap_or_default();
+        names.sort();
+        names
+    }
+}

@@ -1,0 +1,330 @@
+//! Training jobs: the catalog of algorithms and environments, the request a client submits, its
+//! validation (every error names its field), and the run itself (single- or multi-agent).
+
+use crate::drl::env::{self, ActionSpace};
+use crate::drl::hooks::RunHooks;
+use crate::drl::marl;
+use crate::drl::run::{self as single, TrainConfig};
+use crate::problems::ProblemError;
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::path::Path;
+use utoipa::ToSchema;
+
+/// A deep-RL algorithm as `GET /v1/algorithms` lists it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct AlgorithmInfo {
+    pub name: String,
+    /// `discrete`, `continuous` or `discrete|continuous`.
+    pub action_space: String,
+    /// off_policy, on_policy, value_decomposition, centralized_critic.
+    pub family: String,
+    pub multi_agent: bool,
+    /// Envs stepped as one batch.
+    pub num_envs: usize,
+    /// Every hyperparameter with its default (override any of them in `hyperparameters`).
+    #[schema(value_type = Object)]
+    pub hyperparameters: serde_json::Value,
+    /// Constraints the server checks on overrides, by hyperparameter.
+    #[schema(value_type = Object)]
+    pub ranges: serde_json::Value,
+}
+
+/// An environment as `GET /v1/envs` lists it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct EnvInfo {
+    pub id: String,
+    pub multi_agent: bool,
+    pub observation_dim: usize,
+    /// `{"kind": "discrete", "n": ..}` or `{"kind": "continuous", "low": [..], "high": [..]}`.
+    #[schema(value_type = Object)]
+    pub action_space: serde_json::Value,
+    /// Multi-agent envs: agents and global-state width.
+    pub agents: Option<usize>,
+    pub state_dim: Option<usize>,
+}
+
+/// The range rule every numeric hyperparameter follows: finite; learning rates, widths, counts
+/// and intervals > 0; discounts and probabilities in [0, 1].
+fn range_of(name: &str, default: &serde_json::Value) -> serde_json::Value {
+    let unit = ["gamma", "gae_lambda", "tau", "epsilon_start", "epsilon_end", "alpha", "beta", "clip_range", "policy_noise", "noise_clip"];
+    match default {
+        serde_json::Value::Number(_) if unit.iter().any(|u| name == *u) => json!({"minimum": 0.0, "maximum": 1.0}),
+        serde_json::Value::Number(n) if n.is_u64() || n.as_f64().is_some_and(|v| v > 0.0) => json!({"exclusiveMinimum": 0}),
+        serde_json::Value::Number(_) => json!({"type": "number"}),
+        serde_json::Value::Bool(_) => json!({"type": "boolean"}),
+        serde_json::Value::Array(_) => json!({"type": "array", "items": {"exclusiveMinimum": 0}}),
+        serde_json::Value::String(_) => json!({"type": "string"}),
+        _ => json!({}),
+    }
+}
+
+fn ranges(hyperparameters: &serde_json::Value) -> serde_json::Value {
+    serde_json::Value::Object(hyperparameters.as_object().map(|o| o.iter().map(|(k, v)| (k.clone(), range_of(k, v))).collect()).unwrap_or_default())
+}
+
+pub fn algorithms() -> Vec<AlgorithmInfo> {
+    let mut list: Vec<AlgorithmInfo> = single::ALGORITHMS
+        .iter()
+        .map(|(name, space, family)| {
+            let defaults = single::defaults(name).expect("listed");
+            AlgorithmInfo {
+                name: name.to_string(),
+                action_space: space.to_string(),
+                family: family.to_string(),
+                multi_agent: false,
+                num_envs: defaults.num_envs,
+                ranges: ranges(&defaults.hyperparameters),
+                hyperparameters: defaults.hyperparameters,
+            }
+        })
+        .collect();
+    list.extend(marl::run::ALGORITHMS.iter().map(|(name, space, family)| {
+        let (hyperparameters, num_envs) = marl::run::defaults(name).expect("listed");
+        AlgorithmInfo {
+            name: name.to_string(),
+            action_space: space.to_string(),
+            family: family.to_string(),
+            multi_agent: true,
+            num_envs,
+            ranges: ranges(&hyperparameters),
+            hyperparameters,
+        }
+    }));
+    list
+}
+
+pub fn envs() -> Vec<EnvInfo> {
+    let mut list: Vec<EnvInfo> = env::ENV_IDS
+        .iter()
+        .map(|id| {
+            let e = env::make(id, 1).expect("listed");
+            EnvInfo {
+                id: id.to_string(),
+                multi_agent: false,
+                observation_dim: e.observation_dim(),
+                action_space: serde_json::to_value(e.action_space()).unwrap_or_default(),
+                agents: None,
+                state_dim: None,
+            }
+        })
+        .collect();
+    list.extend(marl::ENV_IDS.iter().map(|id| {
+        let e = marl::make(id, 1).expect("listed");
+        EnvInfo {
+            id: id.to_string(),
+            multi_agent: true,
+            observation_dim: e.observation_dim(),
+            action_space: serde_json::to_value(e.action_space()).unwrap_or_default(),
+            agents: Some(e.num_agents()),
+            state_dim: Some(e.state_dim()),
+        }
+    }));
+    list
+}
+
+/// `POST /v1/training/jobs`.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TrainingRequest {
+    /// See `GET /v1/algorithms`.
+    pub algorithm: String,
+    /// See `GET /v1/envs`; single-agent algorithms take single-agent envs, multi-agent ones
+    /// multi-agent envs.
+    pub env: String,
+    /// Env-step budget (summed over the batch of envs).
+    pub total_steps: usize,
+    #[serde(default)]
+    pub seed: u64,
+    /// Stop early once an evaluation (confirmed over 100 more episodes) reaches this return
+    /// (single-agent only).
+    #[serde(default)]
+    pub target_return: Option<f64>,
+    /// Overrides of the algorithm's defaults, by name (see `GET /v1/algorithms`).
+    #[serde(default)]
+    #[schema(value_type = Object)]
+    pub hyperparameters: Option<serde_json::Value>,
+    /// Evaluate every this many env steps (default: a tenth of the budget).
+    #[serde(default)]
+    pub eval_every: Option<usize>,
+    /// Deterministic episodes per evaluation (default 10).
+    #[serde(default)]
+    pub eval_episodes: Option<usize>,
+}
+
+/// Caps on what a training request may ask for.
+#[derive(Debug, Clone)]
+pub struct TrainingLimits {
+    pub max_total_steps: usize,
+    pub max_eval_episodes: usize,
+}
+
+impl Default for TrainingLimits {
+    fn default() -> Self {
+        TrainingLimits { max_total_steps: 10_000_000, max_eval_episodes: 1000 }
+    }
+}
+
+fn same_json_type(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value::*;
+    matches!((a, b), (Number(_), Number(_)) | (Bool(_), Bool(_)) | (String(_), String(_)) | (Array(_), Array(_)) | (Object(_), Object(_)))
+}
+
+fn space_kind(space: &ActionSpace) -> &'static str {
+    match space {
+        ActionSpace::Discrete { .. } => "discrete",
+        ActionSpace::Continuous { .. } => "continuous",
+    }
+}
+
+impl TrainingRequest {
+    pub fn is_multi_agent(&self) -> bool {
+        marl::run::is_multi_agent(&self.algorithm)
+    }
+
+    pub fn eval_every(&self) -> usize {
+        self.eval_every.unwrap_or((self.total_steps / 10).max(1))
+    }
+
+    /// Checks every field; the error names the first bad one.
+    pub fn validate(&self, limits: &TrainingLimits) -> Result<(), ProblemError> {
+        let catalog = algorithms();
+        let algorithm = catalog.iter().find(|a| a.name == self.algorithm).ok_or_else(|| {
+            ProblemError::invalid("algorithm", format!("unknown algorithm '{}' (one of {})", self.algorithm, catalog.iter().map(|a| a.name.as_str()).collect::<Vec<_>>().join(", ")))
+        })?;
+        let env_space = if algorithm.multi_agent {
+            marl::make(&self.env, 1).map(|e| e.action_space())
+        } else {
+            env::make(&self.env, 1).map(|e| e.action_space())
+        };
+        let space = env_space.ok_or_else(|| {
+            let ids: &[&str] = if algorithm.multi_agent { marl::ENV_IDS } else { env::ENV_IDS };
+            ProblemError::invalid("env", format!("unknown env '{}' for {} (one of {})", self.env, self.algorithm, ids.join(", ")))
+        })?;
+        if !algorithm.action_space.split('|').any(|k| k == space_kind(&space)) {
+            return Err(ProblemError::invalid("env", format!("{} needs {} actions; {} has {} actions", self.algorithm, algorithm.action_space, self.env, space_kind(&space))));
+        }
+        if self.total_steps == 0 || self.total_steps > limits.max_total_steps {
+            return Err(ProblemError::invalid("total_steps", format!("expected 1..={}", limits.max_total_steps)));
+        }
+        if self.eval_every == Some(0) {
+            return Err(ProblemError::invalid("eval_every", "expected at least 1"));
+        }
+        if let Some(e) = self.eval_episodes {
+            if e == 0 || e > limits.max_eval_episodes {
+                return Err(ProblemError::invalid("eval_episodes", format!("expected 1..={}", limits.max_eval_episodes)));
+            }
+        }
+        if self.target_return.is_some_and(|t| !t.is_finite()) {
+            return Err(ProblemError::invalid("target_return", "expected a finite number"));
+        }
+        if self.target_return.is_some() && algorithm.multi_agent {
+            return Err(ProblemError::invalid("target_return", "multi-agent runs train for their step budget"));
+        }
+        if let Some(overrides) = &self.hyperparameters {
+            let overrides = overrides.as_object().ok_or_else(|| ProblemError::invalid("hyperparameters", "expected an object"))?;
+            let defaults = algorithm.hyperparameters.as_object().cloned().unwrap_or_default();
+            for (key, value) in overrides {
+                let field = format!("hyperparameters.{key}");
+                let default = defaults.get(key).ok_or_else(|| ProblemError::invalid(&field, format!("{} has no hyperparameter '{key}'", self.algorithm)))?;
+                if !same_json_type(default, value) {
+                    return Err(ProblemError::invalid(&field, format!("expected a value like the default {default}")));
+                }
+                let range = range_of(key, default);
+                let number = value.as_f64();
+                let bad = match number {
+                    Some(v) if !v.is_finite() => true,
+                    Some(v) => range.get("exclusiveMinimum").is_some() && v <= 0.0 || range.get("maximum").is_some() && !(0.0..=1.0).contains(&v),
+                    None => value.as_array().is_some_and(|items| items.is_empty() || items.iter().any(|i| i.as_f64().is_none_or(|v| v <= 0.0))),
+                };
+                if bad {
+                    return Err(ProblemError::invalid(&field, format!("out of range {range}")));
+                }
+            }
+            // The merged configuration must also deserialize (integers where integers go).
+            let mut merged = serde_json::Value::Object(defaults);
+            for (k, v) in overrides {
+                merged[k] = v.clone();
+            }
+            if let Err(error) = check_config(&self.algorithm, &merged) {
+                return Err(ProblemError::invalid("hyperparameters", error));
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the job in `run_dir` (blocking); single-agent runs resume from the checkpoint there
+    /// when `resume`. Returns the outcome summary.
+    pub fn run(&self, run_dir: &Path, resume: bool, hooks: RunHooks) -> Result<(serde_json::Value, bool)> {
+        let overrides = self.hyperparameters.clone().unwrap_or_else(|| json!({}));
+        let eval_episodes = self.eval_episodes.unwrap_or(10);
+        if self.is_multi_agent() {
+            let config = marl::run::MarlConfig {
+                eval_every: self.eval_every(),
+                eval_episodes,
+                overrides,
+                out_dir: Some(run_dir.to_path_buf()),
+                hooks,
+                ..marl::run::MarlConfig::new(&self.algorithm, &self.env, self.total_steps, self.seed)
+            };
+            let outcome = marl::run::train(&config)?;
+            let last = outcome.evaluations.last().map(|e| e.return_mean);
+            Ok((json!({"steps": outcome.steps, "wall_s": outcome.wall_s, "final_return": last}), outcome.cancelled))
+        } else {
+            let config = TrainConfig {
+                eval_every: self.eval_every(),
+                eval_episodes,
+                target_return: self.target_return,
+                overrides,
+                out_dir: Some(run_dir.to_path_buf()),
+                resume,
+                hooks,
+                ..TrainConfig::new(&self.algorithm, &self.env, self.total_steps, self.seed)
+            };
+            let outcome = single::train(&config)?;
+            let last = outcome.evaluations.last().map(|e| e.return_mean);
+            Ok((
+                json!({"steps": outcome.steps, "wall_s": outcome.wall_s, "train_s": outcome.train_s, "final_return": last, "reached_target_at": outcome.reached_target_at}),
+                outcome.cancelled,
+            ))
+        }
+    }
+}
+
+/// Deserializes the merged hyperparameters as the algorithm's config type.
+fn check_config(algorithm: &str, merged: &serde_json::Value) -> Result<(), String> {
+    let result = if marl::run::is_multi_agent(algorithm) { marl::run::check_hyperparameters(algorithm, merged) } else { single::check_hyperparameters(algorithm, merged) };
+    result.map_err(|e| format!("{e:#}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(value: serde_json::Value) -> Result<(), ProblemError> {
+        serde_json::from_value::<TrainingRequest>(value).unwrap().validate(&TrainingLimits::default())
+    }
+
+    #[test]
+    fn every_bad_field_is_named() {
+        for (value, field) in [
+            (json!({"algorithm": "nope", "env": "CartPole-v1", "total_steps": 10}), "algorithm"),
+            (json!({"algorithm": "ppo_discrete", "env": "Nope-v0", "total_steps": 10}), "env"),
+            (json!({"algorithm": "sac", "env": "CartPole-v1", "total_steps": 10}), "env"),
+            (json!({"algorithm": "qmix", "env": "CartPole-v1", "total_steps": 10}), "env"),
+            (json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 0}), "total_steps"),
+            (json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 10, "eval_episodes": 0}), "eval_episodes"),
+            (json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 10, "hyperparameters": {"bogus": 1}}), "hyperparameters.bogus"),
+            (json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 10, "hyperparameters": {"gamma": 2.0}}), "hyperparameters.gamma"),
+            (json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 10, "hyperparameters": {"gamma": "x"}}), "hyperparameters.gamma"),
+            (json!({"algorithm": "mappo", "env": "simple_spread", "total_steps": 10, "target_return": 1.0}), "target_return"),
+        ] {
+            let error = request(value.clone()).expect_err("rejected");
+            assert_eq!(error.field(), Some(field), "{value}: {error}");
+        }
+        assert!(request(json!({"algorithm": "qmix", "env": "two_step", "total_steps": 10, "hyperparameters": {"learning_rate": 0.001}})).is_ok());
+        assert_eq!(algorithms().len(), single::ALGORITHMS.len() + marl::run::ALGORITHMS.len());
+        assert!(envs().iter().any(|e| e.id == "simple_spread" && e.agents == Some(3)));
+    }
+}

@@ -1,0 +1,209 @@
+//! The compressive-sensing policy: LISTA (learned ISTA, Gregor & LeCun 2010), unrolled for a fixed
+//! number of layers, in the weight-coupled form with support selection (LISTA-CPSS, Chen et al.
+//! 2018) and analytic weights W = A (ALISTA/TiLISTA, Liu et al. 2019):
+//!   x^{k+1} = eta_{theta_k, p_k}(x^k - gamma_k A^T (A x^k - y)),
+//! where eta soft-thresholds by theta_k except the p_k share of entries of largest magnitude,
+//! which pass unshrunk. Learned per layer: the step gamma_k and the threshold theta_k. Because the
+//! weights come from the instance's own A, one trained policy serves every Gaussian matrix of its
+//! shape (classic LISTA learns W for one fixed A, while every request here brings its own).
+//! Inputs are normalized (unit-norm columns of A, y scaled so ||A^T y||_inf = 1) so the policy
+//! does not depend on the scale of the instance. Trained supervised on seeded Gaussian instances
+//! (A with N(0, 1/m) entries, k-sparse x with N(0, 1) entries, k uniform in a range), minimizing
+//! the normalized error ||x^K - x||^2 / ||x||^2.
+
+use super::recovery::Matrix;
+use crate::problems::random::standard_normal;
+use anyhow::Result;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use tch::nn::OptimizerConfig;
+use tch::{nn, Device, Kind, Tensor};
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ListaConfig {
+    /// Measurements m and unknowns n the policy is trained for.
+    pub measurements: usize,
+    pub unknowns: usize,
+    /// Unrolled layers K.
+    pub layers: usize,
+    /// Support selection: layer k passes the top min(k * step, max) share of entries unshrunk.
+    pub support_step: f64,
+    pub support_max: f64,
+}
+
+impl ListaConfig {
+    /// 16 layers, support selection growing by 1.2% of n per layer up to 13% (LISTA-CPSS's
+    /// schedule scaled to K = 16).
+    pub fn new(measurements: usize, unknowns: usize) -> Self {
+        ListaConfig { measurements, unknowns, layers: 16, support_step: 0.012, support_max: 0.13 }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ListaTraining {
+    pub steps: usize,
+    /// Instances per gradient step.
+    pub batch: usize,
+    pub learning_rate: f64,
+    /// Sparsity of the training instances, uniform in this range (inclusive).
+    pub min_sparsity: usize,
+    pub max_sparsity: usize,
+    pub seed: u64,
+}
+
+impl Default for ListaTraining {
+    fn default() -> Self {
+        ListaTraining { steps: 4000, batch: 64, learning_rate: 5e-3, min_sparsity: 5, max_sparsity: 25, seed: 0 }
+    }
+}
+
+pub struct ListaPolicy {
+    pub config: ListaConfig,
+    pub store: nn::VarStore,
+    /// log gamma_k and log theta_k [K] (logs keep both positive).
+    log_steps: Tensor,
+    log_thresholds: Tensor,
+}
+
+/// A batch of normalized instances on one device: A [B, m, n] (unit columns), y [B, m].
+struct Normalized {
+    a: Tensor,
+    y: Tensor,
+    /// x = z * scale / column_norms.
+    column_norms: Tensor,
+    scale: Tensor,
+}
+
+fn normalize(a: &Tensor, y: &Tensor) -> Normalized {
+    let column_norms = a.square().sum_dim_intlist(1, true, Kind::Float).sqrt().clamp_min(1e-12); // [B, 1, n]
+    let a = a / &column_norms;
+    let scale = a.transpose(1, 2).matmul(&y.unsqueeze(2)).abs().amax(&[1, 2][..], true).clamp_min(1e-12).squeeze_dim(2); // [B, 1]
+    Normalized { y: y / &scale, a, column_norms: column_norms.squeeze_dim(1), scale }
+}
+
+impl ListaPolicy {
+    pub fn new(config: ListaConfig, device: Device) -> Self {
+        let store = nn::VarStore::new(device);
+        let root = store.root();
+        let k = config.layers as i64;
+        // gamma = 1 / L with L ~ (1 + sqrt(n / m))^2 for Gaussian A, theta = 0.1 gamma: ISTA's start.
+        let lipschitz = (1.0 + (config.unknowns as f64 / config.measurements as f64).sqrt()).powi(2);
+        let log_steps = root.var("log_steps", &[k], nn::Init::Const(-lipschitz.ln()));
+        let log_thresholds = root.var("log_thresholds", &[k], nn::Init::Const((0.1 / lipschitz).ln()));
+        ListaPolicy { config, store, log_steps, log_thresholds }
+    }
+
+    /// Shrinks every entry of x [B, n] by theta except the `keep` of largest magnitude per row.
+    fn shrink(&self, x: &Tensor, threshold: &Tensor, keep: i64) -> Tensor {
+        let soft = x.sign() * (x.abs() - threshold).relu();
+        if keep == 0 {
+            return soft;
+        }
+        let cutoff = x.abs().topk(keep, 1, true, true).0.narrow(1, keep - 1, 1).detach();
+        let passed = x.abs().ge_tensor(&cutoff);
+        x.where_self(&passed, &soft)
+    }
+
+    /// The unrolled estimate for normalized instances (differentiable).
+    fn unroll(&self, instance: &Normalized) -> Tensor {
+        let (b, n) = (instance.a.size()[0], instance.a.size()[2]);
+        let at = instance.a.transpose(1, 2);
+        let mut x = Tensor::zeros([b, n], (Kind::Float, instance.a.device()));
+        for layer in 0..self.config.layers {
+            let residual = instance.a.matmul(&x.unsqueeze(2)).squeeze_dim(2) - &instance.y;
+            let gradient = at.matmul(&residual.unsqueeze(2)).squeeze_dim(2);
+            let step = self.log_steps.get(layer as i64).exp();
+            let threshold = self.log_thresholds.get(layer as i64).exp();
+            let share = ((layer + 1) as f64 * self.config.support_step).min(self.config.support_max);
+            let keep = (share * n as f64).floor() as i64;
+            x = self.shrink(&(&x - step * gradient), &threshold, keep);
+        }
+        x
+    }
+
+    /// Estimates x [B, n] for A [B, m, n] and y [B, m] (float tensors, any scale).
+    pub fn estimate_batch(&self, a: &Tensor, y: &Tensor) -> Tensor {
+        let device = self.store.device();
+        let instance = normalize(&a.to_device(device).to_kind(Kind::Float), &y.to_device(device).to_kind(Kind::Float));
+        let z = self.unroll(&instance);
+        z * &instance.scale / &instance.column_norms
+    }
+
+    /// The estimate for one instance.
+    pub fn estimate(&self, a: &Matrix, y: &[f64]) -> Vec<f64> {
+        let at = Tensor::from_slice(&a.data).view([1, a.m as i64, a.n as i64]);
+        let yt = Tensor::from_slice(y).view([1, a.m as i64]);
+        let x = tch::no_grad(|| self.estimate_batch(&at, &yt));
+        Vec::<f64>::try_from(x.to_kind(Kind::Double).to_device(Device::Cpu).flatten(0, -1)).expect("f64")
+    }
+
+    /// Mean normalized squared error on a batch with known x [B, n].
+    fn nmse(&self, a: &Tensor, y: &Tensor, x: &Tensor) -> Tensor {
+        let estimate = self.estimate_batch(a, y);
+        ((estimate - x).square().sum_dim_intlist(1, false, Kind::Float) / x.square().sum_dim_intlist(1, false, Kind::Float).clamp_min(1e-12)).mean(Kind::Float)
+    }
+
+    /// Trains a fresh policy; returns it with (step, training NMSE in dB) every 10% of the steps.
+    pub fn train(config: ListaConfig, training: &ListaTraining, device: Device) -> Result<(ListaPolicy, Vec<(usize, f64)>)> {
+        let policy = ListaPolicy::new(config, device);
+        let mut optimizer = nn::Adam::default().build(&policy.store, training.learning_rate)?;
+        let mut rng = ChaCha8Rng::seed_from_u64(training.seed);
+        let mut curve = Vec::new();
+        for step in 0..training.steps {
+            let (a, y, x) = gaussian_batch(&mut rng, training.batch, &policy.config, training.min_sparsity, training.max_sparsity);
+            let (a, y, x) = (a.to_device(device), y.to_device(device), x.to_device(device));
+            let loss = policy.nmse(&a, &y, &x);
+            optimizer.zero_grad();
+            loss.backward();
+            optimizer.step();
+            if (step + 1) % (training.steps / 10).max(1) == 0 {
+                curve.push((step + 1, 10.0 * loss.double_value(&[]).log10()));
+            }
+        }
+        Ok((policy, curve))
+    }
+}
+
+/// `count` seeded Gaussian instances: A [B, m, n], y [B, m], x [B, n] (float, CPU).
+pub fn gaussian_batch(rng: &mut ChaCha8Rng, count: usize, config: &ListaConfig, min_sparsity: usize, max_sparsity: usize) -> (Tensor, Tensor, Tensor) {
+    let (m, n) = (config.measurements, config.unknowns);
+    let scale = 1.0 / (m as f64).sqrt();
+    let a: Vec<f32> = (0..count * m * n).map(|_| (standard_normal(rng) * scale) as f32).collect();
+    let mut x = vec![0.0f32; count * n];
+    for row in x.chunks_mut(n) {
+        let k = rng.gen_range(min_sparsity..=max_sparsity.max(min_sparsity)).min(n);
+        for index in rand::seq::index::sample(rng, n, k) {
+            row[index] = standard_normal(rng) as f32;
+        }
+    }
+    let a = Tensor::from_slice(&a).view([count as i64, m as i64, n as i64]);
+    let x = Tensor::from_slice(&x).view([count as i64, n as i64]);
+    let y = a.matmul(&x.unsqueeze(2)).squeeze_dim(2);
+    (a, y, x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_training_run_beats_its_ista_start_and_the_estimate_is_scale_invariant() {
+        let config = ListaConfig { layers: 8, ..ListaConfig::new(20, 40) };
+        let training = ListaTraining { steps: 150, batch: 32, min_sparsity: 2, max_sparsity: 4, ..Default::default() };
+        let mut rng = ChaCha8Rng::seed_from_u64(99);
+        let (a, y, x) = gaussian_batch(&mut rng, 256, &config, 2, 4);
+        let untrained = tch::no_grad(|| ListaPolicy::new(config.clone(), Device::Cpu).nmse(&a, &y, &x)).double_value(&[]);
+        let (policy, _) = ListaPolicy::train(config, &training, Device::Cpu).unwrap();
+        let trained = tch::no_grad(|| policy.nmse(&a, &y, &x)).double_value(&[]);
+        assert!(trained < 0.5 * untrained, "trained NMSE {trained} vs untrained {untrained}");
+        // Scaling y (and so x) by 1000 scales the estimate by 1000.
+        let one = Matrix { m: 20, n: 40, data: Vec::<f64>::try_from(a.get(0).to_kind(Kind::Double).flatten(0, -1)).unwrap() };
+        let y0 = Vec::<f64>::try_from(y.get(0).to_kind(Kind::Double)).unwrap();
+        let big: Vec<f64> = y0.iter().map(|v| v * 1000.0).collect();
+        let (small_x, big_x) = (policy.estimate(&one, &y0), policy.estimate(&one, &big));
+        for (s, b) in small_x.iter().zip(&big_x) {
+            assert!((s * 1000.0 - b).abs() <= 1e-3 * (1.0 + b.abs()), "{s} vs {b}");
+        }
+    }
+}
