@@ -54,7 +54,7 @@ pub struct ListaTraining {
 
 impl Default for ListaTraining {
     fn default() -> Self {
-        ListaTraining { steps: 4000, batch: 64, learning_rate: 5e-3, min_sparsity: 5, max_sparsity: 25, seed: 0 }
+        ListaTraining { steps: 4000, batch: 64, learning_rate: 5e-3, min_sparsity: 5, max_sparsity: 15, seed: 0 }
     }
 }
 

@@ -1,0 +1,191 @@
+//! The service's jobs over HTTP: a training job runs to completion with its event stream, its
+//! artifacts download and load; cancel, API keys, a full queue; a crashed server (SIGKILL) keeps
+//! finished jobs and resumes the interrupted one from its checkpoint.
+
+mod common;
+
+use common::start_server;
+use reqwest::blocking::Client;
+use rlsolver::api::state::ServerConfig;
+use rlsolver::jobs::JobsConfig;
+use serde_json::{json, Value};
+use std::io::Read;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn client() -> Client {
+    Client::builder().timeout(Duration::from_secs(120)).build().unwrap()
+}
+
+fn submit(c: &Client, base: &str, key: Option<&str>, body: Value) -> reqwest::blocking::Response {
+    let mut request = c.post(format!("{base}/v1/training/jobs")).json(&body);
+    if let Some(key) = key {
+        request = request.bearer_auth(key);
+    }
+    request.send().unwrap()
+}
+
+fn job(c: &Client, base: &str, id: &str) -> Value {
+    c.get(format!("{base}/v1/training/jobs/{id}")).send().unwrap().json().unwrap()
+}
+
+/// Polls the job until `done(job)` or the deadline.
+fn wait_for(c: &Client, base: &str, id: &str, seconds: u64, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    loop {
+        let j = job(c, base, id);
+        if done(&j) {
+            return j;
+        }
+        assert!(Instant::now() < deadline, "job {id} did not get there in {seconds} s: {j}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn download(c: &Client, base: &str, id: &str, name: &str, dir: &Path) {
+    let response = c.get(format!("{base}/v1/training/jobs/{id}/artifacts/{name}")).send().unwrap();
+    assert_eq!(response.status(), 200, "{name}");
+    std::fs::write(dir.join(name), response.bytes().unwrap()).unwrap();
+}
+
+#[test]
+fn a_training_job_streams_its_progress_and_its_artifacts_download_and_load() {
+    let base = start_server(ServerConfig::default());
+    let c = client();
+    let response = submit(&c, &base, None, json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 12_000, "eval_every": 3_000, "seed": 1}));
+    assert_eq!(response.status(), 202);
+    let location = response.headers()["location"].to_str().unwrap().to_string();
+    let id = response.json::<Value>().unwrap()["id"].as_str().unwrap().to_string();
+    assert_eq!(location, format!("/v1/training/jobs/{id}"));
+    // The stream ends when the job does.
+    let mut stream = String::new();
+    c.get(format!("{base}{location}/events")).send().unwrap().read_to_string(&mut stream).unwrap();
+    assert!(stream.starts_with("event: state"), "{stream}");
+    assert!(stream.contains("event: evaluation"), "{stream}");
+    assert!(stream.trim_end().lines().rev().find(|l| l.starts_with("data:")).unwrap().contains("\"succeeded\""), "{stream}");
+    let finished = job(&c, &base, &id);
+    assert_eq!(finished["state"], "succeeded", "{finished}");
+    assert!(finished["steps"].as_i64().unwrap() >= 12_000);
+    let curve: Vec<Value> = c.get(format!("{base}{location}/metrics")).send().unwrap().json().unwrap();
+    assert_eq!(curve.len(), 4, "{curve:?}");
+    assert_eq!(finished["latest"], curve[3]);
+    // Download the checkpoint and load it as a policy.
+    let dir = std::env::temp_dir().join(format!("rlsolver-artifacts-{id}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let artifacts: Vec<String> = serde_json::from_value(finished["artifacts"].clone()).unwrap();
+    assert!(artifacts.contains(&"actor_critic.safetensors".to_string()), "{artifacts:?}");
+    for name in &artifacts {
+        download(&c, &base, &id, name, &dir);
+    }
+    let (mut agent, env) = rlsolver::drl::run::load_checkpoint(&dir, tch::Device::Cpu).unwrap();
+    let (mean, _) = rlsolver::drl::run::evaluate_agent(&mut agent, &env, 5, 7, tch::Device::Cpu);
+    assert!(mean > 50.0, "the downloaded policy scores {mean} on CartPole (random: ~22)");
+    assert_eq!(c.get(format!("{base}{location}/artifacts/..%2Fconfig.json")).send().unwrap().status(), 404);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn keys_guard_mutations_a_full_queue_answers_429_and_cancel_ends_queued_and_running_jobs() {
+    let config = ServerConfig { api_keys: vec!["secret".into()], jobs: JobsConfig { workers: 1, max_queued: 1 }, ..ServerConfig::default() };
+    let base = start_server(config);
+    let c = client();
+    let long = json!({"algorithm": "dqn", "env": "CartPole-v1", "total_steps": 5_000_000});
+    assert_eq!(submit(&c, &base, None, long.clone()).status(), 401);
+    let wrong = submit(&c, &base, Some("guess"), long.clone());
+    assert_eq!(wrong.status(), 401);
+    assert_eq!(wrong.headers()["content-type"], "application/problem+json");
+    // Reads stay open.
+    assert_eq!(c.get(format!("{base}/v1/training/jobs")).send().unwrap().status(), 200);
+    let invalid: Value = submit(&c, &base, Some("secret"), json!({"algorithm": "dqn", "env": "Pendulum-v1", "total_steps": 10})).json().unwrap();
+    assert_eq!((invalid["status"].as_u64(), invalid["field"].as_str()), (Some(422), Some("env")), "{invalid}");
+    let running: Value = submit(&c, &base, Some("secret"), long.clone()).json().unwrap();
+    let running_id = running["id"].as_str().unwrap().to_string();
+    wait_for(&c, &base, &running_id, 30, |j| j["state"] == "running");
+    let queued: Value = submit(&c, &base, Some("secret"), long.clone()).json().unwrap();
+    let full = submit(&c, &base, Some("secret"), long.clone());
+    assert_eq!(full.status(), 429);
+    assert!(full.headers().contains_key("retry-after"));
+    let queued_id = queued["id"].as_str().unwrap();
+    let cancel = |id: &str, key: &str| c.delete(format!("{base}/v1/training/jobs/{id}")).bearer_auth(key).send().unwrap();
+    assert_eq!(cancel(queued_id, "guess").status(), 401);
+    assert_eq!(cancel(queued_id, "secret").status(), 202);
+    assert_eq!(job(&c, &base, queued_id)["state"], "cancelled");
+    assert_eq!(cancel(&running_id, "secret").status(), 202);
+    let ended = wait_for(&c, &base, &running_id, 30, |j| j["state"] == "cancelled");
+    assert!(ended["steps"].as_i64().unwrap() < 5_000_000);
+    assert_eq!(cancel(&running_id, "secret").status(), 409);
+    let metrics = c.get(format!("{base}/metrics")).send().unwrap().text().unwrap();
+    assert!(metrics.contains("rlsolver_http_requests_total{method=\"POST\",route=\"/v1/training/jobs\",status=\"401\"} 2"), "{metrics}");
+    assert!(metrics.contains("rlsolver_jobs{kind=\"training\",state=\"cancelled\"} 2"), "{metrics}");
+}
+
+/// The binary serving on a free port with `data_dir`; killed (SIGKILL) on drop.
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Server {
+    fn start(data_dir: &Path) -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new(env!("CARGO_BIN_EXE_rlsolver"))
+            .args(["serve", "--port", &port.to_string(), "--data-dir"])
+            .arg(data_dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let base = format!("http://127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while client().get(format!("{base}/ready")).send().map(|r| r.status() != 200).unwrap_or(true) {
+            assert!(Instant::now() < deadline, "the server did not get ready");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Server { child, base }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_crash_keeps_finished_jobs_and_the_interrupted_job_resumes_from_its_checkpoint() {
+    let data = std::env::temp_dir().join(format!("rlsolver-restart-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&data);
+    let c = client();
+    let (finished_id, interrupted_id, checkpoint_step) = {
+        let server = Server::start(&data);
+        let base = &server.base;
+        let short: Value = submit(&c, base, None, json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 4_000, "eval_every": 2_000})).json().unwrap();
+        let short_id = short["id"].as_str().unwrap().to_string();
+        wait_for(&c, base, &short_id, 60, |j| j["state"] == "succeeded");
+        let long: Value = submit(&c, base, None, json!({"algorithm": "dqn", "env": "CartPole-v1", "total_steps": 2_000_000, "eval_every": 3_000})).json().unwrap();
+        let long_id = long["id"].as_str().unwrap().to_string();
+        let running = wait_for(&c, base, &long_id, 60, |j| j["latest"]["step"].as_i64().is_some());
+        (short_id, long_id, running["latest"]["step"].as_i64().unwrap())
+        // SIGKILL here: no shutdown path runs.
+    };
+    let server = Server::start(&data);
+    let base = &server.base;
+    let finished = job(&c, base, &finished_id);
+    assert_eq!(finished["state"], "succeeded", "{finished}");
+    let weights = c.get(format!("{base}/v1/training/jobs/{finished_id}/artifacts/actor_critic.safetensors")).send().unwrap();
+    assert_eq!(weights.status(), 200);
+    assert!(weights.bytes().unwrap().len() > 1000);
+    let resumed = wait_for(&c, base, &interrupted_id, 60, |j| j["state"] == "running" && j["steps"].as_i64().unwrap_or(0) > checkpoint_step);
+    assert_eq!(resumed["restarts"], 1, "{resumed}");
+    // The curve kept the evaluations from before the crash and continues after the checkpoint.
+    let next = wait_for(&c, base, &interrupted_id, 60, |j| j["latest"]["step"].as_i64().unwrap_or(0) > checkpoint_step);
+    let curve: Vec<Value> = c.get(format!("{base}/v1/training/jobs/{interrupted_id}/metrics")).send().unwrap().json().unwrap();
+    assert!(curve.iter().any(|e| e["step"].as_i64() == Some(checkpoint_step)), "{curve:?}");
+    assert_eq!(curve.last().unwrap()["step"], next["latest"]["step"]);
+    assert_eq!(c.delete(format!("{base}/v1/training/jobs/{interrupted_id}")).send().unwrap().status(), 202);
+    wait_for(&c, base, &interrupted_id, 30, |j| j["state"] == "cancelled");
+    drop(server);
+    let _ = std::fs::remove_dir_all(&data);
+}
