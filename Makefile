@@ -9,7 +9,7 @@ PORT ?= 8080
 BENCH_LIMITS ?= 10,60
 GSET ?= ../shared/data/gset
 
-.PHONY: setup peers build serve test verify bench bench-drl bench-mimo bench-cs models openapi clean
+.PHONY: setup peers client-tools build serve test verify bench bench-drl bench-mimo bench-cs models openapi clean
 
 # Idempotent: skipped when the venv already imports the pinned torch.
 setup:
@@ -23,17 +23,22 @@ setup:
 peers: setup
 	"$(PYTHON)" -m pip install --quiet "stable-baselines3==2.9.2" "gymnasium==1.4.0" "mpe2==1.1.1"
 
+# What the generated-client test needs (tests/python_client.rs), idempotent.
+client-tools: setup
+	@"$(PYTHON)" -c 'import importlib.metadata as m, sys; sys.exit(0 if m.version("openapi-python-client") == "0.29.1" else 1)' 2>/dev/null || \
+		"$(PYTHON)" -m pip install --quiet "openapi-python-client==0.29.1"
+
 build: setup
 	$(CARGO_ENV) cargo build --release
 
 serve: build
 	./target/release/rlsolver serve --host $(HOST) --port $(PORT)
 
-test: setup
+test: setup client-tools
 	$(CARGO_ENV) cargo test --release
 
 # The heavy proofs (training to return thresholds), one at a time so timings are not shared.
-verify: setup
+verify: setup client-tools
 	$(CARGO_ENV) cargo test --release
 	$(CARGO_ENV) cargo test --release -- --ignored --test-threads=1 --nocapture
 

@@ -11,13 +11,13 @@ pub fn router() -> Router<AppState> {
 
 /// Every deep-RL algorithm: action spaces, hyperparameters with defaults and the ranges the
 /// server checks.
-#[utoipa::path(get, path = "/v1/algorithms", responses((status = 200, body = Vec<AlgorithmInfo>)))]
+#[utoipa::path(get, path = "/v1/algorithms", tag = "training", operation_id = "list_algorithms", responses((status = 200, body = Vec<AlgorithmInfo>)))]
 pub async fn algorithms() -> Json<Vec<AlgorithmInfo>> {
     Json(training::algorithms())
 }
 
 /// Every environment with its observation and action spaces.
-#[utoipa::path(get, path = "/v1/envs", responses((status = 200, body = Vec<EnvInfo>)))]
+#[utoipa::path(get, path = "/v1/envs", tag = "training", operation_id = "list_envs", responses((status = 200, body = Vec<EnvInfo>)))]
 pub async fn envs() -> Json<Vec<EnvInfo>> {
     Json(training::envs())
 }

@@ -28,7 +28,7 @@ pub fn router() -> Router<AppState> {
 }
 
 /// This document.
-#[utoipa::path(get, path = "/openapi.json", responses((status = 200, description = "the OpenAPI 3.1 document", content_type = "application/json")))]
+#[utoipa::path(get, path = "/openapi.json", tag = "health", operation_id = "openapi_document", responses((status = 200, description = "the OpenAPI 3.1 document", content_type = "application/json")))]
 pub async fn openapi() -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "application/json")], openapi_json())
 }

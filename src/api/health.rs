@@ -18,14 +18,14 @@ pub fn router() -> Router<AppState> {
 }
 
 /// Liveness: the process answers, even while solves run.
-#[utoipa::path(get, path = "/health", responses((status = 200, body = HealthStatus)))]
+#[utoipa::path(get, path = "/health", tag = "health", operation_id = "health", responses((status = 200, body = HealthStatus)))]
 pub async fn health() -> Json<HealthStatus> {
     Json(HealthStatus { status: "ok" })
 }
 
 /// Readiness: 200 when the model registry is loaded and the store answers; 503 otherwise and
 /// once shutdown has begun.
-#[utoipa::path(get, path = "/ready", responses((status = 200, body = HealthStatus), (status = 503, body = HealthStatus)))]
+#[utoipa::path(get, path = "/ready", tag = "health", operation_id = "ready", responses((status = 200, body = HealthStatus), (status = 503, body = HealthStatus)))]
 pub async fn ready(State(state): State<AppState>) -> (StatusCode, Json<HealthStatus>) {
     if state.is_ready().await {
         (StatusCode::OK, Json(HealthStatus { status: "ready" }))

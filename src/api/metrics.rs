@@ -98,7 +98,7 @@ pub fn router() -> Router<AppState> {
 }
 
 /// Prometheus text format (version 0.0.4).
-#[utoipa::path(get, path = "/metrics", responses((status = 200, description = "Prometheus text exposition", body = String, content_type = "text/plain")))]
+#[utoipa::path(get, path = "/metrics", tag = "health", operation_id = "prometheus_metrics", responses((status = 200, description = "Prometheus text exposition", body = String, content_type = "text/plain")))]
 pub async fn metrics(State(state): State<AppState>) -> Response {
     let jobs = state.jobs.store().count_by_state().await.unwrap_or_default();
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], state.metrics.render(&jobs)).into_response()

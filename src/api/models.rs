@@ -26,7 +26,7 @@ pub fn router() -> Router<AppState> {
     Router::new().route("/v1/models", get(list)).route("/v1/models/{name}", get(one))
 }
 
-#[utoipa::path(get, path = "/v1/models", responses((status = 200, description = "Every loaded model", body = ModelList)))]
+#[utoipa::path(get, path = "/v1/models", tag = "models", operation_id = "list_models", responses((status = 200, description = "Every loaded model", body = ModelList)))]
 pub async fn list() -> Json<ModelList> {
     let r = registry();
     Json(ModelList {
@@ -38,6 +38,8 @@ pub async fn list() -> Json<ModelList> {
 #[utoipa::path(
     get,
     path = "/v1/models/{name}",
+    tag = "models",
+    operation_id = "get_model",
     params(("name" = String, Path, description = "Model name")),
     responses((status = 200, description = "The model's manifest", body = Manifest), (status = 404, description = "No such model"))
 )]

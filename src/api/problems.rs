@@ -45,7 +45,7 @@ pub struct SolveRequest {
 }
 
 /// Every registered problem with its instance and option schemas.
-#[utoipa::path(get, path = "/v1/problems", responses((status = 200, body = Vec<ProblemInfo>)))]
+#[utoipa::path(get, path = "/v1/problems", tag = "problems", operation_id = "list_problems", responses((status = 200, body = Vec<ProblemInfo>)))]
 pub async fn list() -> Json<Vec<ProblemInfo>> {
     let options_schema = serde_json::to_value(SolveOptions::schema()).unwrap_or_default();
     Json(
@@ -68,6 +68,8 @@ pub async fn list() -> Json<Vec<ProblemInfo>> {
 #[utoipa::path(
     post,
     path = "/v1/problems/{name}/solve",
+    tag = "problems",
+    operation_id = "solve",
     params(("name" = String, Path, description = "problem name, e.g. maxcut"), SolveOptions),
     request_body(content(
         (SolveRequest = "application/json"),

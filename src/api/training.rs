@@ -55,6 +55,8 @@ async fn found(state: &AppState, id: &str) -> Result<TrainingJob, ApiError> {
 #[utoipa::path(
     post,
     path = "/v1/training/jobs",
+    tag = "training",
+    operation_id = "submit_training_job",
     request_body = TrainingRequest,
     responses(
         (status = 202, body = TrainingJob, headers(("Location" = String, description = "the job's URL"))),
@@ -84,7 +86,7 @@ pub async fn submit(State(state): State<AppState>, body: Result<Bytes, BytesReje
 }
 
 /// Training jobs, newest first.
-#[utoipa::path(get, path = "/v1/training/jobs", params(ListQuery), responses(
+#[utoipa::path(get, path = "/v1/training/jobs", tag = "training", operation_id = "list_training_jobs", params(ListQuery), responses(
     (status = 200, body = Vec<TrainingJob>),
     (status = 400, description = "bad filter", body = ProblemDetails, content_type = "application/problem+json")
 ))]
@@ -103,7 +105,7 @@ pub async fn list(State(state): State<AppState>, query: Result<Query<ListQuery>,
 }
 
 /// One job: state, steps done, latest evaluation, outcome.
-#[utoipa::path(get, path = "/v1/training/jobs/{id}", params(("id" = String, Path)), responses(
+#[utoipa::path(get, path = "/v1/training/jobs/{id}", tag = "training", operation_id = "get_training_job", params(("id" = String, Path)), responses(
     (status = 200, body = TrainingJob),
     (status = 404, body = ProblemDetails, content_type = "application/problem+json")
 ))]
@@ -112,7 +114,7 @@ pub async fn one(State(state): State<AppState>, Path(id): Path<String>) -> Resul
 }
 
 /// The evaluation curve (one object per evaluation, as in metrics.jsonl).
-#[utoipa::path(get, path = "/v1/training/jobs/{id}/metrics", params(("id" = String, Path)), responses(
+#[utoipa::path(get, path = "/v1/training/jobs/{id}/metrics", tag = "training", operation_id = "get_training_metrics", params(("id" = String, Path)), responses(
     (status = 200, body = Vec<Object>),
     (status = 404, body = ProblemDetails, content_type = "application/problem+json")
 ))]
@@ -123,7 +125,7 @@ pub async fn metrics(State(state): State<AppState>, Path(id): Path<String>) -> R
 
 /// Server-sent events: first `state` (the job now), then `progress` ({steps}), `evaluation`
 /// (one evaluation) and `state` (changes) until the job ends.
-#[utoipa::path(get, path = "/v1/training/jobs/{id}/events", params(("id" = String, Path)), responses(
+#[utoipa::path(get, path = "/v1/training/jobs/{id}/events", tag = "training", operation_id = "stream_training_events", params(("id" = String, Path)), responses(
     (status = 200, description = "text/event-stream", content_type = "text/event-stream", body = String),
     (status = 404, body = ProblemDetails, content_type = "application/problem+json")
 ))]
@@ -145,7 +147,7 @@ pub async fn events(State(state): State<AppState>, Path(id): Path<String>) -> Re
 
 /// Cancel a queued or running job (it checkpoints and ends as `cancelled`); 409 when it has
 /// already ended.
-#[utoipa::path(delete, path = "/v1/training/jobs/{id}", params(("id" = String, Path)), responses(
+#[utoipa::path(delete, path = "/v1/training/jobs/{id}", tag = "training", operation_id = "cancel_training_job", params(("id" = String, Path)), responses(
     (status = 202, body = TrainingJob),
     (status = 401, body = ProblemDetails, content_type = "application/problem+json"),
     (status = 404, body = ProblemDetails, content_type = "application/problem+json"),
@@ -161,7 +163,7 @@ pub async fn cancel(State(state): State<AppState>, Path(id): Path<String>) -> Re
 
 /// A file of the job's folder: weights (`*.safetensors`), `config.json`, `metrics.jsonl`,
 /// `observation_norm.json`, `progress.json`.
-#[utoipa::path(get, path = "/v1/training/jobs/{id}/artifacts/{name}", params(("id" = String, Path), ("name" = String, Path)), responses(
+#[utoipa::path(get, path = "/v1/training/jobs/{id}/artifacts/{name}", tag = "training", operation_id = "get_training_artifact", params(("id" = String, Path), ("name" = String, Path)), responses(
     (status = 200, description = "the file", content_type = "application/octet-stream", body = Vec<u8>),
     (status = 404, body = ProblemDetails, content_type = "application/problem+json")
 ))]

@@ -143,7 +143,7 @@ pub struct TrainingRequest {
     pub target_return: Option<f64>,
     /// Overrides of the algorithm's defaults, by name (see `GET /v1/algorithms`).
     #[serde(default)]
-    #[schema(value_type = Object)]
+    #[schema(value_type = Option<Object>)]
     pub hyperparameters: Option<serde_json::Value>,
     /// Evaluate every this many env steps (default: a tenth of the budget).
     #[serde(default)]

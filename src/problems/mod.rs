@@ -195,7 +195,7 @@ pub struct SolveReport {
     /// The Hamiltonian of `solution` (what the search minimises).
     pub energy: f64,
     /// The decoded solution (for Max-Cut, the side 0 or 1 of every node, 0-indexed).
-    #[schema(value_type = Object)]
+    #[schema(value_type = Value)]
     pub solution: serde_json::Value,
     /// Why the search stopped.
     pub status: StopReason,

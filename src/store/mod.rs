@@ -62,10 +62,10 @@ pub struct JobRecord {
     /// Env steps done (training) or search rounds (solve).
     pub steps: i64,
     /// The latest evaluation (training) or incumbent (solve).
-    #[schema(value_type = Object)]
+    #[schema(value_type = Option<Object>)]
     pub latest: Option<serde_json::Value>,
     /// The final outcome.
-    #[schema(value_type = Object)]
+    #[schema(value_type = Option<Object>)]
     pub result: Option<serde_json::Value>,
     pub error: Option<String>,
     /// How often a server restart re-queued it.
