@@ -1,11 +1,13 @@
 //! The compressive-sensing policy: LISTA (learned ISTA, Gregor & LeCun 2010), unrolled for a fixed
 //! number of layers, in the weight-coupled form with support selection (LISTA-CPSS, Chen et al.
-//! 2018) and analytic weights W = A (ALISTA/TiLISTA, Liu et al. 2019):
-//!   x^{k+1} = eta_{theta_k, p_k}(x^k - gamma_k A^T (A x^k - y)),
+//! 2018) and analytic weights (ALISTA, Liu et al. 2019):
+//!   x^{k+1} = eta_{theta_k, p_k}(x^k - gamma_k W^T (A x^k - y)),
 //! where eta soft-thresholds by theta_k except the p_k share of entries of largest magnitude,
-//! which pass unshrunk. Learned per layer: the step gamma_k and the threshold theta_k. Because the
-//! weights come from the instance's own A, one trained policy serves every Gaussian matrix of its
-//! shape (classic LISTA learns W for one fixed A, while every request here brings its own).
+//! which pass unshrunk, and W minimizes the coherence ||W^T A||_F subject to diag(W^T A) = 1,
+//! column by column in closed form: w_i = (A A^T)^-1 a_i / (a_i^T (A A^T)^-1 a_i). Learned per
+//! layer: the step gamma_k and the threshold theta_k. Because W comes from the instance's own A,
+//! one trained policy serves every Gaussian matrix of its shape (classic LISTA learns W for one
+//! fixed A, while every request here brings its own).
 //! Inputs are normalized (unit-norm columns of A, y scaled so ||A^T y||_inf = 1) so the policy
 //! does not depend on the scale of the instance. Trained supervised on seeded Gaussian instances
 //! (A with N(0, 1/m) entries, k-sparse x with N(0, 1) entries, k uniform in a range), minimizing
@@ -66,10 +68,12 @@ pub struct ListaPolicy {
     log_thresholds: Tensor,
 }
 
-/// A batch of normalized instances on one device: A [B, m, n] (unit columns), y [B, m].
+/// A batch of normalized instances on one device: A [B, m, n] (unit columns), y [B, m], and the
+/// analytic weights W [B, m, n].
 struct Normalized {
     a: Tensor,
     y: Tensor,
+    w: Tensor,
     /// x = z * scale / column_norms.
     column_norms: Tensor,
     scale: Tensor,
@@ -79,7 +83,15 @@ fn normalize(a: &Tensor, y: &Tensor) -> Normalized {
     let column_norms = a.square().sum_dim_intlist(1, true, Kind::Float).sqrt().clamp_min(1e-12); // [B, 1, n]
     let a = a / &column_norms;
     let scale = a.transpose(1, 2).matmul(&y.unsqueeze(2)).abs().amax(&[1, 2][..], true).clamp_min(1e-12).squeeze_dim(2); // [B, 1]
-    Normalized { y: y / &scale, a, column_norms: column_norms.squeeze_dim(1), scale }
+    // W = (A A^T)^-1 A diag(1 / (a_i^T (A A^T)^-1 a_i)), in double precision for the solve.
+    let a64 = a.to_kind(Kind::Double);
+    let gram = a64.matmul(&a64.transpose(1, 2));
+    let m = gram.size()[1];
+    let ridge = Tensor::eye(m, (Kind::Double, a.device())) * 1e-10;
+    let z = Tensor::linalg_solve(&(gram + ridge), &a64, true);
+    let diagonal = (&a64 * &z).sum_dim_intlist(1, true, Kind::Double).clamp_min(1e-12);
+    let w = (z / diagonal).to_kind(Kind::Float);
+    Normalized { y: y / &scale, a, w, column_norms: column_norms.squeeze_dim(1), scale }
 }
 
 impl ListaPolicy {
@@ -87,10 +99,11 @@ impl ListaPolicy {
         let store = nn::VarStore::new(device);
         let root = store.root();
         let k = config.layers as i64;
-        // gamma = 1 / L with L ~ (1 + sqrt(n / m))^2 for Gaussian A, theta = 0.1 gamma: ISTA's start.
-        let lipschitz = (1.0 + (config.unknowns as f64 / config.measurements as f64).sqrt()).powi(2);
-        let log_steps = root.var("log_steps", &[k], nn::Init::Const(-lipschitz.ln()));
-        let log_thresholds = root.var("log_thresholds", &[k], nn::Init::Const((0.1 / lipschitz).ln()));
+        // W^T A ~ (n / m) times a projection, so gamma = m / n starts as a stable step;
+        // theta = 0.1 gamma.
+        let step = config.measurements as f64 / config.unknowns as f64;
+        let log_steps = root.var("log_steps", &[k], nn::Init::Const(step.ln()));
+        let log_thresholds = root.var("log_thresholds", &[k], nn::Init::Const((0.1 * step).ln()));
         ListaPolicy { config, store, log_steps, log_thresholds }
     }
 
@@ -108,11 +121,11 @@ impl ListaPolicy {
     /// The unrolled estimate for normalized instances (differentiable).
     fn unroll(&self, instance: &Normalized) -> Tensor {
         let (b, n) = (instance.a.size()[0], instance.a.size()[2]);
-        let at = instance.a.transpose(1, 2);
+        let wt = instance.w.transpose(1, 2);
         let mut x = Tensor::zeros([b, n], (Kind::Float, instance.a.device()));
         for layer in 0..self.config.layers {
             let residual = instance.a.matmul(&x.unsqueeze(2)).squeeze_dim(2) - &instance.y;
-            let gradient = at.matmul(&residual.unsqueeze(2)).squeeze_dim(2);
+            let gradient = wt.matmul(&residual.unsqueeze(2)).squeeze_dim(2);
             let step = self.log_steps.get(layer as i64).exp();
             let threshold = self.log_thresholds.get(layer as i64).exp();
             let share = ((layer + 1) as f64 * self.config.support_step).min(self.config.support_max);
