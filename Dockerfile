@@ -1,20 +1,32 @@
 # Container image for the rlsolver service. libtorch comes from the torch wheel on PyPI (the only
-# source reachable at build time); the runtime stage keeps just torch/lib and the binary.
-FROM rust:1-bookworm AS build
-RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-venv && rm -rf /var/lib/apt/lists/*
+# source reachable at build time); the runtime stage keeps the venv (torch/lib) and the binary.
+# BASE picks the Debian-family image of both stages' OS (default: the public Debian image).
+ARG BASE=debian:bookworm-slim
+FROM ${BASE} AS build
+RUN apt-get update && apt-get install -y --no-install-recommends \
+        build-essential ca-certificates curl python3 python3-venv pkg-config \
+    && rm -rf /var/lib/apt/lists/*
+RUN curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
+ENV PATH=/root/.cargo/bin:$PATH
 WORKDIR /src
 COPY . .
 RUN make build
 
-FROM debian:bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends libgomp1 ca-certificates && rm -rf /var/lib/apt/lists/*
+FROM ${BASE}
+RUN apt-get update && apt-get install -y --no-install-recommends libgomp1 ca-certificates curl \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --system --uid 10001 --home-dir /var/lib/rlsolver --create-home rlsolver
 # Same absolute path as at build time, so the embedded runpath resolves.
 COPY --from=build /src/.venv /src/.venv
 COPY --from=build /src/target/release/rlsolver /usr/local/bin/rlsolver
 # The shipped policies, verified by sha256 when the server starts.
 COPY --from=build /src/models /opt/rlsolver/models
-ENV RLSOLVER_HOST=0.0.0.0 RLSOLVER_PORT=8080 RLSOLVER_MODELS_DIR=/opt/rlsolver/models
+# Without API keys (RLSOLVER_API_KEYS or RLSOLVER_API_KEYS_FILE at run time) the server binds to
+# loopback only and says so; give keys to serve 0.0.0.0:8080.
+ENV RLSOLVER_HOST=0.0.0.0 RLSOLVER_PORT=8080 RLSOLVER_MODELS_DIR=/opt/rlsolver/models RLSOLVER_DATA_DIR=/var/lib/rlsolver/data
 EXPOSE 8080
-USER nobody
+USER rlsolver
+WORKDIR /var/lib/rlsolver
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 CMD curl -fsS http://127.0.0.1:8080/health || exit 1
 ENTRYPOINT ["rlsolver"]
 CMD ["serve"]
