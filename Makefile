@@ -54,6 +54,7 @@ models: build
 	for kn in 8 4; do for p in 10 100; do \
 		./target/release/rlsolver train-policy mimo --users $$kn --antennas $$kn --power $$p --steps 10000 --out models; \
 	done; done
+	./target/release/rlsolver train-policy compressive_sensing --measurements 50 --unknowns 100 --steps 4000 --batch 64 --learning-rate 0.005 --out models
 
 bench-cs: build
 	./target/release/rlsolver bench cs --time-limit 2 --output benches/cs-report.md
