@@ -9,7 +9,7 @@ PORT ?= 8080
 BENCH_LIMITS ?= 10,60
 GSET ?= ../shared/data/gset
 
-.PHONY: setup peers client-tools build serve test verify bench bench-drl bench-mimo bench-cs models openapi clean
+.PHONY: setup peers client-tools service-tools fuzz load build serve test verify bench bench-drl bench-mimo bench-cs models openapi clean
 
 # Idempotent: skipped when the venv already imports the pinned torch.
 setup:
@@ -28,6 +28,19 @@ client-tools: setup
 	@"$(PYTHON)" -c 'import importlib.metadata as m, sys; sys.exit(0 if m.version("openapi-python-client") == "0.29.1" else 1)' 2>/dev/null || \
 		"$(PYTHON)" -m pip install --quiet "openapi-python-client==0.29.1"
 
+# Schemathesis for `make fuzz` (and verify); wrk comes from Debian (apt-get install wrk).
+service-tools: setup
+	@"$(PYTHON)" -c 'import importlib.metadata as m, sys; sys.exit(0 if m.version("schemathesis") == "4.32.5" else 1)' 2>/dev/null || \
+		"$(PYTHON)" -m pip install --quiet "schemathesis==4.32.5"
+
+# No 5xx and no schema violations from schemathesis against a live server (2 minutes).
+fuzz: build service-tools
+	bash benches/service/fuzz.sh
+
+# wrk load figures -> benches/load-report.md
+load: build
+	bash benches/service/load.sh
+
 build: setup
 	$(CARGO_ENV) cargo build --release
 
@@ -40,6 +53,7 @@ test: setup client-tools
 # The heavy proofs (training to return thresholds), one at a time so timings are not shared.
 verify: setup client-tools
 	$(CARGO_ENV) cargo test --release
+	$(MAKE) fuzz
 	$(CARGO_ENV) cargo test --release -- --ignored --test-threads=1 --nocapture
 
 bench: build
