@@ -31,7 +31,7 @@ fn baselines_reproduce_the_reference_averages_and_the_search_matches_wmmse() {
             rzf_sum += r_rzf;
             wmmse_sum += r_wmmse;
             if i < 10 {
-                let found = parallel_gradient_search(h, power, 1.0, &[w.shallow_clone(), start], 16, i as u64, Duration::from_secs(5), 100, Device::Cpu);
+                let found = parallel_gradient_search(h, power, 1.0, &[w.shallow_clone(), start], 16, i as u64, Duration::from_secs(5), 100, Device::Cpu, &Default::default());
                 assert!(found.rate >= r_wmmse - 1e-9, "channel {i}: search {} < WMMSE {r_wmmse}", found.rate);
                 search_sum += found.rate - r_wmmse;
             }

@@ -189,3 +189,56 @@ fn a_crash_keeps_finished_jobs_and_the_interrupted_job_resumes_from_its_checkpoi
     drop(server);
     let _ = std::fs::remove_dir_all(&data);
 }
+
+#[test]
+fn a_solve_job_streams_incumbents_and_ends_with_the_report_and_cancel_keeps_the_best_so_far() {
+    let base = start_server(ServerConfig::default());
+    let c = client();
+    let graph = common::random_gset(120, 600, 3);
+    let edges: Vec<Value> = graph.lines().skip(1).map(|l| {
+        let f: Vec<i64> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
+        json!([f[0] - 1, f[1] - 1, f[2]])
+    }).collect();
+    let instance = json!({"num_nodes": 120, "edges": edges});
+    let post = |body: Value| c.post(format!("{base}/v1/solve/jobs")).json(&body).send().unwrap();
+    let bad: Value = post(json!({"problem": "maxcut", "instance": {"num_nodes": 2, "edges": [[0, 5, 1]]}})).json().unwrap();
+    assert_eq!((bad["status"].as_u64(), bad["field"].as_str()), (Some(422), Some("instance.edges[0]")), "{bad}");
+    let unknown: Value = post(json!({"problem": "nope", "instance": {}})).json().unwrap();
+    assert_eq!(unknown["field"], "problem", "{unknown}");
+    let accepted = post(json!({"problem": "maxcut", "instance": instance, "options": {"time_limit_s": 2, "seed": 1}}));
+    assert_eq!(accepted.status(), 202);
+    let location = accepted.headers()["location"].to_str().unwrap().to_string();
+    let mut stream = String::new();
+    c.get(format!("{base}{location}/events")).send().unwrap().read_to_string(&mut stream).unwrap();
+    assert!(stream.contains("event: incumbent"), "{stream}");
+    let done: Value = c.get(format!("{base}{location}")).send().unwrap().json().unwrap();
+    assert_eq!(done["state"], "succeeded", "{done}");
+    let incumbents: Vec<Value> = c.get(format!("{base}{location}/incumbents")).send().unwrap().json().unwrap();
+    let objectives: Vec<f64> = incumbents.iter().map(|p| p["objective"].as_f64().unwrap()).collect();
+    assert!(objectives.windows(2).all(|w| w[1] > w[0]), "incumbents improve: {objectives:?}");
+    assert_eq!(done["result"]["objective"].as_f64(), objectives.last().copied(), "{done}");
+    // A long solve, cancelled: it ends at once with its best so far.
+    let long: Value = post(json!({"problem": "maxcut", "instance": instance, "options": {"time_limit_s": 60}})).json().unwrap();
+    let id = long["id"].as_str().unwrap();
+    let started = Instant::now();
+    loop {
+        let current: Value = c.get(format!("{base}/v1/solve/jobs/{id}")).send().unwrap().json().unwrap();
+        if current["latest"].is_object() {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "no incumbent: {current}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(c.delete(format!("{base}/v1/solve/jobs/{id}")).send().unwrap().status(), 202);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let cancelled = loop {
+        let current: Value = c.get(format!("{base}/v1/solve/jobs/{id}")).send().unwrap().json().unwrap();
+        if current["state"] == "cancelled" {
+            break current;
+        }
+        assert!(Instant::now() < deadline, "{current}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert!(cancelled["result"]["objective"].as_f64().unwrap() > 0.0, "{cancelled}");
+}

@@ -5,10 +5,12 @@ pub mod catalog;
 pub mod docs;
 pub mod error;
 pub mod health;
+pub mod jobs;
 pub mod metrics;
 pub mod models;
 pub mod openapi;
 pub mod problems;
+pub mod solve_jobs;
 pub mod state;
 pub mod training;
 
@@ -32,6 +34,7 @@ pub fn app(state: AppState) -> Router {
         .merge(models::router())
         .merge(catalog::router())
         .merge(training::router())
+        .merge(solve_jobs::router())
         .merge(metrics::router())
         .merge(docs::router())
         .layer(DefaultBodyLimit::max(max_body))

@@ -11,6 +11,8 @@ use utoipa::OpenApi;
         super::catalog::algorithms, super::catalog::envs,
         super::training::submit, super::training::list, super::training::one, super::training::metrics,
         super::training::events, super::training::cancel, super::training::artifact,
+        super::solve_jobs::submit, super::solve_jobs::list, super::solve_jobs::one, super::solve_jobs::incumbents,
+        super::solve_jobs::events, super::solve_jobs::cancel,
         super::docs::openapi
     ),
     components(schemas(
@@ -24,7 +26,8 @@ use utoipa::OpenApi;
         crate::models::Manifest,
         super::models::ModelList,
         super::models::RejectedModel,
-        super::training::TrainingJob,
+        super::jobs::Job,
+        crate::jobs::solve::SolveJobRequest,
         crate::jobs::training::TrainingRequest,
         crate::jobs::training::AlgorithmInfo,
         crate::jobs::training::EnvInfo,

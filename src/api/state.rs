@@ -67,7 +67,7 @@ impl AppState {
         // Loads the default model folder unless `models::init` already loaded one.
         let _ = crate::models::registry();
         let store = Store::open(&config.data_dir).await?;
-        let jobs = JobManager::start(store, &config.data_dir, config.jobs.clone()).await?;
+        let jobs = JobManager::start(store, &config.data_dir, config.jobs.clone(), config.limits.clone()).await?;
         Ok(AppState {
             solve_slots: Arc::new(Semaphore::new(config.max_concurrent_solves.max(1))),
             keys: Arc::new(ApiKeys::new(&config.api_keys)),

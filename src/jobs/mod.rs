@@ -1,9 +1,11 @@
-//! Background jobs: accepted requests are rows in the store before the client hears 202; a
-//! bounded pool of workers runs them off the async runtime (`spawn_blocking`); progress and
-//! evaluations go to the store and to per-job event channels (the SSE streams). At start,
-//! `JobManager::start` re-queues what a stopped server left queued or running; single-agent
-//! training resumes from its last checkpoint (multi-agent runs restart).
+//! Background jobs (training runs and long solves): accepted requests are rows in the store
+//! before the client hears 202; a bounded pool of workers runs them off the async runtime
+//! (`spawn_blocking`); progress, evaluations and incumbents go to the store and to per-job event
+//! channels (the SSE streams). At start, `JobManager::start` re-queues what a stopped server left
+//! queued or running; single-agent training resumes from its last checkpoint (multi-agent runs
+//! and solves start over).
 
+pub mod solve;
 pub mod training;
 
 use crate::drl::hooks::RunHooks;
@@ -16,9 +18,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, mpsc};
+use crate::problems::Limits;
+use crate::search::hooks::SearchHooks;
+use solve::SolveJobRequest;
 use training::TrainingRequest;
 
 pub const TRAINING: &str = "training";
+pub const SOLVE: &str = "solve";
 
 /// Pool size and queue bound.
 #[derive(Debug, Clone)]
@@ -59,6 +65,8 @@ pub struct JobManager {
     store: Store,
     data_dir: PathBuf,
     config: JobsConfig,
+    /// Instance limits for solve jobs.
+    limits: Limits,
     queue: mpsc::UnboundedSender<String>,
     queued: AtomicUsize,
     live: Mutex<HashMap<String, Live>>,
@@ -66,9 +74,9 @@ pub struct JobManager {
 
 impl JobManager {
     /// Starts the worker pool and re-queues the jobs a previous server left unfinished.
-    pub async fn start(store: Store, data_dir: &Path, config: JobsConfig) -> Result<Arc<JobManager>> {
+    pub async fn start(store: Store, data_dir: &Path, config: JobsConfig, limits: Limits) -> Result<Arc<JobManager>> {
         let (queue, receiver) = mpsc::unbounded_channel();
-        let manager = Arc::new(JobManager { store, data_dir: data_dir.to_path_buf(), config, queue, queued: AtomicUsize::new(0), live: Mutex::new(HashMap::new()) });
+        let manager = Arc::new(JobManager { store, data_dir: data_dir.to_path_buf(), config, limits, queue, queued: AtomicUsize::new(0), live: Mutex::new(HashMap::new()) });
         let receiver = Arc::new(tokio::sync::Mutex::new(receiver));
         for _ in 0..manager.config.workers.max(1) {
             let (manager, receiver) = (manager.clone(), receiver.clone());
@@ -109,14 +117,14 @@ impl JobManager {
         let _ = self.queue.send(id.to_string());
     }
 
-    /// Records the (validated) request and queues it; returns the job.
-    pub async fn submit_training(&self, request: &TrainingRequest) -> Result<JobRecord, SubmitError> {
+    /// Records a (validated) request of `kind` and queues it; returns the job.
+    pub async fn submit(&self, kind: &str, request: &impl Serialize) -> Result<JobRecord, SubmitError> {
         let waiting = self.queued.load(Ordering::SeqCst);
         if waiting >= self.config.max_queued {
             return Err(SubmitError::QueueFull(waiting));
         }
         let id = uuid::Uuid::new_v4().to_string();
-        self.store.insert_job(&id, TRAINING, &serde_json::to_value(request).map_err(anyhow::Error::from)?).await?;
+        self.store.insert_job(&id, kind, &serde_json::to_value(request).map_err(anyhow::Error::from)?).await?;
         self.enqueue(&id);
         Ok(self.store.job(&id).await?.expect("just inserted"))
     }
@@ -157,40 +165,63 @@ impl JobManager {
             self.live.lock().expect("live jobs").remove(id);
             return Ok(());
         }
-        let request: TrainingRequest = serde_json::from_value(job.request.clone())?;
-        let run_dir = self.run_dir(id);
-        // Single-agent runs continue from their last checkpoint; others start over.
-        let resume = !request.is_multi_agent() && run_dir.join(crate::drl::run::PROGRESS_FILE).exists();
+        let cancel = self.live.lock().expect("live jobs").get(id).map(|l| l.cancel.clone()).unwrap_or_default();
+        let (resume, work): (bool, Box<dyn FnOnce() -> Result<(serde_json::Value, bool)> + Send>) = match job.kind.as_str() {
+            SOLVE => {
+                let request: SolveJobRequest = serde_json::from_value(job.request.clone())?;
+                let (hooks, limits) = (self.search_hooks(id, cancel), self.limits.clone());
+                (false, Box::new(move || request.run(&limits, hooks)))
+            }
+            _ => {
+                let request: TrainingRequest = serde_json::from_value(job.request.clone())?;
+                let run_dir = self.run_dir(id);
+                // Single-agent runs continue from their last checkpoint; others start over.
+                let resume = !request.is_multi_agent() && run_dir.join(crate::drl::run::PROGRESS_FILE).exists();
+                let hooks = self.run_hooks(id, cancel);
+                (resume, Box::new(move || request.run(&run_dir, resume, hooks)))
+            }
+        };
         if !resume {
             self.store.clear_metrics(id).await?;
         }
         self.store.mark_running(id).await?;
         self.emit(id, "state", serde_json::json!({"state": "running", "resumed": resume}));
-        tracing::info!(job = %id, algorithm = %request.algorithm, env = %request.env, resume, "training job started");
-        let cancel = self.live.lock().expect("live jobs").get(id).map(|l| l.cancel.clone()).unwrap_or_default();
-        let hooks = self.hooks(id, cancel);
-        let runner = request.clone();
-        let dir = run_dir.clone();
-        let outcome = tokio::task::spawn_blocking(move || runner.run(&dir, resume, hooks)).await;
+        tracing::info!(job = %id, kind = %job.kind, resume, "job started");
+        let outcome = tokio::task::spawn_blocking(work).await;
         let (state, result, error) = match outcome {
             Ok(Ok((result, false))) => (JobState::Succeeded, Some(result), None),
             Ok(Ok((result, true))) => (JobState::Cancelled, Some(result), None),
             Ok(Err(error)) => (JobState::Failed, None, Some(format!("{error:#}"))),
-            Err(join) => (JobState::Failed, None, Some(format!("the training thread panicked: {join}"))),
+            Err(join) => (JobState::Failed, None, Some(format!("the job's thread panicked: {join}"))),
         };
-        if let Some(steps) = result.as_ref().and_then(|r| r["steps"].as_i64()) {
+        if let Some(steps) = result.as_ref().and_then(|r| r["steps"].as_i64().or(r["rounds"].as_i64())) {
             self.store.set_steps(id, steps).await?;
         }
         self.store.finish(id, state, result.as_ref(), error.as_deref()).await?;
-        tracing::info!(job = %id, state = state.as_str(), "training job ended");
+        tracing::info!(job = %id, state = state.as_str(), "job ended");
         self.emit(id, "state", serde_json::json!({"state": state.as_str(), "result": result, "error": error}));
         self.live.lock().expect("live jobs").remove(id);
         Ok(())
     }
 
+    /// Every incumbent goes to the store (the job's curve) and the event channel.
+    fn search_hooks(self: &Arc<Self>, id: &str, cancel: Arc<AtomicBool>) -> SearchHooks {
+        let (manager, id, runtime) = (self.clone(), id.to_string(), tokio::runtime::Handle::current());
+        SearchHooks {
+            on_incumbent: Some(Arc::new(move |elapsed, objective| {
+                let point = serde_json::json!({"elapsed_ms": elapsed.as_secs_f64() * 1e3, "objective": objective});
+                if let Err(error) = runtime.block_on(manager.store.add_metric(&id, &point)) {
+                    tracing::error!(job = %id, error = %format!("{error:#}"), "storing an incumbent failed");
+                }
+                manager.emit(&id, "incumbent", point);
+            })),
+            cancel: Some(cancel),
+        }
+    }
+
     /// Progress (at most every 250 ms) and evaluations go to the store and the event channel;
     /// the blocking training thread writes through the runtime's handle.
-    fn hooks(self: &Arc<Self>, id: &str, cancel: Arc<AtomicBool>) -> RunHooks {
+    fn run_hooks(self: &Arc<Self>, id: &str, cancel: Arc<AtomicBool>) -> RunHooks {
         let runtime = tokio::runtime::Handle::current();
         let last = Arc::new(Mutex::new(Instant::now()));
         let (progress_manager, progress_id, progress_runtime) = (self.clone(), id.to_string(), runtime.clone());

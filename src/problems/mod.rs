@@ -251,8 +251,12 @@ pub trait IsingProblem: Send + Sync {
 
 impl<T: IsingProblem> Instance for T {
     fn solve(&self, params: &SearchParams) -> SolveReport {
-        let outcome = crate::search::minimize(self.ising(), params);
-        report(self, params, outcome)
+        // Ising objectives are affine in the energy (Max-Cut: (sum w - H) / 2), so the streamed
+        // incumbents convert without holding on to the instance.
+        let (offset, slope) = (self.objective(0.0), self.objective(1.0) - self.objective(0.0));
+        let params = SearchParams { hooks: params.hooks.mapped(move |energy| offset + slope * energy), ..params.clone() };
+        let outcome = crate::search::minimize(self.ising(), &params);
+        report(self, &params, outcome)
     }
 
     fn solve_baseline(&self, name: &str, params: &SearchParams) -> Result<SolveReport, ProblemError> {
@@ -327,14 +331,30 @@ pub fn solve(
     solve_tuned(problem, input, options, limits, |_| {})
 }
 
-/// `solve` with expert search knobs set by `tune` (the CLI exposes them; the API does not).
-pub fn solve_tuned(
+/// A loaded, checked solve: run it (possibly later, on another thread) with `run`.
+pub struct PreparedSolve {
+    pub instance: Box<dyn Instance>,
+    pub params: SearchParams,
+    method: String,
+}
+
+impl PreparedSolve {
+    pub fn run(&self) -> Result<SolveReport, ProblemError> {
+        match self.method.as_str() {
+            "search" => Ok(self.instance.solve(&self.params)),
+            baseline => self.instance.solve_baseline(baseline, &self.params),
+        }
+    }
+}
+
+/// Everything `solve` checks, without solving: the instance loaded and the parameters set.
+pub fn prepare(
     problem: &dyn Problem,
     input: ProblemInput<'_>,
     options: &SolveOptions,
     limits: &Limits,
     tune: impl FnOnce(&mut SearchParams),
-) -> Result<SolveReport, ProblemError> {
+) -> Result<PreparedSolve, ProblemError> {
     let mut params = options.to_search_params(limits)?;
     tune(&mut params);
     let method = options.method.as_deref().unwrap_or("search");
@@ -352,8 +372,16 @@ pub fn solve_tuned(
     }
     let instance = problem.load(input, limits)?;
     params.target_energy = options.target.map(|t| instance.target_energy(t));
-    Ok(match method {
-        "search" => instance.solve(&params),
-        baseline => instance.solve_baseline(baseline, &params)?,
-    })
+    Ok(PreparedSolve { instance, params, method: method.to_string() })
+}
+
+/// `solve` with expert search knobs set by `tune` (the CLI exposes them; the API does not).
+pub fn solve_tuned(
+    problem: &dyn Problem,
+    input: ProblemInput<'_>,
+    options: &SolveOptions,
+    limits: &Limits,
+    tune: impl FnOnce(&mut SearchParams),
+) -> Result<SolveReport, ProblemError> {
+    prepare(problem, input, options, limits, tune)?.run()
 }

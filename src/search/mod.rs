@@ -8,6 +8,7 @@
 
 pub mod anneal;
 pub mod chains;
+pub mod hooks;
 pub mod policy;
 pub mod tabu;
 pub mod tensor_anneal;
@@ -65,6 +66,8 @@ pub struct SearchParams {
     /// Every this many rounds the worst quarter of chains restart from the best quarter (default 4).
     pub reseed_every: usize,
     pub policy: PolicyParams,
+    /// Incumbent callback and cancel flag (the solve-job service's).
+    pub hooks: hooks::SearchHooks,
 }
 
 impl Default for SearchParams {
@@ -87,6 +90,7 @@ impl Default for SearchParams {
             temperature: (0.5, 0.01),
             reseed_every: 4,
             policy: PolicyParams::default(),
+            hooks: hooks::SearchHooks::default(),
         }
     }
 }
@@ -184,7 +188,7 @@ pub fn minimize(model: &IsingModel, params: &SearchParams) -> SearchOutcome {
             break StopReason::TargetReached;
         }
         let round_start = Instant::now();
-        if round_start >= deadline {
+        if round_start >= deadline || params.hooks.cancelled() {
             break StopReason::TimeLimit;
         }
         if params.max_rounds.is_some_and(|m| rounds >= m) {
@@ -218,6 +222,7 @@ pub fn minimize(model: &IsingModel, params: &SearchParams) -> SearchOutcome {
                 last_improvement = rounds;
                 cycle.improved = true;
                 history.push(Incumbent { elapsed: start.elapsed(), energy: best_energy });
+                params.hooks.incumbent(start.elapsed(), best_energy);
             }
         }
         if gauge_fixed {

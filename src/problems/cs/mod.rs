@@ -151,7 +151,7 @@ impl Instance for CsInstance {
         // Without noise a zero residual is the goal; with noise sigma, E ~ m sigma^2 is as good as it gets.
         let target = if self.noise == 0.0 { 1e-20 * self.y.iter().map(|v| v * v).sum::<f64>() } else { self.a.m as f64 * self.noise * self.noise };
         let time_limit = Duration::from_secs_f64(params.time_limit_s).saturating_sub(start.elapsed());
-        let found = support_search(&self.a, &self.y, k, 0.0, &seeds, params.chains.unwrap_or(DEFAULT_CHAINS), params.max_rounds.unwrap_or(DEFAULT_STEPS), params.seed, time_limit, target);
+        let found = support_search(&self.a, &self.y, k, 0.0, &seeds, params.chains.unwrap_or(DEFAULT_CHAINS), params.max_rounds.unwrap_or(DEFAULT_STEPS), params.seed, time_limit, target, &params.hooks.mapped(f64::sqrt));
         let offset = start.elapsed().saturating_sub(found.history.last().map_or(Duration::ZERO, |h| h.0));
         let history = found.history.iter().map(|(t, e)| HistoryPoint { elapsed_ms: (offset + *t).as_secs_f64() * 1e3, objective: e.sqrt() }).collect();
         let status = if found.energy <= target { StopReason::TargetReached } else if found.iterations >= params.max_rounds.unwrap_or(DEFAULT_STEPS) { StopReason::RoundLimit } else { StopReason::TimeLimit };

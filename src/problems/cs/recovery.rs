@@ -2,6 +2,7 @@
 //! LASSO, and a parallel MCMC over supports on the energy E(S) = ||y - A_S x_S||^2 + lambda |S|
 //! with x_S the least-squares fit on S.
 
+use crate::search::hooks::SearchHooks;
 use crate::problems::random::standard_normal;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -188,7 +189,8 @@ pub struct SupportSearch {
 /// scale down to 1e-6 of it, and the best chains re-seed the worst every 50 steps. Seeds: the
 /// supports given (top-k of OMP and FISTA); the other chains start from random supports.
 #[allow(clippy::too_many_arguments)]
-pub fn support_search(a: &Matrix, y: &[f64], k: usize, lambda: f64, seeds: &[Vec<usize>], chains: usize, steps: usize, seed: u64, time_limit: Duration, target: f64) -> SupportSearch {
+#[allow(clippy::too_many_arguments)]
+pub fn support_search(a: &Matrix, y: &[f64], k: usize, lambda: f64, seeds: &[Vec<usize>], chains: usize, steps: usize, seed: u64, time_limit: Duration, target: f64, hooks: &SearchHooks) -> SupportSearch {
     let start = Instant::now();
     let k = k.clamp(1, a.m.min(a.n));
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -207,7 +209,7 @@ pub fn support_search(a: &Matrix, y: &[f64], k: usize, lambda: f64, seeds: &[Vec
     let mut best = (supports[best_index(&energies)].clone(), energies[best_index(&energies)]);
     let mut history = vec![(start.elapsed(), best.1)];
     let mut iterations = 0;
-    while iterations < steps && best.1 > target && start.elapsed() < time_limit {
+    while iterations < steps && best.1 > target && start.elapsed() < time_limit && !hooks.cancelled() {
         let temperature = scale * 0.1 * (1e-5f64).powf(iterations as f64 / steps.max(1) as f64);
         supports.par_iter_mut().zip(energies.par_iter_mut()).zip(rngs.par_iter_mut()).for_each(|((s, e), r)| {
             let (x, _) = least_squares(a, y, s);
@@ -238,6 +240,7 @@ pub fn support_search(a: &Matrix, y: &[f64], k: usize, lambda: f64, seeds: &[Vec
         if energies[i] < best.1 {
             best = (supports[i].clone(), energies[i]);
             history.push((start.elapsed(), best.1));
+            hooks.incumbent(start.elapsed(), best.1);
         }
         if iterations % 50 == 0 {
             let mut order: Vec<usize> = (0..chains).collect();
@@ -300,7 +303,7 @@ mod tests {
         assert!(r2 < 1e-20, "{r2}");
         assert!(relative_error(&omp(&a, &y, 5, 1e-9), &x) < 1e-6);
         assert!(relative_error(&lasso(&a, &y, lasso_lambda(&a, &y, 0.0), 3000, true), &x) < 1e-2);
-        let found = support_search(&a, &y, 5, 0.0, &[], 8, 500, 0, Duration::from_secs(10), 1e-20);
+        let found = support_search(&a, &y, 5, 0.0, &[], 8, 500, 0, Duration::from_secs(10), 1e-20, &SearchHooks::default());
         assert!(relative_error(&found.x, &x) < 1e-6);
     }
 }

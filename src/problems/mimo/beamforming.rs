@@ -5,6 +5,7 @@
 //! Classical precoders (MRT, ZF, regularized ZF), WMMSE (Shi et al. 2011) and the parallel
 //! projected-gradient search, batched over B beamformers [B, N, K].
 
+use crate::search::hooks::SearchHooks;
 use crate::problems::random::standard_normal;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -131,6 +132,7 @@ pub fn parallel_gradient_search(
     time_limit: Duration,
     max_iterations: usize,
     device: Device,
+    hooks: &SearchHooks,
 ) -> SearchResult {
     let start_time = Instant::now();
     let (k, n) = (h.size()[0], h.size()[1]);
@@ -179,11 +181,12 @@ pub fn parallel_gradient_search(
         if top > best.1 {
             best = (w.get(index).detach().to_device(Device::Cpu), top);
             history.push((start_time.elapsed(), top));
+            hooks.incumbent(start_time.elapsed(), top);
         }
         if iterations >= max_iterations {
             break crate::search::StopReason::RoundLimit;
         }
-        if start_time.elapsed() >= time_limit {
+        if start_time.elapsed() >= time_limit || hooks.cancelled() {
             break crate::search::StopReason::TimeLimit;
         }
         if since_improvement >= PATIENCE {

@@ -261,7 +261,7 @@ impl Instance for MimoInstance {
         }
         let starts = params.chains.unwrap_or(DEFAULT_STARTS).max(seeds.len());
         let offset = start.elapsed();
-        let found = parallel_gradient_search(&h, self.power, self.noise, &seeds, starts, params.seed, time_limit.saturating_sub(offset), params.max_rounds.unwrap_or(usize::MAX), params.device);
+        let found = parallel_gradient_search(&h, self.power, self.noise, &seeds, starts, params.seed, time_limit.saturating_sub(offset), params.max_rounds.unwrap_or(usize::MAX), params.device, &params.hooks);
         let history = found.history.iter().map(|(t, r)| HistoryPoint { elapsed_ms: (offset + *t).as_secs_f64() * 1e3, objective: *r }).collect();
         self.report(&h, &found.w, found.stop, start.elapsed(), history, found.starts, found.iterations, params.device, params.seed)
     }

@@ -1,0 +1,114 @@
+//! What training and solve jobs share over HTTP: the job view, lookup, listing, the event stream,
+//! cancel. `training` and `solve_jobs` route to these.
+
+use super::error::ApiError;
+use super::state::AppState;
+use crate::jobs::SubmitError;
+use crate::store::{JobRecord, JobState};
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::Query;
+use axum::http::{header, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use futures_util::stream::{self, Stream, StreamExt};
+use serde::{Deserialize, Serialize};
+use std::convert::Infallible;
+use tokio_stream::wrappers::BroadcastStream;
+use utoipa::{IntoParams, ToSchema};
+
+/// A job: its row plus the files it has written so far.
+#[derive(Serialize, ToSchema)]
+pub struct Job {
+    #[serde(flatten)]
+    pub job: JobRecord,
+    /// Names under `artifacts/{name}` (training jobs): config.json, metrics.jsonl,
+    /// <net>.safetensors, ...
+    pub artifacts: Vec<String>,
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    /// Only jobs in this state (queued, running, succeeded, failed, cancelled, interrupted).
+    pub state: Option<String>,
+    /// At most this many, newest first (default 100, at most 1000).
+    pub limit: Option<i64>,
+}
+
+pub async fn found(state: &AppState, id: &str, kind: &str) -> Result<Job, ApiError> {
+    let job = state.jobs.store().job(id).await?.filter(|j| j.kind == kind).ok_or_else(|| ApiError::not_found("id", format!("no {kind} job '{id}'")))?;
+    Ok(Job { artifacts: state.jobs.artifacts(&job.id), job })
+}
+
+/// The JSON body as `T`; serde's message names a missing or unknown field, which becomes the
+/// error's field.
+pub fn parse_body<T: serde::de::DeserializeOwned>(body: Result<Bytes, BytesRejection>, what: &str) -> Result<T, ApiError> {
+    let body = body.map_err(|e| ApiError::bad_request("body", e.body_text()))?;
+    serde_json::from_slice(&body).map_err(|e| {
+        let message = e.to_string();
+        let field = message.split('`').nth(1).filter(|_| message.contains("field")).unwrap_or("body").to_string();
+        ApiError::bad_request(field, format!("invalid {what}: {message}"))
+    })
+}
+
+/// Queues the request as a job of `kind`: 202 with `Location: {base}/{id}`.
+pub async fn accept(state: &AppState, kind: &str, base: &str, request: &impl Serialize) -> Result<Response, ApiError> {
+    let job = state.jobs.submit(kind, request).await.map_err(submit_error)?;
+    let location = format!("{base}/{}", job.id);
+    Ok((StatusCode::ACCEPTED, [(header::LOCATION, location)], Json(Job { artifacts: Vec::new(), job })).into_response())
+}
+
+pub fn submit_error(error: SubmitError) -> ApiError {
+    match error {
+        SubmitError::QueueFull(_) => ApiError::TooManyRequests(error.to_string()),
+        SubmitError::Store(e) => ApiError::Internal(e),
+    }
+}
+
+pub async fn list(state: &AppState, kind: &str, query: Result<Query<ListQuery>, QueryRejection>) -> Result<Json<Vec<Job>>, ApiError> {
+    let Query(query) = query.map_err(|e| ApiError::bad_request("query", e.body_text()))?;
+    let filter = match &query.state {
+        None => None,
+        Some(s) => Some(JobState::parse(s).ok_or_else(|| ApiError::bad_request("state", format!("unknown state '{s}'")))?),
+    };
+    let limit = query.limit.unwrap_or(100);
+    if !(1..=1000).contains(&limit) {
+        return Err(ApiError::bad_request("limit", "expected 1..=1000"));
+    }
+    let jobs = state.jobs.store().jobs(kind, filter, limit).await?;
+    Ok(Json(jobs.into_iter().map(|job| Job { artifacts: state.jobs.artifacts(&job.id), job }).collect()))
+}
+
+/// The job's curve: evaluations (training) or incumbents (solve), in order.
+pub async fn curve(state: &AppState, id: &str, kind: &str) -> Result<Json<Vec<serde_json::Value>>, ApiError> {
+    found(state, id, kind).await?;
+    Ok(Json(state.jobs.store().metrics(id).await?))
+}
+
+/// First `state` (the job now), then the job's events until it ends.
+pub async fn events(state: &AppState, id: &str, kind: &str) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    // Subscribe before reading the row, so no change between the two is lost.
+    let receiver = state.jobs.subscribe(id);
+    let job = found(state, id, kind).await?;
+    let first = Event::default().event("state").json_data(&job.job).unwrap_or_default();
+    // The stream ends when the job does: its channel closes after the final `state` event.
+    let updates = match receiver {
+        Some(receiver) if !job.job.state.is_terminal() => BroadcastStream::new(receiver).filter_map(|item| async move { item.ok() }).boxed(),
+        _ => stream::empty().boxed(),
+    };
+    let stream = stream::once(async move { first })
+        .chain(updates.map(|e| Event::default().event(e.event).json_data(&e.data).unwrap_or_default()))
+        .map(Ok);
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+pub async fn cancel(state: &AppState, id: &str, kind: &str) -> Result<(StatusCode, Json<Job>), ApiError> {
+    found(state, id, kind).await?;
+    match state.jobs.cancel(id).await? {
+        None => Err(ApiError::not_found("id", format!("no {kind} job '{id}'"))),
+        Some(Err(ended)) => Err(ApiError::Conflict { field: "id".into(), message: format!("job '{id}' has already ended ({})", ended.as_str()) }),
+        Some(Ok(job)) => Ok((StatusCode::ACCEPTED, Json(Job { artifacts: state.jobs.artifacts(&job.id), job }))),
+    }
+}

@@ -1,0 +1,48 @@
+//! Solve jobs: a long solve run in the background, its incumbents streamed as events.
+
+use crate::problems::{self, Limits, PreparedSolve, ProblemError, ProblemInput, SolveOptions};
+use crate::search::hooks::SearchHooks;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// `POST /v1/solve/jobs`.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SolveJobRequest {
+    /// A problem name from `GET /v1/problems`.
+    pub problem: String,
+    /// The instance in the problem's JSON format.
+    #[schema(value_type = Object)]
+    pub instance: serde_json::Value,
+    #[serde(default)]
+    pub options: Option<SolveOptions>,
+}
+
+impl SolveJobRequest {
+    /// Loads and checks everything a solve checks; the error names the field.
+    pub fn prepare(&self, limits: &Limits) -> Result<PreparedSolve, ProblemError> {
+        let problem = problems::find(&self.problem).map_err(|_| ProblemError::invalid("problem", format!("unknown problem '{}' (GET /v1/problems)", self.problem)))?;
+        let options = self.options.clone().unwrap_or_default();
+        problems::prepare(problem, ProblemInput::Json(&self.instance), &options, limits, |_| {}).map_err(|e| match e {
+            // Instance fields are nested under `instance` in this request.
+            ProblemError::Invalid { field, message } if !is_option(&field) => ProblemError::Invalid { field: format!("instance.{field}"), message },
+            ProblemError::TooLarge { field, message } => ProblemError::TooLarge { field: format!("instance.{field}"), message },
+            ProblemError::Invalid { field, message } => ProblemError::Invalid { field: format!("options.{field}"), message },
+            other => other,
+        })
+    }
+
+    /// Solves (blocking) with `hooks`; returns the report and whether it was cancelled.
+    pub fn run(&self, limits: &Limits, hooks: SearchHooks) -> anyhow::Result<(serde_json::Value, bool)> {
+        let mut prepared = self.prepare(limits)?;
+        let cancelled = hooks.cancel.clone();
+        prepared.params.hooks = hooks;
+        let report = prepared.run()?;
+        let cancelled = cancelled.is_some_and(|c| c.load(std::sync::atomic::Ordering::SeqCst));
+        Ok((serde_json::to_value(report)?, cancelled))
+    }
+}
+
+fn is_option(field: &str) -> bool {
+    ["time_limit_s", "seed", "chains", "target", "method", "model", "device", "max_rounds"].contains(&field)
+}
