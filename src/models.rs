@@ -1,7 +1,9 @@
 //! The model registry: every shipped policy lives in `models/<name>/` as `weights.safetensors`
 //! plus `manifest.json` (problem, architecture, training command and seed, training data,
 //! metrics at training time, sha256 of the weights). `load_dir` verifies each hash and refuses a
-//! corrupt or mismatched model with a log line while keeping the rest.
+//! corrupt or mismatched model with a log line while keeping the rest. Deep-RL policies
+//! (problem `drl`) are promoted from finished training jobs (`promote`): their folder is the
+//! job's checkpoint, every file hashed in `files`, and `sha256` digests that list.
 
 use crate::problems::cs::lista::{ListaConfig, ListaPolicy};
 use crate::problems::mimo::policy::{MimoPolicy, PolicyConfig};
@@ -32,14 +34,20 @@ pub struct Manifest {
     /// Measured when it was trained.
     #[schema(value_type = Object)]
     pub metrics: serde_json::Value,
-    /// Hex sha256 of `weights.safetensors`.
+    /// Hex sha256 of `weights.safetensors`; with `files`, of the lines `name sha256` of every
+    /// listed file in name order.
     pub sha256: String,
+    /// Multi-file models (drl): hex sha256 of every file by name.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub files: std::collections::BTreeMap<String, String>,
 }
 
 /// A loaded policy, by problem (a `Mutex` because tch modules are not `Sync`).
 pub enum LoadedPolicy {
     Mimo(Mutex<MimoPolicy>),
     CompressiveSensing(Mutex<ListaPolicy>),
+    /// A deep-RL policy for `env` (checked loadable with `drl::run::load_checkpoint`).
+    Drl { env: String },
 }
 
 /// A verified, loaded model.
@@ -74,9 +82,19 @@ impl RegisteredModel {
 
 #[derive(Default)]
 pub struct ModelRegistry {
+    /// Where the shipped models live.
+    pub dir: PathBuf,
     pub models: Vec<RegisteredModel>,
     /// (folder, reason) of every model refused at load.
     pub rejected: Vec<(String, String)>,
+    /// Models promoted while the server runs (kept for the life of the process).
+    promoted: std::sync::RwLock<Vec<&'static RegisteredModel>>,
+}
+
+/// The digest a multi-file manifest's `sha256` holds.
+fn files_digest(files: &std::collections::BTreeMap<String, String>) -> String {
+    let lines: String = files.iter().map(|(name, hash)| format!("{name} {hash}\n")).collect();
+    Sha256::digest(lines.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 pub fn sha256_hex(path: &Path) -> Result<String> {
@@ -87,9 +105,21 @@ pub fn sha256_hex(path: &Path) -> Result<String> {
 fn load_one(dir: &Path) -> Result<RegisteredModel> {
     let manifest: Manifest = serde_json::from_str(&std::fs::read_to_string(dir.join(MANIFEST_FILE)).context("manifest.json")?).context("manifest.json")?;
     let weights = dir.join(WEIGHTS_FILE);
-    let actual = sha256_hex(&weights)?;
-    if actual != manifest.sha256 {
-        bail!("sha256 of {WEIGHTS_FILE} is {actual}, the manifest says {}", manifest.sha256);
+    if manifest.files.is_empty() {
+        let actual = sha256_hex(&weights)?;
+        if actual != manifest.sha256 {
+            bail!("sha256 of {WEIGHTS_FILE} is {actual}, the manifest says {}", manifest.sha256);
+        }
+    } else {
+        for (name, expected) in &manifest.files {
+            let actual = sha256_hex(&dir.join(name))?;
+            if &actual != expected {
+                bail!("sha256 of {name} is {actual}, the manifest says {expected}");
+            }
+        }
+        if files_digest(&manifest.files) != manifest.sha256 {
+            bail!("sha256 does not digest the listed files");
+        }
     }
     let policy = match manifest.problem.as_str() {
         "mimo" => {
@@ -104,6 +134,10 @@ fn load_one(dir: &Path) -> Result<RegisteredModel> {
             policy.store.load(&weights).context("weights do not match the architecture")?;
             LoadedPolicy::CompressiveSensing(Mutex::new(policy))
         }
+        "drl" => {
+            let (_, env) = crate::drl::run::load_checkpoint(dir, Device::Cpu).context("weights do not match the architecture")?;
+            LoadedPolicy::Drl { env }
+        }
         other => bail!("no policy type for problem '{other}'"),
     };
     Ok(RegisteredModel { manifest, policy })
@@ -112,7 +146,7 @@ fn load_one(dir: &Path) -> Result<RegisteredModel> {
 impl ModelRegistry {
     /// Loads every `dir/<name>/manifest.json`; a model that fails is logged and skipped.
     pub fn load_dir(dir: &Path) -> ModelRegistry {
-        let mut registry = ModelRegistry::default();
+        let mut registry = ModelRegistry { dir: dir.to_path_buf(), ..ModelRegistry::default() };
         let Ok(entries) = std::fs::read_dir(dir) else {
             tracing::warn!(dir = %dir.display(), "no model folder; serving without models");
             return registry;
@@ -135,7 +169,85 @@ impl ModelRegistry {
     }
 
     pub fn get(&self, name: &str) -> Option<&RegisteredModel> {
-        self.models.iter().find(|m| m.manifest.name == name)
+        self.models.iter().find(|m| m.manifest.name == name).or_else(|| self.promoted.read().expect("registry").iter().copied().find(|m| m.manifest.name == name))
+    }
+
+    /// Every manifest: loaded at start, then promoted.
+    pub fn manifests(&self) -> Vec<Manifest> {
+        let promoted = self.promoted.read().expect("registry");
+        self.models.iter().chain(promoted.iter().copied()).map(|m| m.manifest.clone()).collect()
+    }
+
+    /// Lists the models promoted into `dir` by an earlier run of the server (the shipped folder
+    /// stays read-only; promoted models live in the data folder). Refused ones are logged.
+    pub fn load_promoted(&self, dir: &Path) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        let mut folders: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.join(MANIFEST_FILE).exists()).collect();
+        folders.sort();
+        for folder in folders {
+            match load_one(&folder) {
+                Ok(model) if self.get(&model.manifest.name).is_none() => {
+                    tracing::info!(model = %model.manifest.name, "promoted model loaded");
+                    self.promoted.write().expect("registry").push(Box::leak(Box::new(model)));
+                }
+                Ok(_) => {}
+                Err(error) => tracing::error!(folder = %folder.display(), error = %format!("{error:#}"), "promoted model refused"),
+            }
+        }
+    }
+
+    /// Promotes a training run's checkpoint folder (single-agent) as model `name` into `dir`:
+    /// copies its files, writes a manifest hashing every file, verifies it by loading, and lists
+    /// it. `Err` explains; a taken name is `PromoteError::Exists`.
+    pub fn promote(&self, run_dir: &Path, dir: &Path, name: &str, training: serde_json::Value, metrics: serde_json::Value) -> Result<Manifest, PromoteError> {
+        let valid = !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) && !name.starts_with('.');
+        if !valid {
+            return Err(PromoteError::Invalid("name: 1-64 letters, digits, '.', '_' or '-', not starting with '.'".into()));
+        }
+        let _guard = PROMOTING.lock().expect("promote lock");
+        let folder = dir.join(name);
+        if self.get(name).is_some() || folder.exists() {
+            return Err(PromoteError::Exists(name.into()));
+        }
+        let config: serde_json::Value = std::fs::read_to_string(run_dir.join("config.json")).ok().and_then(|t| serde_json::from_str(&t).ok()).ok_or_else(|| PromoteError::Invalid("the job has no checkpoint (config.json)".into()))?;
+        let mut files = std::collections::BTreeMap::new();
+        let staging = dir.join(format!(".{name}.tmp"));
+        let copy = || -> Result<()> {
+            std::fs::create_dir_all(&staging)?;
+            for entry in std::fs::read_dir(run_dir)? {
+                let path = entry?.path();
+                let file = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+                if file.ends_with(".safetensors") || file == "config.json" || file == "observation_norm.json" {
+                    std::fs::copy(&path, staging.join(&file))?;
+                    files.insert(file.clone(), sha256_hex(&staging.join(&file))?);
+                }
+            }
+            let manifest = Manifest {
+                name: name.into(),
+                problem: "drl".into(),
+                architecture: serde_json::json!({"algorithm": config["algorithm"], "env": config["env"], "hyperparameters": config["overrides"]}),
+                training,
+                training_data: format!("rollouts of {} collected by the training job", config["env"].as_str().unwrap_or("?")),
+                metrics,
+                sha256: files_digest(&files),
+                files: files.clone(),
+            };
+            std::fs::write(staging.join(MANIFEST_FILE), serde_json::to_string_pretty(&manifest)? + "\n")?;
+            Ok(())
+        };
+        let staged = copy().and_then(|_| load_one(&staging));
+        let model = match staged {
+            Ok(model) => model,
+            Err(error) => {
+                let _ = std::fs::remove_dir_all(&staging);
+                return Err(PromoteError::Invalid(format!("{error:#}")));
+            }
+        };
+        std::fs::rename(&staging, &folder).map_err(|e| PromoteError::Io(e.into()))?;
+        let manifest = model.manifest.clone();
+        tracing::info!(model = %name, "model promoted");
+        self.promoted.write().expect("registry").push(Box::leak(Box::new(model)));
+        Ok(manifest)
     }
 
     /// The default MIMO model for a size: same users and antennas, the closest power (in dB).
@@ -157,7 +269,19 @@ impl ModelRegistry {
     }
 }
 
+#[derive(Debug, thiserror::Error)]
+pub enum PromoteError {
+    #[error("a model named '{0}' exists")]
+    Exists(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Io(anyhow::Error),
+}
+
 static REGISTRY: OnceLock<ModelRegistry> = OnceLock::new();
+/// One promotion at a time (name check, copy, rename).
+static PROMOTING: Mutex<()> = Mutex::new(());
 
 /// The process's registry: `models_dir` on first use (the server passes `--models-dir`; the CLI
 /// and tests get `RLSOLVER_MODELS_DIR` or the crate's `models/`).
@@ -202,6 +326,7 @@ pub fn write_model(dir: &Path, name: &str, store: &tch::nn::VarStore, record: Mo
         training_data: training_data.into(),
         metrics,
         sha256: sha256_hex(&folder.join(WEIGHTS_FILE))?,
+        files: Default::default(),
     };
     std::fs::write(folder.join(MANIFEST_FILE), serde_json::to_string_pretty(&manifest)? + "\n")?;
     Ok(manifest)

@@ -83,6 +83,21 @@ fn a_training_job_streams_its_progress_and_its_artifacts_download_and_load() {
     assert!(mean > 50.0, "the downloaded policy scores {mean} on CartPole (random: ~22)");
     assert_eq!(c.get(format!("{base}{location}/artifacts/..%2Fconfig.json")).send().unwrap().status(), 404);
     let _ = std::fs::remove_dir_all(&dir);
+    // Promote the policy into the model registry.
+    let name = format!("cartpole-ppo-{}", std::process::id());
+    let promote = |body: Value| c.post(format!("{base}/v1/models")).json(&body).send().unwrap();
+    let created = promote(json!({"job_id": id, "name": name}));
+    assert_eq!(created.status(), 201);
+    assert_eq!(created.headers()["location"], format!("/v1/models/{name}").as_str());
+    let manifest: Value = c.get(format!("{base}/v1/models/{name}")).send().unwrap().json().unwrap();
+    assert_eq!((manifest["problem"].as_str(), manifest["architecture"]["env"].as_str()), (Some("drl"), Some("CartPole-v1")), "{manifest}");
+    assert!(manifest["files"]["actor_critic.safetensors"].is_string(), "{manifest}");
+    let listed: Value = c.get(format!("{base}/v1/models")).send().unwrap().json().unwrap();
+    assert!(listed["models"].as_array().unwrap().iter().any(|m| m["name"] == name.as_str()));
+    assert_eq!(promote(json!({"job_id": id, "name": name})).status(), 409);
+    let bad_name: Value = promote(json!({"job_id": id, "name": "../x"})).json().unwrap();
+    assert_eq!((bad_name["status"].as_u64(), bad_name["field"].as_str()), (Some(422), Some("name")), "{bad_name}");
+    assert_eq!(promote(json!({"job_id": "nope", "name": "other"})).status(), 404);
 }
 
 #[test]
@@ -164,6 +179,8 @@ fn a_crash_keeps_finished_jobs_and_the_interrupted_job_resumes_from_its_checkpoi
         let short: Value = submit(&c, base, None, json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 4_000, "eval_every": 2_000})).json().unwrap();
         let short_id = short["id"].as_str().unwrap().to_string();
         wait_for(&c, base, &short_id, 60, |j| j["state"] == "succeeded");
+        let promoted = c.post(format!("{base}/v1/models")).json(&json!({"job_id": short_id, "name": "restart-ppo"})).send().unwrap();
+        assert_eq!(promoted.status(), 201);
         let long: Value = submit(&c, base, None, json!({"algorithm": "dqn", "env": "CartPole-v1", "total_steps": 2_000_000, "eval_every": 3_000})).json().unwrap();
         let long_id = long["id"].as_str().unwrap().to_string();
         let running = wait_for(&c, base, &long_id, 60, |j| j["latest"]["step"].as_i64().is_some());
@@ -177,6 +194,8 @@ fn a_crash_keeps_finished_jobs_and_the_interrupted_job_resumes_from_its_checkpoi
     let weights = c.get(format!("{base}/v1/training/jobs/{finished_id}/artifacts/actor_critic.safetensors")).send().unwrap();
     assert_eq!(weights.status(), 200);
     assert!(weights.bytes().unwrap().len() > 1000);
+    let promoted: Value = c.get(format!("{base}/v1/models/restart-ppo")).send().unwrap().json().unwrap();
+    assert_eq!(promoted["problem"], "drl", "the promoted model survives the restart: {promoted}");
     let resumed = wait_for(&c, base, &interrupted_id, 60, |j| j["state"] == "running" && j["steps"].as_i64().unwrap_or(0) > checkpoint_step);
     assert_eq!(resumed["restarts"], 1, "{resumed}");
     // The curve kept the evaluations from before the crash and continues after the checkpoint.

@@ -1,12 +1,20 @@
 //! `GET /v1/models` and `GET /v1/models/{name}`: the verified model registry.
 
-use super::error::ApiError;
+use super::error::{ApiError, ProblemDetails};
+use super::jobs;
 use super::state::AppState;
-use crate::models::{registry, Manifest};
-use axum::extract::Path;
+use crate::jobs::TRAINING;
+use crate::models::{registry, Manifest, PromoteError};
+use crate::problems::ProblemError;
+use crate::store::JobState;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 /// The registry: loaded models and the folders refused at start (with why).
@@ -23,14 +31,67 @@ pub struct RejectedModel {
 }
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/v1/models", get(list)).route("/v1/models/{name}", get(one))
+    Router::new().route("/v1/models", get(list).post(promote)).route("/v1/models/{name}", get(one))
+}
+
+/// `POST /v1/models`: which job's policy, under which name.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromoteRequest {
+    /// A succeeded (or cancelled, checkpointed) single-agent training job.
+    pub job_id: String,
+    /// The model's name: 1-64 letters, digits, '.', '_' or '-'.
+    pub name: String,
+}
+
+/// Promote a training job's policy into the registry (problem `drl`): its checkpoint is copied
+/// into `<data dir>/models/<name>` with a manifest hashing every file, verified by loading, and
+/// listed from now on (and after restarts).
+#[utoipa::path(
+    post,
+    path = "/v1/models",
+    tag = "models",
+    operation_id = "promote_model",
+    request_body = PromoteRequest,
+    responses(
+        (status = 201, body = Manifest, headers(("Location" = String, description = "the model's URL"))),
+        (status = 400, description = "malformed JSON", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 401, description = "missing or wrong API key", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 404, description = "no such training job", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 409, description = "the name is taken, or the job has not finished", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 422, description = "invalid name, or no loadable policy in the job", body = ProblemDetails, content_type = "application/problem+json")
+    ),
+    security((), ("bearer" = []))
+)]
+pub async fn promote(State(state): State<AppState>, body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
+    let request: PromoteRequest = jobs::parse_body(body, "promotion")?;
+    let job = state.jobs.store().job(&request.job_id).await?.filter(|j| j.kind == TRAINING).ok_or_else(|| ApiError::not_found("job_id", format!("no training job '{}'", request.job_id)))?;
+    if !matches!(job.state, JobState::Succeeded | JobState::Cancelled) {
+        return Err(ApiError::Conflict { field: "job_id".into(), message: format!("job '{}' is {}; promote a finished job", job.id, job.state.as_str()) });
+    }
+    if job.request["algorithm"].as_str().is_some_and(crate::drl::marl::run::is_multi_agent) {
+        return Err(ApiError::Problem(ProblemError::invalid("job_id", "multi-agent policies cannot be promoted yet")));
+    }
+    let run_dir = state.jobs.run_dir(&job.id);
+    let training = serde_json::json!({"job_id": job.id, "request": job.request});
+    let metrics = serde_json::json!({"latest_evaluation": job.latest, "result": job.result});
+    let (name, models_dir) = (request.name.clone(), state.config.data_dir.join("models"));
+    let promoted = tokio::task::spawn_blocking(move || registry().promote(&run_dir, &models_dir, &name, training, metrics))
+        .await
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("promotion task failed: {e}")))?;
+    match promoted {
+        Ok(manifest) => Ok((StatusCode::CREATED, [(header::LOCATION, format!("/v1/models/{}", manifest.name))], Json(manifest)).into_response()),
+        Err(PromoteError::Exists(name)) => Err(ApiError::Conflict { field: "name".into(), message: format!("a model named '{name}' exists") }),
+        Err(PromoteError::Invalid(message)) => Err(ApiError::Problem(ProblemError::invalid(if message.starts_with("name") { "name" } else { "job_id" }, message))),
+        Err(PromoteError::Io(error)) => Err(ApiError::Internal(error)),
+    }
 }
 
 #[utoipa::path(get, path = "/v1/models", tag = "models", operation_id = "list_models", responses((status = 200, description = "Every loaded model", body = ModelList)))]
 pub async fn list() -> Json<ModelList> {
     let r = registry();
     Json(ModelList {
-        models: r.models.iter().map(|m| m.manifest.clone()).collect(),
+        models: r.manifests(),
         rejected: r.rejected.iter().map(|(folder, reason)| RejectedModel { folder: folder.clone(), reason: reason.clone() }).collect(),
     })
 }

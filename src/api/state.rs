@@ -64,8 +64,9 @@ pub struct AppState {
 impl AppState {
     /// Opens the store (migrating it), starts the job workers and re-queues unfinished jobs.
     pub async fn open(config: ServerConfig) -> Result<Self> {
-        // Loads the default model folder unless `models::init` already loaded one.
-        let _ = crate::models::registry();
+        // Loads the default model folder unless `models::init` already loaded one, then what
+        // earlier runs promoted into the data folder.
+        crate::models::registry().load_promoted(&config.data_dir.join("models"));
         let store = Store::open(&config.data_dir).await?;
         let jobs = JobManager::start(store, &config.data_dir, config.jobs.clone(), config.limits.clone()).await?;
         Ok(AppState {
