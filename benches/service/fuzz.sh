@@ -15,4 +15,4 @@ server=$!
 for _ in $(seq 100); do curl -fs "localhost:$PORT/ready" > /dev/null && break; sleep 0.1; done
 .venv/bin/schemathesis run openapi/openapi.json --url "http://127.0.0.1:$PORT" \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance \
-  --max-time "$MAX_TIME" --workers 2 --seed 0
+  --max-time "$MAX_TIME" --workers 1 --seed 0
