@@ -1,13 +1,12 @@
 # Container image for the rlsolver service. libtorch comes from the torch wheel on PyPI (the only
 # source reachable at build time); the runtime stage keeps the venv (torch/lib) and the binary.
-# BASE picks the Debian-family image of both stages' OS (default: the public Debian image).
+# BASE picks the runtime image (default: the public Debian image); BUILD_BASE the build stage's,
+# which needs a Rust toolchain (default: the public Rust image on the same Debian release).
 ARG BASE=debian:bookworm-slim
-FROM ${BASE} AS build
-RUN apt-get update && apt-get install -y --no-install-recommends \
-        build-essential ca-certificates curl python3 python3-venv pkg-config \
+ARG BUILD_BASE=rust:1-bookworm
+FROM ${BUILD_BASE} AS build
+RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-venv \
     && rm -rf /var/lib/apt/lists/*
-RUN curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
-ENV PATH=/root/.cargo/bin:$PATH
 WORKDIR /src
 COPY . .
 RUN make build
