@@ -86,7 +86,13 @@ impl JobManager {
                     let Some(id) = next else { break };
                     manager.queued.fetch_sub(1, Ordering::SeqCst);
                     if let Err(error) = manager.clone().execute(&id).await {
-                        tracing::error!(job = %id, error = %format!("{error:#}"), "job failed to run");
+                        // A job that could not even start (unreadable request, store error) ends
+                        // `failed` rather than staying queued.
+                        let message = format!("{error:#}");
+                        tracing::error!(job = %id, error = %message, "job failed to run");
+                        let _ = manager.store.finish(&id, JobState::Failed, None, Some(&message)).await;
+                        manager.emit(&id, "state", serde_json::json!({"state": "failed", "error": message}));
+                        manager.live.lock().expect("live jobs").remove(&id);
                     }
                 }
             });
