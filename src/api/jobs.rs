@@ -105,10 +105,9 @@ pub async fn events(state: &AppState, id: &str, kind: &str) -> Result<Sse<impl S
 }
 
 pub async fn cancel(state: &AppState, id: &str, kind: &str) -> Result<(StatusCode, Json<Job>), ApiError> {
-    found(state, id, kind).await?;
-    match state.jobs.cancel(id).await? {
-        None => Err(ApiError::not_found("id", format!("no {kind} job '{id}'"))),
-        Some(Err(ended)) => Err(ApiError::Conflict { field: "id".into(), message: format!("job '{id}' has already ended ({})", ended.as_str()) }),
-        Some(Ok(job)) => Ok((StatusCode::ACCEPTED, Json(Job { artifacts: state.jobs.artifacts(&job.id), job }))),
+    let found = found(state, id, kind).await?;
+    match state.jobs.cancel(&found.job).await? {
+        Err(ended) => Err(ApiError::Conflict { field: "id".into(), message: format!("job '{id}' has already ended ({})", ended.as_str()) }),
+        Ok(job) => Ok((StatusCode::ACCEPTED, Json(Job { artifacts: state.jobs.artifacts(&job.id), job }))),
     }
 }

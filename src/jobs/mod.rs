@@ -146,12 +146,11 @@ impl JobManager {
         }
     }
 
-    /// Cancels a queued or running job; Ok(None) when there is no such job, Err(state) when it
-    /// has already ended.
-    pub async fn cancel(&self, id: &str) -> Result<Option<Result<JobRecord, JobState>>> {
-        let Some(job) = self.store.job(id).await? else { return Ok(None) };
+    /// Cancels `job` if it is queued or running; Err(state) when it has already ended.
+    pub async fn cancel(&self, job: &JobRecord) -> Result<Result<JobRecord, JobState>> {
+        let id = job.id.as_str();
         if job.state.is_terminal() {
-            return Ok(Some(Err(job.state)));
+            return Ok(Err(job.state));
         }
         if let Some(live) = self.live.lock().expect("live jobs").get(id) {
             live.cancel.store(true, Ordering::SeqCst);
@@ -162,7 +161,7 @@ impl JobManager {
             self.emit(id, "state", serde_json::json!({"state": "cancelled"}));
             self.live.lock().expect("live jobs").remove(id);
         }
-        Ok(Some(Ok(self.store.job(id).await?.expect("exists"))))
+        Ok(Ok(self.store.job(id).await?.expect("exists")))
     }
 
     async fn execute(self: Arc<Self>, id: &str) -> Result<()> {
