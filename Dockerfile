@@ -5,7 +5,7 @@
 ARG BASE=debian:bookworm-slim
 ARG BUILD_BASE=rust:1-bookworm
 FROM ${BUILD_BASE} AS build
-RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-venv \
+RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-venv make g++ ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .

@@ -9,7 +9,7 @@ PORT ?= 8080
 BENCH_LIMITS ?= 10,60
 GSET ?= ../shared/data/gset
 
-.PHONY: setup peers client-tools service-tools fuzz load build serve test verify bench bench-drl bench-mimo bench-cs models openapi clean
+.PHONY: setup peers client-tools service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs models openapi clean
 
 # Idempotent: skipped when the venv already imports the pinned torch.
 setup:
@@ -41,6 +41,11 @@ fuzz: build service-tools
 load: build
 	bash benches/service/load.sh
 
+# Builds the Dockerfile with buildah and checks the server inside the image (needs root, buildah,
+# podman, debootstrap; ~40 minutes the first time on 2 cores). In verify, not in CI.
+container-test:
+	bash benches/service/container-test.sh
+
 build: setup
 	$(CARGO_ENV) cargo build --release
 
@@ -54,6 +59,7 @@ test: setup client-tools
 verify: setup client-tools
 	$(CARGO_ENV) cargo test --release
 	$(MAKE) fuzz
+	$(MAKE) container-test
 	$(CARGO_ENV) cargo test --release -- --ignored --test-threads=1 --nocapture
 
 bench: build

@@ -1,7 +1,7 @@
 //! Value decomposition for cooperative teams: VDN (Sunehag et al. 2018, Q_tot = sum_i Q_i) and
 //! QMIX (Rashid et al. 2018, Q_tot = f_s(Q_1..Q_N) monotonic in every Q_i: the mixing weights
-//! come from hypernetworks of the state through an absolute value). Agents share one recurrent
-//! network (obs, agent id, last action -> GRU -> Q_i), act epsilon-greedily over their available
+//! come from hypernetworks of the state through an absolute value). Agents share one
+//! network (obs, agent id, last action -> GRU or feed-forward -> Q_i), act epsilon-greedily over their available
 //! actions, and learn from whole episodes replayed from a buffer with a target network and
 //! target mixer (hard updates) and Double-Q targets:
 //! y = r + gamma (1 - terminated) Q_tot^-(s', argmax_a Q_i(o'_i, a)),  loss = (Q_tot(s, a) - y)^2.
@@ -9,7 +9,7 @@
 use super::run::{MultiAgentLearner, Memory};
 use super::{MultiAgentObservation, MultiAgentStep};
 use crate::drl::agents::Metrics;
-use crate::drl::common::optimize;
+use crate::drl::common::{optimize, RunningNorm};
 use crate::drl::net::{linear, LayerInit};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -24,15 +24,30 @@ pub enum Mixer {
     Qmix,
 }
 
+/// The optimizer of the agent network and mixer.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QmixOptimizer {
+    /// RMSprop (alpha 0.99, eps 1e-5), PyMARL's.
+    RmsProp,
+    /// Adam (betas 0.9/0.999), EPyMARL's.
+    Adam,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct QmixConfig {
     pub mixer: Mixer,
-    /// GRU width of the agent network.
+    /// Width of the agent network.
     pub hidden: i64,
+    /// GRU agent (PyMARL); false = a feed-forward agent (EPyMARL's `use_rnn: False`, enough
+    /// where observations are Markov, as in MPE).
+    pub recurrent: bool,
+    /// The agent's previous action (one-hot) is part of its input (PyMARL's `obs_last_action`).
+    pub last_action_input: bool,
     /// QMIX mixing-network width and hypernetwork width.
     pub mixing_embed: i64,
     pub hypernet_embed: i64,
-    /// RMSprop (alpha 0.99, eps 1e-5) as in PyMARL.
+    pub optimizer: QmixOptimizer,
     pub learning_rate: f64,
     pub gamma: f64,
     /// Episodes per update, and the buffer's capacity in episodes.
@@ -48,9 +63,22 @@ pub struct QmixConfig {
     /// Env steps (of the whole batch) over which epsilon falls linearly.
     pub epsilon_anneal_steps: usize,
     pub double_q: bool,
+    /// Treat the episode limit as the task's horizon (Pardo et al. 2018, "Time limits in RL"):
+    /// the elapsed fraction t/T is appended to the agents' inputs and the mixer's state, and
+    /// the limit is terminal in the targets. Off, a truncated episode bootstraps from its last
+    /// state as an infinite-horizon task, which on simple_spread (no terminal states) lets
+    /// QMIX's Q_tot overestimate without bound (measured: 2759 at 500k steps, greedy return
+    /// below random).
+    pub finite_horizon: bool,
+    /// TD(lambda) targets over the replayed episode (0 = one-step targets; PyMARL2 uses 0.6):
+    /// G_t = r_t + gamma (1 - d_t) ((1 - lambda) Q_tot^-(s_{t+1}) + lambda G_{t+1}).
+    pub td_lambda: f64,
     pub max_grad_norm: f64,
     /// Team rewards are multiplied by this in the TD target (Q values then live in scaled units).
     pub reward_scale: f64,
+    /// Rewards in the TD target are standardized by the running mean and standard deviation of
+    /// every team reward collected so far (EPyMARL's `standardise_rewards`), before `reward_scale`.
+    pub standardize_rewards: bool,
 }
 
 impl QmixConfig {
@@ -60,8 +88,11 @@ impl QmixConfig {
         QmixConfig {
             mixer,
             hidden: 64,
+            recurrent: true,
+            last_action_input: true,
             mixing_embed: 32,
             hypernet_embed: 64,
+            optimizer: QmixOptimizer::RmsProp,
             learning_rate: 5e-4,
             gamma: 0.99,
             batch_episodes: 32,
@@ -72,39 +103,59 @@ impl QmixConfig {
             epsilon_end: 0.05,
             epsilon_anneal_steps: 50_000,
             double_q: true,
+            finite_horizon: false,
+            td_lambda: 0.0,
             max_grad_norm: 10.0,
             reward_scale: 1.0,
+            standardize_rewards: false,
         }
     }
 }
 
-/// obs ++ one-hot id ++ one-hot last action -> ReLU -> GRU cell -> Q over actions.
+/// obs ++ one-hot id (++ one-hot last action) -> ReLU -> GRU cell (or ReLU layer) -> Q over actions.
 struct AgentNet {
     input: nn::Linear,
-    gates_x: nn::Linear,
-    gates_h: nn::Linear,
+    core: AgentCore,
     output: nn::Linear,
 }
 
+enum AgentCore {
+    Gru { gates_x: nn::Linear, gates_h: nn::Linear },
+    FeedForward(nn::Linear),
+}
+
 impl AgentNet {
-    fn new(path: &nn::Path, input: i64, hidden: i64, actions: i64) -> Self {
+    fn new(path: &nn::Path, input: i64, hidden: i64, actions: i64, recurrent: bool) -> Self {
+        let core = if recurrent {
+            AgentCore::Gru {
+                gates_x: linear(path / "gru_x", hidden, 3 * hidden, LayerInit::Torch, 1.0),
+                gates_h: linear(path / "gru_h", hidden, 3 * hidden, LayerInit::Torch, 1.0),
+            }
+        } else {
+            AgentCore::FeedForward(linear(path / "hidden", hidden, hidden, LayerInit::Torch, 1.0))
+        };
         AgentNet {
             input: linear(path / "input", input, hidden, LayerInit::Torch, 1.0),
-            gates_x: linear(path / "gru_x", hidden, 3 * hidden, LayerInit::Torch, 1.0),
-            gates_h: linear(path / "gru_h", hidden, 3 * hidden, LayerInit::Torch, 1.0),
+            core,
             output: linear(path / "output", hidden, actions, LayerInit::Torch, 1.0),
         }
     }
 
     /// GRU (Cho et al. 2014): r, z gates; n = tanh(W_n x + r * (U_n h)); h' = (1 - z) n + z h.
+    /// The feed-forward core ignores h and returns its hidden layer in its place.
     fn forward(&self, x: &Tensor, h: &Tensor) -> (Tensor, Tensor) {
         let x = self.input.forward(x).relu();
-        let gx = self.gates_x.forward(&x).chunk(3, 1);
-        let gh = self.gates_h.forward(h).chunk(3, 1);
-        let r = (&gx[0] + &gh[0]).sigmoid();
-        let z = (&gx[1] + &gh[1]).sigmoid();
-        let n = (&gx[2] + r * &gh[2]).tanh();
-        let h = (1.0 - &z) * n + z * h;
+        let h = match &self.core {
+            AgentCore::Gru { gates_x, gates_h } => {
+                let gx = gates_x.forward(&x).chunk(3, 1);
+                let gh = gates_h.forward(h).chunk(3, 1);
+                let r = (&gx[0] + &gh[0]).sigmoid();
+                let z = (&gx[1] + &gh[1]).sigmoid();
+                let n = (&gx[2] + r * &gh[2]).tanh();
+                (1.0 - &z) * n + z * h
+            }
+            AgentCore::FeedForward(layer) => layer.forward(&x).relu(),
+        };
         (self.output.forward(&h), h)
     }
 }
@@ -226,6 +277,30 @@ struct PendingEpisodes {
     filled: Tensor,
 }
 
+/// TD(lambda) targets [E, T] from rewards, terminations and fill masks [E, T] and the target
+/// mixer's bootstrap values Q_tot^-(s_{t+1}) [E, T]. The recursion does not reach past an
+/// episode's last filled step (lambda falls to 0 there), so padding never leaks into targets.
+fn lambda_returns(gamma: f64, lambda: f64, rewards: &Tensor, terminated: &Tensor, filled: &Tensor, bootstrap: &Tensor) -> Tensor {
+    let t = rewards.size()[1];
+    let mut targets = Vec::with_capacity(t as usize);
+    let mut next: Option<Tensor> = None;
+    for step in (0..t).rev() {
+        let value = bootstrap.select(1, step);
+        let blended = match &next {
+            Some(g) if lambda > 0.0 => {
+                let weight = filled.select(1, step + 1) * lambda;
+                (1.0 - &weight) * &value + weight * g
+            }
+            _ => value,
+        };
+        let g: Tensor = rewards.select(1, step) + gamma * (1.0 - terminated.select(1, step)) * blended;
+        targets.push(g.shallow_clone());
+        next = Some(g);
+    }
+    targets.reverse();
+    Tensor::stack(&targets, 1)
+}
+
 pub struct Qmix {
     config: QmixConfig,
     store: nn::VarStore,
@@ -240,7 +315,10 @@ pub struct Qmix {
     /// Per env of the collecting batch: its episode already ended (steps after it are padding).
     ended: Vec<bool>,
     rng: ChaCha8Rng,
+    /// Statistics of the collected team rewards (for `standardize_rewards`).
+    reward_stats: RunningNorm,
     shape: (usize, usize, usize, usize),
+    episode_limit: usize,
     env_steps: usize,
     updates: usize,
     device: Device,
@@ -250,21 +328,28 @@ impl Qmix {
     /// `shape` = (agents, obs_dim, state_dim, actions); `episode_limit` = T.
     pub fn new(config: QmixConfig, shape: (usize, usize, usize, usize), episode_limit: usize, device: Device, seed: u64) -> Self {
         let (n, o, s, a) = shape;
-        let input = (o + n + a) as i64;
+        let time = usize::from(config.finite_horizon);
+        let input = (o + n + time + if config.last_action_input { a } else { 0 }) as i64;
+        let mixer_state = (s + time) as i64;
         let store = nn::VarStore::new(device);
         let mut target_store = nn::VarStore::new(device);
-        let agent = AgentNet::new(&(store.root() / "agent"), input, config.hidden, a as i64);
-        let target_agent = AgentNet::new(&(target_store.root() / "agent"), input, config.hidden, a as i64);
+        let agent = AgentNet::new(&(store.root() / "agent"), input, config.hidden, a as i64, config.recurrent);
+        let target_agent = AgentNet::new(&(target_store.root() / "agent"), input, config.hidden, a as i64, config.recurrent);
         let (mixer, target_mixer) = match config.mixer {
             Mixer::Vdn => (None, None),
             Mixer::Qmix => (
-                Some(QmixMixer::new(&(store.root() / "mixer"), s as i64, n as i64, &config)),
-                Some(QmixMixer::new(&(target_store.root() / "mixer"), s as i64, n as i64, &config)),
+                Some(QmixMixer::new(&(store.root() / "mixer"), mixer_state, n as i64, &config)),
+                Some(QmixMixer::new(&(target_store.root() / "mixer"), mixer_state, n as i64, &config)),
             ),
         };
         target_store.copy(&store).expect("same layout");
-        let optimizer = nn::RmsProp { alpha: 0.99, eps: 1e-5, ..Default::default() }.build(&store, config.learning_rate).expect("optimizer");
+        let optimizer = match config.optimizer {
+            QmixOptimizer::RmsProp => nn::RmsProp { alpha: 0.99, eps: 1e-5, ..Default::default() }.build(&store, config.learning_rate),
+            QmixOptimizer::Adam => nn::Adam::default().build(&store, config.learning_rate),
+        }
+        .expect("optimizer");
         let buffer = EpisodeBuffer::new(config.buffer_episodes, episode_limit, n, o, s, a);
+        let episode_limit = episode_limit.max(1);
         Qmix {
             config,
             store,
@@ -278,7 +363,9 @@ impl Qmix {
             collecting: Collecting::default(),
             ended: Vec::new(),
             rng: ChaCha8Rng::seed_from_u64(seed),
+            reward_stats: RunningNorm::new(1),
             shape,
+            episode_limit,
             env_steps: 0,
             updates: 0,
             device,
@@ -291,12 +378,25 @@ impl Qmix {
         c.epsilon_start + (c.epsilon_end - c.epsilon_start) * progress
     }
 
-    /// Agent-network inputs [B*N, O+N+A] from observations [B, N, O] and last actions [B, N, A].
-    fn inputs(&self, obs: &Tensor, last_actions: &Tensor) -> Tensor {
+    /// t / T as a [rows, 1] column (the `finite_horizon` input).
+    fn elapsed(&self, rows: i64, step: usize, device: Device) -> Tensor {
+        Tensor::full([rows, 1], step as f64 / self.episode_limit as f64, (Kind::Float, device))
+    }
+
+    /// Agent-network inputs [B*N, O+N(+1)(+A)] at episode step `step` from observations [B, N, O]
+    /// and last actions [B, N, A].
+    fn inputs(&self, obs: &Tensor, last_actions: &Tensor, step: usize) -> Tensor {
         let (n, _, _, _) = self.shape;
         let b = obs.size()[0];
         let ids = Tensor::eye(n as i64, (Kind::Float, obs.device())).unsqueeze(0).expand([b, n as i64, n as i64], false);
-        Tensor::cat(&[obs.shallow_clone(), ids, last_actions.shallow_clone()], 2).view([b * n as i64, -1])
+        let mut parts = vec![obs.shallow_clone(), ids];
+        if self.config.finite_horizon {
+            parts.push(self.elapsed(b * n as i64, step, obs.device()).view([b, n as i64, 1]));
+        }
+        if self.config.last_action_input {
+            parts.push(last_actions.shallow_clone());
+        }
+        Tensor::cat(&parts, 2).view([b * n as i64, -1])
     }
 
     fn mix(mixer: &Option<QmixMixer>, q: &Tensor, state: &Tensor) -> Tensor {
@@ -324,7 +424,7 @@ impl Qmix {
             let mut h = Tensor::zeros([e * n as i64, self.config.hidden], (Kind::Float, self.device));
             let mut qs = Vec::with_capacity(t1 as usize);
             for step in 0..t1 {
-                let x = self.inputs(&obs.select(1, step), &last_actions.select(1, step));
+                let x = self.inputs(&obs.select(1, step), &last_actions.select(1, step), step as usize);
                 let (q, next) = net.forward(&x, &h);
                 h = next;
                 qs.push(q.view([e, n as i64, a as i64]));
@@ -345,12 +445,23 @@ impl Qmix {
             }
         });
         let flat = |x: &Tensor, width: i64| x.reshape([-1, width]);
+        let state = if self.config.finite_horizon {
+            let time = Tensor::arange(t1, (Kind::Float, self.device)) / self.episode_limit as f64;
+            Tensor::cat(&[state, time.view([1, t1, 1]).expand([e, t1, 1], false)], 2)
+        } else {
+            state
+        };
         let s = state.size()[2];
         let q_tot = Self::mix(&self.mixer, &flat(&chosen, n as i64), &flat(&state.narrow(1, 0, t), s)).view([e, t]);
         let target_tot = tch::no_grad(|| {
             Self::mix(&self.target_mixer, &flat(&target_max, n as i64), &flat(&state.narrow(1, 1, t), s)).view([e, t])
         });
-        let y: Tensor = &rewards * self.config.reward_scale + self.config.gamma * (1.0 - &terminated) * target_tot;
+        let rewards = if self.config.standardize_rewards {
+            (rewards - self.reward_stats.mean[0]) / (self.reward_stats.var[0] + 1e-8).sqrt()
+        } else {
+            rewards
+        };
+        let y = lambda_returns(self.config.gamma, self.config.td_lambda, &(&rewards * self.config.reward_scale), &terminated, &filled, &target_tot);
         let td: Tensor = (&q_tot - y) * &filled;
         let loss = td.square().sum(Kind::Float) / filled.sum(Kind::Float);
         optimize(&mut self.optimizer, &loss, Some(self.config.max_grad_norm));
@@ -368,6 +479,7 @@ impl MultiAgentLearner for Qmix {
         Memory {
             hidden: Some(Tensor::zeros([(b * n) as i64, self.config.hidden], (Kind::Float, self.device))),
             last_actions: Some(Tensor::zeros([b as i64, n as i64, a as i64], (Kind::Float, self.device))),
+            step: 0,
         }
     }
 
@@ -378,7 +490,8 @@ impl MultiAgentLearner for Qmix {
         let avail = Tensor::from_slice(&observation.available_actions).view([b as i64, n as i64, a as i64]).to(self.device);
         let last = memory.last_actions.take().expect("begin() first");
         let h = memory.hidden.take().expect("begin() first");
-        let (q, h) = tch::no_grad(|| self.agent.forward(&self.inputs(&obs, &last), &h));
+        let (q, h) = tch::no_grad(|| self.agent.forward(&self.inputs(&obs, &last, memory.step), &h));
+        memory.step += 1;
         let greedy = q.view([b as i64, n as i64, a as i64]).masked_fill(&avail.eq(0.0), -1e9).argmax(2, false);
         let greedy: Vec<i64> = greedy.flatten(0, -1).to_device(Device::Cpu).try_into().expect("i64");
         let avail_cpu = &observation.available_actions;
@@ -414,7 +527,8 @@ impl MultiAgentLearner for Qmix {
         c.avail.push(Tensor::from_slice(&step.next.available_actions).view([b as i64, n as i64, a as i64]));
         c.actions.push(Tensor::from_slice(&actions.iter().map(|&x| x as i64).collect::<Vec<_>>()).view([b as i64, n as i64]));
         c.rewards.push(Tensor::from_slice(&step.team_rewards));
-        let terminated: Vec<f32> = step.terminated.iter().map(|&t| f32::from(u8::from(t))).collect();
+        let horizon = self.config.finite_horizon;
+        let terminated: Vec<f32> = (0..b).map(|i| f32::from(u8::from(step.terminated[i] || (horizon && step.truncated[i])))).collect();
         c.terminated.push(Tensor::from_slice(&terminated));
         c.filled.push(Tensor::from_slice(&self.ended.iter().map(|&e| if e { 0.0f32 } else { 1.0 }).collect::<Vec<_>>()));
         for i in 0..b {
@@ -442,6 +556,10 @@ impl MultiAgentLearner for Qmix {
             terminated: pad(c.terminated, t),
             filled: pad(c.filled, t),
         };
+        if self.config.standardize_rewards {
+            let collected = episodes.rewards.masked_select(&episodes.filled.gt(0.0));
+            self.reward_stats.update(&Vec::<f32>::try_from(collected).expect("f32 rewards"));
+        }
         self.buffer.push(&episodes);
         let mut metrics = Vec::new();
         if self.buffer.len >= self.config.batch_episodes.min(self.buffer.capacity()) {
@@ -454,5 +572,29 @@ impl MultiAgentLearner for Qmix {
 
     fn var_stores(&mut self) -> Vec<(&'static str, &mut nn::VarStore)> {
         vec![("online", &mut self.store), ("target", &mut self.target_store)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lambda_returns;
+    use tch::Tensor;
+
+    fn row(values: &[f32]) -> Tensor {
+        Tensor::from_slice(values).view([1, -1])
+    }
+
+    #[test]
+    fn lambda_zero_gives_one_step_targets_and_lambda_one_the_discounted_return() {
+        let (rewards, bootstrap) = (row(&[1.0, 2.0, 3.0]), row(&[10.0, 20.0, 30.0]));
+        let (not_terminated, filled) = (row(&[0.0, 0.0, 0.0]), row(&[1.0, 1.0, 1.0]));
+        let one_step = Vec::<f32>::try_from(lambda_returns(0.5, 0.0, &rewards, &not_terminated, &filled, &bootstrap).view([-1])).unwrap();
+        assert_eq!(one_step, vec![1.0 + 0.5 * 10.0, 2.0 + 0.5 * 20.0, 3.0 + 0.5 * 30.0]);
+        let monte_carlo = Vec::<f32>::try_from(lambda_returns(0.5, 1.0, &rewards, &not_terminated, &filled, &bootstrap).view([-1])).unwrap();
+        assert_eq!(monte_carlo[0], 1.0 + 0.5 * 2.0 + 0.25 * 3.0 + 0.125 * 30.0);
+        // A termination at the second step cuts both the bootstrap and the later rewards.
+        let terminated = row(&[0.0, 1.0, 0.0]);
+        let cut = Vec::<f32>::try_from(lambda_returns(0.5, 1.0, &rewards, &terminated, &row(&[1.0, 1.0, 0.0]), &bootstrap).view([-1])).unwrap();
+        assert_eq!(&cut[..2], &[1.0 + 0.5 * 2.0, 2.0]);
     }
 }

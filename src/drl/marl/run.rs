@@ -27,6 +27,8 @@ use tch::{nn, Device, Tensor};
 pub struct Memory {
     pub hidden: Option<Tensor>,
     pub last_actions: Option<Tensor>,
+    /// Steps taken so far in the current episodes.
+    pub step: usize,
 }
 
 pub trait MultiAgentLearner {
