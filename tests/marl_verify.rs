@@ -15,7 +15,7 @@ fn qmix_reaches_the_two_step_optimum_in_every_seed_and_vdn_settles_for_7() {
                 let config = MarlConfig {
                     eval_every: 8_000,
                     eval_episodes: 8,
-                    overrides: json!({"epsilon_start": 1.0, "epsilon_end": 1.0, "target_update_interval": 50}),
+                    overrides: json!({"epsilon_start": 1.0, "epsilon_end": 1.0, "target_update_interval": 50, "td_lambda": 0.0}),
                     ..MarlConfig::new(algorithm, "two_step", 8_000, seed)
                 };
                 train(&config).unwrap().evaluations.last().unwrap().return_mean
