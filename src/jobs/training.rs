@@ -48,7 +48,7 @@ pub struct EnvInfo {
 /// The range rule every numeric hyperparameter follows: finite; learning rates, widths, counts
 /// and intervals > 0; discounts and probabilities in [0, 1].
 fn range_of(name: &str, default: &serde_json::Value) -> serde_json::Value {
-    let unit = ["gamma", "gae_lambda", "tau", "epsilon_start", "epsilon_end", "alpha", "beta", "clip_range", "policy_noise", "noise_clip"];
+    let unit = ["gamma", "gae_lambda", "td_lambda", "tau", "epsilon_start", "epsilon_end", "alpha", "beta", "clip_range", "policy_noise", "noise_clip"];
     match default {
         serde_json::Value::Number(_) if unit.iter().any(|u| name == *u) => json!({"minimum": 0.0, "maximum": 1.0}),
         serde_json::Value::Number(n) if n.is_u64() || n.as_f64().is_some_and(|v| v > 0.0) => json!({"exclusiveMinimum": 0}),

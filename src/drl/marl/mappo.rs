@@ -30,6 +30,9 @@ pub struct MappoConfig {
     pub value_normalization: bool,
     /// Initial log sigma of the Gaussian policy (continuous actions).
     pub log_std_init: f64,
+    /// The episode limit is the task's horizon (Pardo et al. 2018): the critic sees the elapsed
+    /// fraction t/T and the limit ends the return (no bootstrap from the last state).
+    pub finite_horizon: bool,
 }
 
 impl Default for MappoConfig {
@@ -49,6 +52,7 @@ impl Default for MappoConfig {
             max_grad_norm: 10.0,
             value_normalization: true,
             log_std_init: -0.5,
+            finite_horizon: false,
         }
     }
 }
@@ -82,12 +86,15 @@ pub struct Mappo {
     terminated: Vec<bool>,
     done: Vec<bool>,
     next_values: Vec<f32>,
+    episode_limit: usize,
+    /// Episode step of the latest training action (the next state is one later).
+    last_step: usize,
     device: Device,
 }
 
 impl Mappo {
     /// `shape` = (agents, obs_dim, state_dim).
-    pub fn new(config: MappoConfig, shape: (usize, usize, usize), space: &ActionSpace, device: Device) -> Self {
+    pub fn new(config: MappoConfig, shape: (usize, usize, usize), space: &ActionSpace, episode_limit: usize, device: Device) -> Self {
         let (n, o, s) = shape;
         let actor_store = nn::VarStore::new(device);
         let critic_store = nn::VarStore::new(device);
@@ -102,7 +109,8 @@ impl Mappo {
                 Policy::Gaussian(GaussianActor::new(&actor_path, (o + n) as i64, low.len() as i64, &config.hidden, options))
             }
         };
-        let critic = mlp_with(&(critic_store.root() / "critic"), (s + n) as i64, &config.hidden, 1, LayerInit::Orthogonal { output_gain: 1.0 }, Activation::Relu);
+        let critic_width = (s + n + usize::from(config.finite_horizon)) as i64;
+        let critic = mlp_with(&(critic_store.root() / "critic"), critic_width, &config.hidden, 1, LayerInit::Orthogonal { output_gain: 1.0 }, Activation::Relu);
         let adam = nn::Adam { eps: 1e-5, ..Default::default() };
         let actor_optimizer = adam.build(&actor_store, config.actor_learning_rate).expect("optimizer");
         let critic_optimizer = adam.build(&critic_store, config.critic_learning_rate).expect("optimizer");
@@ -121,6 +129,8 @@ impl Mappo {
             terminated: Vec::new(),
             done: Vec::new(),
             next_values: Vec::new(),
+            episode_limit: episode_limit.max(1),
+            last_step: 0,
             device,
         }
     }
@@ -130,17 +140,18 @@ impl Mappo {
         Tensor::eye(n, (Kind::Float, self.device)).unsqueeze(0).expand([b, n, n], false)
     }
 
-    /// Actor rows [B*N, O+N] and critic rows [B*N, S+N].
-    fn inputs(&self, observation: &MultiAgentObservation) -> (Tensor, Tensor) {
+    /// Actor rows [B*N, O+N] and critic rows [B*N, S+N(+1)] at episode step `step`.
+    fn inputs(&self, observation: &MultiAgentObservation, step: usize) -> (Tensor, Tensor) {
         let (n, o, s) = self.shape;
         let b = (observation.observations.len() / (n * o)) as i64;
         let obs = Tensor::from_slice(&observation.observations).view([b, n as i64, o as i64]).to(self.device);
         let state = Tensor::from_slice(&observation.states).view([b, 1, s as i64]).to(self.device).expand([b, n as i64, s as i64], false);
         let ids = self.ids(b);
-        (
-            Tensor::cat(&[obs, ids.shallow_clone()], 2).view([b * n as i64, -1]),
-            Tensor::cat(&[state, ids], 2).view([b * n as i64, -1]),
-        )
+        let mut critic = vec![state, ids.shallow_clone()];
+        if self.config.finite_horizon {
+            critic.push(Tensor::full([b, n as i64, 1], step as f64 / self.episode_limit as f64, (Kind::Float, self.device)));
+        }
+        (Tensor::cat(&[obs, ids], 2).view([b * n as i64, -1]), Tensor::cat(&critic, 2).view([b * n as i64, -1]))
     }
 
     /// Critic values in return units.
@@ -211,8 +222,12 @@ impl Mappo {
 }
 
 impl MultiAgentLearner for Mappo {
-    fn act(&mut self, observation: &MultiAgentObservation, _memory: &mut Memory, explore: bool) -> Vec<f32> {
-        let (actor_input, critic_input) = self.inputs(observation);
+    fn act(&mut self, observation: &MultiAgentObservation, memory: &mut Memory, explore: bool) -> Vec<f32> {
+        let (actor_input, critic_input) = self.inputs(observation, memory.step);
+        if explore {
+            self.last_step = memory.step;
+        }
+        memory.step += 1;
         let actions = tch::no_grad(|| match (&mut self.policy, explore) {
             (Policy::Categorical(actor), true) => actor.sample(&actor_input).to_kind(Kind::Float).view([-1, 1]),
             (Policy::Categorical(actor), false) => actor.logits(&actor_input).argmax(-1, false).to_kind(Kind::Float).view([-1, 1]),
@@ -232,11 +247,11 @@ impl MultiAgentLearner for Mappo {
         for (b, r) in step.team_rewards.iter().enumerate() {
             for _ in 0..n {
                 self.rewards.push(*r);
-                self.terminated.push(step.terminated[b]);
+                self.terminated.push(step.terminated[b] || (self.config.finite_horizon && step.truncated[b]));
                 self.done.push(step.terminated[b] || step.truncated[b]);
             }
         }
-        let (_, next_critic) = self.inputs(&step.next);
+        let (_, next_critic) = self.inputs(&step.next, self.last_step + 1);
         self.next_values.extend(self.values(&next_critic));
         let all_done = step.terminated.iter().zip(&step.truncated).all(|(t, u)| *t || *u);
         if all_done {

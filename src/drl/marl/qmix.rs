@@ -501,7 +501,8 @@ impl MultiAgentLearner for Qmix {
         let epsilon = if explore { self.epsilon() } else { 0.0 };
         let actions: Vec<f32> = (0..b * n)
             .map(|k| {
-                if self.rng.gen::<f64>() < epsilon {
+                // Greedy acting (evaluation) draws nothing, so evaluations leave training unchanged.
+                if explore && self.rng.gen::<f64>() < epsilon {
                     let allowed: Vec<usize> = (0..a).filter(|&j| avail_cpu[k * a + j] > 0.0).collect();
                     allowed[self.rng.gen_range(0..allowed.len())] as f32
                 } else {

@@ -145,7 +145,7 @@ fn build(config: &MarlConfig, env: &dyn MultiAgentEnv) -> Result<Box<dyn MultiAg
         }
         ("vdn" | "qmix", _) => bail!("{} needs discrete actions; {} is continuous", config.algorithm, config.env_id),
         ("maddpg" | "matd3", _) => Box::new(Maddpg::new(merged(base, o_)?, (n, o, s), &space, config.device, config.seed)),
-        ("mappo", _) => Box::new(Mappo::new(merged(base, o_)?, (n, o, s), &space, config.device)),
+        ("mappo", _) => Box::new(Mappo::new(merged(base, o_)?, (n, o, s), &space, env.episode_limit(), config.device)),
         (other, _) => bail!("unknown algorithm '{other}'"),
     })
 }
