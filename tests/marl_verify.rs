@@ -66,7 +66,8 @@ fn matd3_closes_80_percent_of_the_gap_on_simple_spread() {
 #[test]
 #[ignore]
 fn mappo_closes_80_percent_of_the_gap_on_simple_spread() {
-    closes_the_gap("mappo", "simple_spread", 2_000_000);
+    // On-policy: 2M steps close 61%, 15M 79%, 20M 81% (README; ~37 minutes per seed on one thread).
+    closes_the_gap("mappo", "simple_spread", 20_000_000);
 }
 
 #[test]
