@@ -126,13 +126,18 @@ fn keys_guard_mutations_a_full_queue_answers_429_and_cancel_ends_queued_and_runn
     assert_eq!(cancel(queued_id, "guess").status(), 401);
     assert_eq!(cancel(queued_id, "secret").status(), 202);
     assert_eq!(job(&c, &base, queued_id)["state"], "cancelled");
+    // The cancelled job frees its place in the queue at once, while the worker is still busy.
+    let replacement = submit(&c, &base, Some("secret"), long.clone());
+    assert_eq!(replacement.status(), 202);
+    let replacement: Value = replacement.json().unwrap();
+    assert_eq!(cancel(replacement["id"].as_str().unwrap(), "secret").status(), 202);
     assert_eq!(cancel(&running_id, "secret").status(), 202);
     let ended = wait_for(&c, &base, &running_id, 30, |j| j["state"] == "cancelled");
     assert!(ended["steps"].as_i64().unwrap() < 5_000_000);
     assert_eq!(cancel(&running_id, "secret").status(), 409);
     let metrics = c.get(format!("{base}/metrics")).send().unwrap().text().unwrap();
     assert!(metrics.contains("rlsolver_http_requests_total{method=\"POST\",route=\"/v1/training/jobs\",status=\"401\"} 2"), "{metrics}");
-    assert!(metrics.contains("rlsolver_jobs{kind=\"training\",state=\"cancelled\"} 2"), "{metrics}");
+    assert!(metrics.contains("rlsolver_jobs{kind=\"training\",state=\"cancelled\"} 3"), "{metrics}");
 }
 
 /// The binary serving on a free port with `data_dir`; killed (SIGKILL) on drop.

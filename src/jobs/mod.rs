@@ -12,9 +12,9 @@ use crate::drl::hooks::RunHooks;
 use crate::store::{JobRecord, JobState, Store};
 use anyhow::Result;
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, mpsc};
@@ -68,7 +68,9 @@ pub struct JobManager {
     /// Instance limits for solve jobs.
     limits: Limits,
     queue: mpsc::UnboundedSender<String>,
-    queued: AtomicUsize,
+    /// Jobs sent to the queue and neither popped by a worker nor cancelled: what the queue bound
+    /// counts (a set, so a job cancelled while waiting stops counting at once, exactly once).
+    waiting: Mutex<HashSet<String>>,
     live: Mutex<HashMap<String, Live>>,
 }
 
@@ -76,7 +78,7 @@ impl JobManager {
     /// Starts the worker pool and re-queues the jobs a previous server left unfinished.
     pub async fn start(store: Store, data_dir: &Path, config: JobsConfig, limits: Limits) -> Result<Arc<JobManager>> {
         let (queue, receiver) = mpsc::unbounded_channel();
-        let manager = Arc::new(JobManager { store, data_dir: data_dir.to_path_buf(), config, limits, queue, queued: AtomicUsize::new(0), live: Mutex::new(HashMap::new()) });
+        let manager = Arc::new(JobManager { store, data_dir: data_dir.to_path_buf(), config, limits, queue, waiting: Mutex::new(HashSet::new()), live: Mutex::new(HashMap::new()) });
         let receiver = Arc::new(tokio::sync::Mutex::new(receiver));
         for _ in 0..manager.config.workers.max(1) {
             let (manager, receiver) = (manager.clone(), receiver.clone());
@@ -84,7 +86,7 @@ impl JobManager {
                 loop {
                     let next = receiver.lock().await.recv().await;
                     let Some(id) = next else { break };
-                    manager.queued.fetch_sub(1, Ordering::SeqCst);
+                    manager.waiting.lock().expect("waiting jobs").remove(&id);
                     if let Err(error) = manager.clone().execute(&id).await {
                         // A job that could not even start (unreadable request, store error) ends
                         // `failed` rather than staying queued.
@@ -119,13 +121,13 @@ impl JobManager {
 
     fn enqueue(&self, id: &str) {
         self.live.lock().expect("live jobs").entry(id.to_string()).or_insert_with(|| Live { cancel: Arc::new(AtomicBool::new(false)), events: broadcast::channel(256).0 });
-        self.queued.fetch_add(1, Ordering::SeqCst);
+        self.waiting.lock().expect("waiting jobs").insert(id.to_string());
         let _ = self.queue.send(id.to_string());
     }
 
     /// Records a (validated) request of `kind` and queues it; returns the job.
     pub async fn submit(&self, kind: &str, request: &impl Serialize) -> Result<JobRecord, SubmitError> {
-        let waiting = self.queued.load(Ordering::SeqCst);
+        let waiting = self.waiting.lock().expect("waiting jobs").len();
         if waiting >= self.config.max_queued {
             return Err(SubmitError::QueueFull(waiting));
         }
@@ -156,7 +158,9 @@ impl JobManager {
             live.cancel.store(true, Ordering::SeqCst);
         }
         if matches!(job.state, JobState::Queued | JobState::Interrupted) {
-            // Not picked up yet: end it here; the worker skips it.
+            // Not picked up yet: end it here (it no longer counts toward the queue bound); the
+            // worker skips it.
+            self.waiting.lock().expect("waiting jobs").remove(id);
             self.store.finish(id, JobState::Cancelled, None, None).await?;
             self.emit(id, "state", serde_json::json!({"state": "cancelled"}));
             self.live.lock().expect("live jobs").remove(id);
