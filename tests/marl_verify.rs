@@ -85,5 +85,6 @@ fn vdn_closes_80_percent_of_the_gap_on_simple_spread() {
 #[test]
 #[ignore]
 fn maddpg_closes_80_percent_of_the_gap_on_continuous_simple_spread() {
-    closes_the_gap("maddpg", "simple_spread_continuous", 2_000_000);
+    // 2M steps close 74% here (README), 4M 81%.
+    closes_the_gap("maddpg", "simple_spread_continuous", 4_000_000);
 }
