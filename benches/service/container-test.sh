@@ -61,7 +61,8 @@ mkdir -p "$WORK/pip-cache" "$WORK/cargo-registry"
 buildah bud --isolation chroot --format docker --layers \
   --build-arg BASE="$BASE_IMAGE" --build-arg BUILD_BASE="$BUILD_IMAGE" \
   -v "$WORK/pip-cache:/root/.cache/pip" -v "$WORK/cargo-registry:/usr/local/cargo/registry" \
-  -t "$IMAGE" . 2>&1 | tee "$WORK/build.log" | grep -E '^(STEP|COMMIT|Successfully|error|Error)' || true
+  -t "$IMAGE" . > "$WORK/build.log" 2>&1 || { tail -n 40 "$WORK/build.log"; echo "container-test: build failed" >&2; exit 1; }
+grep -E '^(STEP|COMMIT|Successfully)' "$WORK/build.log" || true
 buildah inspect --type image "$IMAGE" > "$WORK/inspect.json"
 echo "built in $(( $(date +%s) - start )) s"
 
