@@ -5,7 +5,7 @@
 //! Every agent learns from the team reward. One rollout = one episode of every env in the batch.
 
 use super::run::{Memory, MultiAgentLearner};
-use super::{MultiAgentObservation, MultiAgentStep};
+use super::{elapsed_column, MultiAgentObservation, MultiAgentStep};
 use crate::drl::agents::Metrics;
 use crate::drl::common::{gae, optimize, RunningNorm};
 use crate::drl::env::ActionSpace;
@@ -149,7 +149,7 @@ impl Mappo {
         let ids = self.ids(b);
         let mut critic = vec![state, ids.shallow_clone()];
         if self.config.finite_horizon {
-            critic.push(Tensor::full([b, n as i64, 1], step as f64 / self.episode_limit as f64, (Kind::Float, self.device)));
+            critic.push(elapsed_column(b * n as i64, step, self.episode_limit, self.device).view([b, n as i64, 1]));
         }
         (Tensor::cat(&[obs, ids], 2).view([b * n as i64, -1]), Tensor::cat(&critic, 2).view([b * n as i64, -1]))
     }

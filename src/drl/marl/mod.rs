@@ -11,6 +11,12 @@ pub mod two_step;
 
 use super::env::ActionSpace;
 
+/// The finite-horizon input (Pardo et al. 2018): the elapsed fraction `step / episode_limit` as
+/// a column of `rows` (QMIX's agents and mixer, MAPPO's critic).
+pub fn elapsed_column(rows: i64, step: usize, episode_limit: usize, device: tch::Device) -> tch::Tensor {
+    tch::Tensor::full([rows, 1], step as f64 / episode_limit.max(1) as f64, (tch::Kind::Float, device))
+}
+
 /// One observation of a batch of B multi-agent envs with N agents.
 #[derive(Debug, Clone, Default)]
 pub struct MultiAgentObservation {

@@ -8,7 +8,7 @@
 //! blended over the episode into TD(lambda) targets (`lambda_returns`).
 
 use super::run::{MultiAgentLearner, Memory};
-use super::{MultiAgentObservation, MultiAgentStep};
+use super::{elapsed_column, MultiAgentObservation, MultiAgentStep};
 use crate::drl::agents::Metrics;
 use crate::drl::common::{optimize, RunningNorm};
 use crate::drl::net::{linear, LayerInit};
@@ -383,11 +383,6 @@ impl Qmix {
         c.epsilon_start + (c.epsilon_end - c.epsilon_start) * progress
     }
 
-    /// t / T as a [rows, 1] column (the `finite_horizon` input).
-    fn elapsed(&self, rows: i64, step: usize, device: Device) -> Tensor {
-        Tensor::full([rows, 1], step as f64 / self.episode_limit as f64, (Kind::Float, device))
-    }
-
     /// Agent-network inputs [B*N, O+N(+1)(+A)] at episode step `step` from observations [B, N, O]
     /// and last actions [B, N, A].
     fn inputs(&self, obs: &Tensor, last_actions: &Tensor, step: usize) -> Tensor {
@@ -396,7 +391,7 @@ impl Qmix {
         let ids = Tensor::eye(n as i64, (Kind::Float, obs.device())).unsqueeze(0).expand([b, n as i64, n as i64], false);
         let mut parts = vec![obs.shallow_clone(), ids];
         if self.config.finite_horizon {
-            parts.push(self.elapsed(b * n as i64, step, obs.device()).view([b, n as i64, 1]));
+            parts.push(elapsed_column(b * n as i64, step, self.episode_limit, obs.device()).view([b, n as i64, 1]));
         }
         if self.config.last_action_input {
             parts.push(last_actions.shallow_clone());
@@ -451,8 +446,8 @@ impl Qmix {
         });
         let flat = |x: &Tensor, width: i64| x.reshape([-1, width]);
         let state = if self.config.finite_horizon {
-            let time = Tensor::arange(t1, (Kind::Float, self.device)) / self.episode_limit as f64;
-            Tensor::cat(&[state, time.view([1, t1, 1]).expand([e, t1, 1], false)], 2)
+            let time: Vec<Tensor> = (0..t1 as usize).map(|step| elapsed_column(1, step, self.episode_limit, self.device)).collect();
+            Tensor::cat(&[state, Tensor::stack(&time, 1).view([1, t1, 1]).expand([e, t1, 1], false)], 2)
         } else {
             state
         };
