@@ -34,24 +34,33 @@ fn main() {
     let model = IsingModel::new(n, couplings, vec![]);
     let spins: Vec<i8> = (0..batch * n).map(|_| if rng.gen_bool(0.5) { 1 } else { -1 }).collect();
 
-    let native = median_ms(|| {
-        let total: f64 = spins.chunks(n).map(|s| model.energy(s)).sum();
-        std::hint::black_box(total);
-    }, 7);
+    let native = median_ms(
+        || {
+            let total: f64 = spins.chunks(n).map(|s| model.energy(s)).sum();
+            std::hint::black_box(total);
+        },
+        7,
+    );
     let device = Device::cuda_if_available();
     let tensors = model.tensors(device);
     let batch_tensor = spins_to_tensor(&spins, batch, n, device);
-    let tensor = median_ms(|| {
-        let e = tensors.hamiltonian(&batch_tensor).sum(tch::Kind::Float).double_value(&[]);
-        std::hint::black_box(e);
-    }, 7);
+    let tensor = median_ms(
+        || {
+            let e = tensors.hamiltonian(&batch_tensor).sum(tch::Kind::Float).double_value(&[]);
+            std::hint::black_box(e);
+        },
+        7,
+    );
     println!("energy of {batch} chains, n={n}, m={m}: native {native:.2} ms, tensor ({device:?}) {tensor:.2} ms, ratio native/tensor {:.2}", native / tensor);
 
     let params = TabuParams::for_size(n, 20_000);
     let mut workspace = TabuWorkspace::default();
-    let tabu = median_ms(|| {
-        let mut chain = spins[..n].to_vec();
-        std::hint::black_box(tabu_search(&model, &mut chain, &params, &mut rng, &mut workspace, None));
-    }, 5);
+    let tabu = median_ms(
+        || {
+            let mut chain = spins[..n].to_vec();
+            std::hint::black_box(tabu_search(&model, &mut chain, &params, &mut rng, &mut workspace, None));
+        },
+        5,
+    );
     println!("native tabu: {:.2} M flips/s on one core (n={n})", 20_000.0 / tabu / 1e3);
 }

@@ -3,9 +3,9 @@
 
 pub mod api;
 pub mod bench;
-pub mod models;
 pub mod drl;
 pub mod jobs;
+pub mod models;
 pub mod problems;
 pub mod search;
 pub mod store;

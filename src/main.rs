@@ -7,7 +7,11 @@ use rlsolver::problems::{self, Limits, ProblemInput, SolveOptions};
 use std::path::PathBuf;
 
 #[derive(Parser)]
-#[command(name = "rlsolver", version, about = "Near-optimal solutions by learned policies plus parallel minimum-energy search")]
+#[command(
+    name = "rlsolver",
+    version,
+    about = "Near-optimal solutions by learned policies plus parallel minimum-energy search"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -359,9 +363,16 @@ fn main() -> Result<()> {
         }
         Command::Generate(args) => {
             anyhow::ensure!(args.problem == "maxcut", "generate supports: maxcut");
-            anyhow::ensure!(args.edges <= args.nodes * args.nodes.saturating_sub(1) / 2, "too many edges for {} nodes", args.nodes);
+            anyhow::ensure!(
+                args.edges <= args.nodes * args.nodes.saturating_sub(1) / 2,
+                "too many edges for {} nodes",
+                args.nodes
+            );
             anyhow::ensure!(!args.weights.is_empty(), "--weights needs at least one value");
-            print!("{}", rlsolver::problems::maxcut::generate::random_gset(args.nodes, args.edges, &args.weights, args.seed));
+            print!(
+                "{}",
+                rlsolver::problems::maxcut::generate::random_gset(args.nodes, args.edges, &args.weights, args.seed)
+            );
             Ok(())
         }
         Command::Train(args) if rlsolver::drl::marl::run::is_multi_agent(&args.algo) => {
@@ -400,18 +411,28 @@ fn main() -> Result<()> {
         Command::TrainPolicy(args) => train_policy(args),
         Command::Evaluate(args) => {
             let (mut agent, env_id) = rlsolver::drl::run::load_checkpoint(&args.checkpoint, tch::Device::Cpu)?;
-            let (mean, std) = rlsolver::drl::run::evaluate_agent(&mut agent, &env_id, args.episodes, args.seed, tch::Device::Cpu);
-            println!("{}", serde_json::json!({"env": env_id, "episodes": args.episodes, "return_mean": mean, "return_std": std}));
+            let (mean, std) =
+                rlsolver::drl::run::evaluate_agent(&mut agent, &env_id, args.episodes, args.seed, tch::Device::Cpu);
+            println!(
+                "{}",
+                serde_json::json!({"env": env_id, "episodes": args.episodes, "return_mean": mean, "return_std": std})
+            );
             Ok(())
         }
         Command::Algorithms => {
             for (name, space, family) in rlsolver::drl::run::ALGORITHMS {
                 let defaults = rlsolver::drl::run::defaults(name).expect("listed");
-                println!("{}", serde_json::json!({"name": name, "action_space": space, "family": family, "defaults": defaults}));
+                println!(
+                    "{}",
+                    serde_json::json!({"name": name, "action_space": space, "family": family, "defaults": defaults})
+                );
             }
             for (name, space, family) in rlsolver::drl::marl::run::ALGORITHMS {
                 let (defaults, num_envs) = rlsolver::drl::marl::run::defaults(name).expect("listed");
-                println!("{}", serde_json::json!({"name": name, "action_space": space, "family": family, "multi_agent": true, "defaults": {"hyperparameters": defaults, "num_envs": num_envs}}));
+                println!(
+                    "{}",
+                    serde_json::json!({"name": name, "action_space": space, "family": family, "multi_agent": true, "defaults": {"hyperparameters": defaults, "num_envs": num_envs}})
+                );
             }
             Ok(())
         }
@@ -428,7 +449,10 @@ fn serve(args: ServeArgs) -> Result<()> {
     let registry = rlsolver::models::init(&args.models_dir);
     tracing::info!(loaded = registry.models.len(), refused = registry.rejected.len(), dir = %args.models_dir.display(), "model registry");
     // RLSOLVER_API_KEYS (comma-separated) is read here rather than by clap so it never shows in --help output.
-    let api_keys = rlsolver::api::auth::load_keys(args.api_keys_file.as_deref(), std::env::var("RLSOLVER_API_KEYS").ok().as_deref())?;
+    let api_keys = rlsolver::api::auth::load_keys(
+        args.api_keys_file.as_deref(),
+        std::env::var("RLSOLVER_API_KEYS").ok().as_deref(),
+    )?;
     let mut host = args.host.clone();
     let loopback = host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
     if api_keys.is_empty() && !loopback {
@@ -445,7 +469,10 @@ fn serve(args: ServeArgs) -> Result<()> {
         max_concurrent_solves: args.max_concurrent_solves,
         data_dir: args.data_dir.clone(),
         jobs: rlsolver::jobs::JobsConfig { workers: args.training_workers, max_queued: args.max_queued_jobs },
-        training_limits: rlsolver::jobs::training::TrainingLimits { max_total_steps: args.max_training_steps, ..Default::default() },
+        training_limits: rlsolver::jobs::training::TrainingLimits {
+            max_total_steps: args.max_training_steps,
+            ..Default::default()
+        },
         api_keys,
         cors_origins: args.cors_origins.clone(),
     };
@@ -495,8 +522,15 @@ fn train_policy(args: TrainPolicyArgs) -> Result<()> {
 
 fn train_mimo_policy(args: TrainPolicyArgs) -> Result<()> {
     use rlsolver::problems::mimo::policy::{MimoPolicy, PolicyConfig, TrainingConfig};
-    let config = PolicyConfig { users: args.users, antennas: args.antennas, power: args.power, noise: args.noise, hidden: args.hidden.clone() };
-    let training = TrainingConfig { steps: args.steps, batch: args.batch, learning_rate: args.learning_rate, seed: args.seed };
+    let config = PolicyConfig {
+        users: args.users,
+        antennas: args.antennas,
+        power: args.power,
+        noise: args.noise,
+        hidden: args.hidden.clone(),
+    };
+    let training =
+        TrainingConfig { steps: args.steps, batch: args.batch, learning_rate: args.learning_rate, seed: args.seed };
     let start = std::time::Instant::now();
     let (policy, curve) = MimoPolicy::train(config, &training, tch::Device::Cpu)?;
     let train_s = start.elapsed().as_secs_f64();
@@ -522,7 +556,13 @@ fn train_mimo_policy(args: TrainPolicyArgs) -> Result<()> {
 fn train_lista_policy(args: TrainPolicyArgs) -> Result<()> {
     use rlsolver::problems::cs::lista::{ListaConfig, ListaPolicy, ListaTraining};
     let config = ListaConfig { layers: args.layers, ..ListaConfig::new(args.measurements, args.unknowns) };
-    let training = ListaTraining { steps: args.steps, batch: args.batch, learning_rate: args.learning_rate, seed: args.seed, ..ListaTraining::default() };
+    let training = ListaTraining {
+        steps: args.steps,
+        batch: args.batch,
+        learning_rate: args.learning_rate,
+        seed: args.seed,
+        ..ListaTraining::default()
+    };
     let start = std::time::Instant::now();
     let (policy, curve) = ListaPolicy::train(config, &training, tch::Device::Cpu)?;
     let train_s = start.elapsed().as_secs_f64();

@@ -47,7 +47,9 @@ pub enum LoadedPolicy {
     Mimo(Mutex<MimoPolicy>),
     CompressiveSensing(Mutex<ListaPolicy>),
     /// A deep-RL policy for `env` (checked loadable with `drl::run::load_checkpoint`).
-    Drl { env: String },
+    Drl {
+        env: String,
+    },
 }
 
 /// A verified, loaded model.
@@ -103,7 +105,9 @@ pub fn sha256_hex(path: &Path) -> Result<String> {
 }
 
 fn load_one(dir: &Path) -> Result<RegisteredModel> {
-    let manifest: Manifest = serde_json::from_str(&std::fs::read_to_string(dir.join(MANIFEST_FILE)).context("manifest.json")?).context("manifest.json")?;
+    let manifest: Manifest =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(MANIFEST_FILE)).context("manifest.json")?)
+            .context("manifest.json")?;
     let weights = dir.join(WEIGHTS_FILE);
     if manifest.files.is_empty() {
         let actual = sha256_hex(&weights)?;
@@ -135,7 +139,8 @@ fn load_one(dir: &Path) -> Result<RegisteredModel> {
             LoadedPolicy::CompressiveSensing(Mutex::new(policy))
         }
         "drl" => {
-            let (_, env) = crate::drl::run::load_checkpoint(dir, Device::Cpu).context("weights do not match the architecture")?;
+            let (_, env) =
+                crate::drl::run::load_checkpoint(dir, Device::Cpu).context("weights do not match the architecture")?;
             LoadedPolicy::Drl { env }
         }
         other => bail!("no policy type for problem '{other}'"),
@@ -151,7 +156,8 @@ impl ModelRegistry {
             tracing::warn!(dir = %dir.display(), "no model folder; serving without models");
             return registry;
         };
-        let mut folders: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.join(MANIFEST_FILE).exists()).collect();
+        let mut folders: Vec<PathBuf> =
+            entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.join(MANIFEST_FILE).exists()).collect();
         folders.sort();
         for folder in folders {
             match load_one(&folder) {
@@ -169,7 +175,10 @@ impl ModelRegistry {
     }
 
     pub fn get(&self, name: &str) -> Option<&RegisteredModel> {
-        self.models.iter().find(|m| m.manifest.name == name).or_else(|| self.promoted.read().expect("registry").iter().copied().find(|m| m.manifest.name == name))
+        self.models
+            .iter()
+            .find(|m| m.manifest.name == name)
+            .or_else(|| self.promoted.read().expect("registry").iter().copied().find(|m| m.manifest.name == name))
     }
 
     /// Every manifest: loaded at start, then promoted.
@@ -182,7 +191,8 @@ impl ModelRegistry {
     /// stays read-only; promoted models live in the data folder). Refused ones are logged.
     pub fn load_promoted(&self, dir: &Path) {
         let Ok(entries) = std::fs::read_dir(dir) else { return };
-        let mut folders: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.join(MANIFEST_FILE).exists()).collect();
+        let mut folders: Vec<PathBuf> =
+            entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.join(MANIFEST_FILE).exists()).collect();
         folders.sort();
         for folder in folders {
             match load_one(&folder) {
@@ -191,7 +201,9 @@ impl ModelRegistry {
                     self.promoted.write().expect("registry").push(Box::leak(Box::new(model)));
                 }
                 Ok(_) => {}
-                Err(error) => tracing::error!(folder = %folder.display(), error = %format!("{error:#}"), "promoted model refused"),
+                Err(error) => {
+                    tracing::error!(folder = %folder.display(), error = %format!("{error:#}"), "promoted model refused")
+                }
             }
         }
     }
@@ -199,17 +211,32 @@ impl ModelRegistry {
     /// Promotes a training run's checkpoint folder (single-agent) as model `name` into `dir`:
     /// copies its files, writes a manifest hashing every file, verifies it by loading, and lists
     /// it. `Err` explains; a taken name is `PromoteError::Exists`.
-    pub fn promote(&self, run_dir: &Path, dir: &Path, name: &str, training: serde_json::Value, metrics: serde_json::Value) -> Result<Manifest, PromoteError> {
-        let valid = !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) && !name.starts_with('.');
+    pub fn promote(
+        &self,
+        run_dir: &Path,
+        dir: &Path,
+        name: &str,
+        training: serde_json::Value,
+        metrics: serde_json::Value,
+    ) -> Result<Manifest, PromoteError> {
+        let valid = !name.is_empty()
+            && name.len() <= 64
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+            && !name.starts_with('.');
         if !valid {
-            return Err(PromoteError::Invalid("name: 1-64 letters, digits, '.', '_' or '-', not starting with '.'".into()));
+            return Err(PromoteError::Invalid(
+                "name: 1-64 letters, digits, '.', '_' or '-', not starting with '.'".into(),
+            ));
         }
         let _guard = PROMOTING.lock().expect("promote lock");
         let folder = dir.join(name);
         if self.get(name).is_some() || folder.exists() {
             return Err(PromoteError::Exists(name.into()));
         }
-        let config: serde_json::Value = std::fs::read_to_string(run_dir.join("config.json")).ok().and_then(|t| serde_json::from_str(&t).ok()).ok_or_else(|| PromoteError::Invalid("the job has no checkpoint (config.json)".into()))?;
+        let config: serde_json::Value = std::fs::read_to_string(run_dir.join("config.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .ok_or_else(|| PromoteError::Invalid("the job has no checkpoint (config.json)".into()))?;
         let mut files = std::collections::BTreeMap::new();
         let staging = dir.join(format!(".{name}.tmp"));
         let copy = || -> Result<()> {
@@ -227,7 +254,10 @@ impl ModelRegistry {
                 problem: "drl".into(),
                 architecture: serde_json::json!({"algorithm": config["algorithm"], "env": config["env"], "hyperparameters": config["overrides"]}),
                 training,
-                training_data: format!("rollouts of {} collected by the training job", config["env"].as_str().unwrap_or("?")),
+                training_data: format!(
+                    "rollouts of {} collected by the training job",
+                    config["env"].as_str().unwrap_or("?")
+                ),
                 metrics,
                 sha256: files_digest(&files),
                 files: files.clone(),
@@ -265,7 +295,9 @@ impl ModelRegistry {
 
     /// The default compressive-sensing model for an m x n instance: the first of that shape.
     pub fn default_lista(&self, measurements: usize, unknowns: usize) -> Option<&RegisteredModel> {
-        self.models.iter().find(|m| m.lista_config().is_some_and(|c| c.measurements == measurements && c.unknowns == unknowns))
+        self.models
+            .iter()
+            .find(|m| m.lista_config().is_some_and(|c| c.measurements == measurements && c.unknowns == unknowns))
     }
 }
 
@@ -300,7 +332,9 @@ pub fn is_loaded() -> bool {
 }
 
 pub fn default_dir() -> PathBuf {
-    std::env::var_os("RLSOLVER_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models"))
+    std::env::var_os("RLSOLVER_MODELS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models"))
 }
 
 /// What a trained policy's manifest says besides its name and hash.
@@ -338,8 +372,17 @@ mod tests {
     use crate::problems::mimo::policy::PolicyConfig;
 
     fn write_small(dir: &Path, name: &str) {
-        let policy = MimoPolicy::new(PolicyConfig { users: 2, antennas: 2, power: 10.0, noise: 1.0, hidden: vec![8] }, Device::Cpu);
-        let record = ModelRecord { problem: "mimo", architecture: serde_json::to_value(&policy.config).unwrap(), training: serde_json::json!({"command": "test"}), training_data: "none", metrics: serde_json::json!({}) };
+        let policy = MimoPolicy::new(
+            PolicyConfig { users: 2, antennas: 2, power: 10.0, noise: 1.0, hidden: vec![8] },
+            Device::Cpu,
+        );
+        let record = ModelRecord {
+            problem: "mimo",
+            architecture: serde_json::to_value(&policy.config).unwrap(),
+            training: serde_json::json!({"command": "test"}),
+            training_data: "none",
+            metrics: serde_json::json!({}),
+        };
         write_model(dir, name, &policy.store, record).unwrap();
     }
 
@@ -365,8 +408,16 @@ mod tests {
         let registry = ModelRegistry::load_dir(&dir);
         assert_eq!(registry.models.iter().map(|m| m.manifest.name.as_str()).collect::<Vec<_>>(), vec!["good"]);
         assert_eq!(registry.rejected.len(), 2);
-        assert!(registry.rejected.iter().any(|(f, why)| f.ends_with("corrupt") && why.contains("sha256")), "{:?}", registry.rejected);
-        assert!(registry.rejected.iter().any(|(f, why)| f.ends_with("mismatched") && why.contains("architecture")), "{:?}", registry.rejected);
+        assert!(
+            registry.rejected.iter().any(|(f, why)| f.ends_with("corrupt") && why.contains("sha256")),
+            "{:?}",
+            registry.rejected
+        );
+        assert!(
+            registry.rejected.iter().any(|(f, why)| f.ends_with("mismatched") && why.contains("architecture")),
+            "{:?}",
+            registry.rejected
+        );
         assert!(registry.default_mimo(2, 2, 100.0).is_some() && registry.default_mimo(3, 2, 10.0).is_none());
         let _ = std::fs::remove_dir_all(&dir);
     }

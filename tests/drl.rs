@@ -46,7 +46,11 @@ fn check(outcome: &TrainOutcome, env_id: &str, margin: f64) {
 fn dqn_family_and_ppo_discrete_learn_cartpole_beyond_random() {
     tch::set_num_threads(1);
     for algorithm in ["dqn", "double_dqn", "d3qn"] {
-        let run = TrainConfig { learning_starts: Some(500), eval_every: 5000, ..config(algorithm, "CartPole-v1", 20_000, json!({})) };
+        let run = TrainConfig {
+            learning_starts: Some(500),
+            eval_every: 5000,
+            ..config(algorithm, "CartPole-v1", 20_000, json!({}))
+        };
         check(&train(&run).unwrap(), "CartPole-v1", 50.0);
     }
     let outcome = train(&config("ppo_discrete", "CartPole-v1", 10_000, json!({}))).unwrap();
@@ -63,7 +67,10 @@ fn off_policy_continuous_agents_learn_pendulum_beyond_random() {
         let run = TrainConfig { learning_starts: Some(500), ..config(algorithm, "Pendulum-v1", steps, small.clone()) };
         check(&train(&run).unwrap(), "Pendulum-v1", 200.0);
     }
-    let redq = TrainConfig { learning_starts: Some(300), ..config("redq", "Pendulum-v1", 1500, json!({"hidden": [64, 64], "batch_size": 128})) };
+    let redq = TrainConfig {
+        learning_starts: Some(300),
+        ..config("redq", "Pendulum-v1", 1500, json!({"hidden": [64, 64], "batch_size": 128}))
+    };
     check(&train(&redq).unwrap(), "Pendulum-v1", 200.0);
 }
 
@@ -106,9 +113,11 @@ fn sac_with_the_h_term_logs_a_finite_h_term_loss_and_still_learns() {
 fn a_resumed_run_continues_from_its_checkpoint() {
     tch::set_num_threads(1);
     let dir = std::env::temp_dir().join(format!("rlsolver-resume-{}", std::process::id()));
-    let first = TrainConfig { out_dir: Some(dir.clone()), eval_every: 1024, ..config("a2c", "Pendulum-v1", 2048, json!({})) };
+    let first =
+        TrainConfig { out_dir: Some(dir.clone()), eval_every: 1024, ..config("a2c", "Pendulum-v1", 2048, json!({})) };
     let outcome = train(&first).unwrap();
-    let progress: rlsolver::drl::run::Progress = serde_json::from_str(&std::fs::read_to_string(dir.join("progress.json")).unwrap()).unwrap();
+    let progress: rlsolver::drl::run::Progress =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("progress.json")).unwrap()).unwrap();
     assert_eq!(progress.step, outcome.steps);
     // The observation statistics moved during training and come back with the checkpoint.
     let norm = std::fs::read_to_string(dir.join("observation_norm.json")).unwrap();

@@ -5,16 +5,21 @@
 use rlsolver::drl::run::{train, TrainConfig};
 
 fn reaches(algorithm: &str, env_id: &str, threshold: f64, budget: usize, eval_every: usize) {
-    let config = TrainConfig { eval_every, target_return: Some(threshold), ..TrainConfig::new(algorithm, env_id, budget, 0) };
+    let config =
+        TrainConfig { eval_every, target_return: Some(threshold), ..TrainConfig::new(algorithm, env_id, budget, 0) };
     let outcome = train(&config).unwrap();
     let best = outcome.evaluations.iter().map(|e| e.return_mean).fold(f64::NEG_INFINITY, f64::max);
-    let confirmed = outcome.evaluations.iter().rev().find_map(|e| e.confirmation).map_or("-".into(), |c| format!("{:.1}", c.0));
+    let confirmed =
+        outcome.evaluations.iter().rev().find_map(|e| e.confirmation).map_or("-".into(), |c| format!("{:.1}", c.0));
     println!(
         "| {algorithm} | {env_id} | {threshold} | {budget} | {} | {best:.1} | {confirmed} | {:.1} |",
         outcome.reached_target_at.map_or("not reached".into(), |s| s.to_string()),
         outcome.wall_s
     );
-    assert!(outcome.reached_target_at.is_some(), "{algorithm} on {env_id}: best {best} < {threshold} within {budget} steps");
+    assert!(
+        outcome.reached_target_at.is_some(),
+        "{algorithm} on {env_id}: best {best} < {threshold} within {budget} steps"
+    );
 }
 
 #[test]

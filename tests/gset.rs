@@ -9,7 +9,14 @@ use rlsolver::search::{minimize, SearchParams};
 #[test]
 fn every_shared_gset_graph_parses_with_the_sizes_its_readme_states() {
     let Some(dir) = common::shared_gset() else { return };
-    for (name, n, m) in [("G1", 800, 19176), ("G14", 800, 4694), ("G15", 800, 4661), ("G22", 2000, 19990), ("G49", 3000, 6000), ("G50", 3000, 6000)] {
+    for (name, n, m) in [
+        ("G1", 800, 19176),
+        ("G14", 800, 4694),
+        ("G15", 800, 4661),
+        ("G22", 2000, 19990),
+        ("G49", 3000, 6000),
+        ("G50", 3000, 6000),
+    ] {
         let text = std::fs::read_to_string(dir.join(format!("{name}.txt"))).unwrap();
         let graph = parse_gset(&text, &Limits::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!((graph.num_nodes(), graph.edges().len()), (n, m), "{name}");

@@ -77,7 +77,11 @@ fn vectorized_envs_auto_reset_and_reproduce_from_a_seed() {
         let mut b = rlsolver::drl::env::make(id, 8).unwrap();
         let (oa, ob) = (a.reset(3), b.reset(3));
         assert_eq!(oa, ob, "{id}");
-        assert_ne!(oa[..a.observation_dim()], oa[a.observation_dim()..2 * a.observation_dim()], "{id}: envs share a stream");
+        assert_ne!(
+            oa[..a.observation_dim()],
+            oa[a.observation_dim()..2 * a.observation_dim()],
+            "{id}: envs share a stream"
+        );
         let width = a.action_space().width();
         let mut finished = 0;
         for t in 0..1000 {

@@ -52,14 +52,27 @@ fn health_ready_problems_openapi_and_docs_answer() {
 fn json_solve_finds_the_brute_force_optimum_and_a_consistent_solution() {
     let base = server();
     let edges: Vec<(usize, usize, f64)> = vec![
-        (0, 1, 3.0), (1, 2, 1.0), (2, 3, 2.0), (3, 4, -1.0), (4, 5, 2.5), (5, 6, 1.0), (6, 7, 2.0),
-        (7, 0, 1.5), (0, 4, 2.0), (1, 5, -2.0), (2, 6, 1.0), (3, 7, 1.0), (1, 3, 0.5), (5, 7, 3.0),
+        (0, 1, 3.0),
+        (1, 2, 1.0),
+        (2, 3, 2.0),
+        (3, 4, -1.0),
+        (4, 5, 2.5),
+        (5, 6, 1.0),
+        (6, 7, 2.0),
+        (7, 0, 1.5),
+        (0, 4, 2.0),
+        (1, 5, -2.0),
+        (2, 6, 1.0),
+        (3, 7, 1.0),
+        (1, 3, 0.5),
+        (5, 7, 3.0),
     ];
     let body = json!({
         "instance": {"num_nodes": 8, "edges": edges.iter().map(|e| json!([e.0, e.1, e.2])).collect::<Vec<_>>()},
         "options": {"time_limit_s": 5, "seed": 3}
     });
-    let report: Value = client().post(format!("{base}/v1/problems/maxcut/solve")).json(&body).send().unwrap().json().unwrap();
+    let report: Value =
+        client().post(format!("{base}/v1/problems/maxcut/solve")).json(&body).send().unwrap().json().unwrap();
     let optimum = brute_force_max_cut(8, &edges);
     assert_eq!(report["objective"].as_f64().unwrap(), optimum, "{report}");
     assert_eq!(cut_of(&report["solution"], &edges), optimum);
@@ -142,7 +155,11 @@ fn every_bad_input_gets_a_problem_json_4xx_naming_the_field() {
         Some("body"),
     );
     expect_problem(c.post(&solve).header("content-type", "image/png").body("x").send().unwrap(), 415, None);
-    expect_problem(c.post(format!("{base}/v1/problems/tsp/solve")).json(&instance(json!([]))).send().unwrap(), 404, None);
+    expect_problem(
+        c.post(format!("{base}/v1/problems/tsp/solve")).json(&instance(json!([]))).send().unwrap(),
+        404,
+        None,
+    );
     let huge = "x".repeat(2 << 20);
     expect_problem(text(&huge, ""), 413, Some("body"));
 }
@@ -242,7 +259,8 @@ fn mimo_solves_over_http_beat_wmmse_and_bad_channels_name_their_field() {
     let c = client();
     let channel = json!({"re": [[1.0, 0.2, -0.4], [0.3, -1.1, 0.5]], "im": [[0.1, 0.9, 0.0], [-0.6, 0.2, 0.8]]});
     let solve = |method: &str| -> Value {
-        let body = json!({"instance": {"channel": channel, "power": 10.0}, "options": {"time_limit_s": 2, "method": method}});
+        let body =
+            json!({"instance": {"channel": channel, "power": 10.0}, "options": {"time_limit_s": 2, "method": method}});
         let response = c.post(format!("{base}/v1/problems/mimo/solve")).json(&body).send().unwrap();
         assert_eq!(response.status(), 200);
         response.json().unwrap()
@@ -253,12 +271,25 @@ fn mimo_solves_over_http_beat_wmmse_and_bad_channels_name_their_field() {
     assert!(rate >= wmmse - 1e-9 && rate > solve("mrt")["objective"].as_f64().unwrap(), "search {rate}, wmmse {wmmse}");
     // The returned beamformer meets the power budget and its user rates add up to the objective.
     let w = &searched["solution"]["w"];
-    let power: f64 = ["re", "im"].iter().flat_map(|p| w[p].as_array().unwrap().iter().flat_map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap().powi(2))).collect::<Vec<_>>()).sum();
+    let power: f64 = ["re", "im"]
+        .iter()
+        .flat_map(|p| {
+            w[p].as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap().powi(2)))
+                .collect::<Vec<_>>()
+        })
+        .sum();
     assert!(power <= 10.0 + 1e-6, "power {power}");
     let total: f64 = searched["solution"]["user_rates"].as_array().unwrap().iter().map(|r| r.as_f64().unwrap()).sum();
     assert!((total - rate).abs() < 1e-6);
     let bad = json!({"instance": {"channel": {"re": [[1.0, 2.0]], "im": [[1.0]]}, "power": 10.0}});
-    expect_problem(c.post(format!("{base}/v1/problems/mimo/solve")).json(&bad).send().unwrap(), 422, Some("channel.im"));
+    expect_problem(
+        c.post(format!("{base}/v1/problems/mimo/solve")).json(&bad).send().unwrap(),
+        422,
+        Some("channel.im"),
+    );
 }
 
 #[test]
@@ -314,7 +345,8 @@ fn compressive_sensing_recovers_a_sparse_vector_over_http_and_rejects_shape_mism
     let (a, x, y) = gaussian_instance(30, 60, 6, 4);
     let rows: Vec<&[f64]> = a.data.chunks(a.n).collect();
     let body = json!({"instance": {"A": rows, "y": y, "sparsity": 6}, "options": {"time_limit_s": 5, "seed": 1}});
-    let answer: Value = c.post(format!("{base}/v1/problems/compressive_sensing/solve")).json(&body).send().unwrap().json().unwrap();
+    let answer: Value =
+        c.post(format!("{base}/v1/problems/compressive_sensing/solve")).json(&body).send().unwrap().json().unwrap();
     let found: Vec<f64> = serde_json::from_value(answer["solution"]["x"].clone()).unwrap();
     assert!(relative_error(&found, &x) < 1e-6, "{answer}");
     assert_eq!(answer["solution"]["support"].as_array().unwrap().len(), 6);
@@ -324,5 +356,9 @@ fn compressive_sensing_recovers_a_sparse_vector_over_http_and_rejects_shape_mism
         assert_eq!(response.status(), 200, "{method}");
     }
     let bad = json!({"instance": {"A": [[1.0, 2.0], [3.0, 4.0]], "y": [1.0]}});
-    expect_problem(c.post(format!("{base}/v1/problems/compressive_sensing/solve")).json(&bad).send().unwrap(), 422, Some("y"));
+    expect_problem(
+        c.post(format!("{base}/v1/problems/compressive_sensing/solve")).json(&bad).send().unwrap(),
+        422,
+        Some("y"),
+    );
 }

@@ -58,7 +58,8 @@ fn every_algorithm_trains_briefly_on_simple_spread_with_finite_losses_and_beats_
     ];
     for (algorithm, env, steps, overrides) in runs {
         let (random, _) = random_policy_return(env, 32, 7).unwrap();
-        let config = MarlConfig { eval_every: steps, eval_episodes: 32, overrides, ..MarlConfig::new(algorithm, env, steps, 0) };
+        let config =
+            MarlConfig { eval_every: steps, eval_episodes: 32, overrides, ..MarlConfig::new(algorithm, env, steps, 0) };
         let outcome = train(&config).unwrap();
         let last = outcome.evaluations.last().unwrap();
         for (name, value) in last.losses.as_object().unwrap() {

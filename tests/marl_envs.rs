@@ -11,10 +11,14 @@ fn pairs(v: &Value) -> Vec<[f64; 2]> {
 }
 
 fn floats(v: &Value) -> Vec<f64> {
-    v.as_array().unwrap().iter().flat_map(|x| match x.as_array() {
-        Some(row) => row.iter().map(|y| y.as_f64().unwrap()).collect::<Vec<_>>(),
-        None => vec![x.as_f64().unwrap()],
-    }).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|x| match x.as_array() {
+            Some(row) => row.iter().map(|y| y.as_f64().unwrap()).collect::<Vec<_>>(),
+            None => vec![x.as_f64().unwrap()],
+        })
+        .collect()
 }
 
 fn assert_close(ours: &[f32], theirs: &[f64], tolerance: f64, what: &str) {
@@ -52,7 +56,12 @@ fn simple_spread_replays_mpe2_trajectories() {
             let actions: Vec<f32> = floats(&step["actions"]).iter().map(|&a| a as f32).collect();
             let result = env.step(&actions);
             let what = format!("continuous={continuous} seed={} t={t}", episode["seed"]);
-            assert_close(&result.next.observations, &floats(&step["observations"]), 1e-5, &format!("{what} observations"));
+            assert_close(
+                &result.next.observations,
+                &floats(&step["observations"]),
+                1e-5,
+                &format!("{what} observations"),
+            );
             let rewards = floats(&step["rewards"]);
             assert_close(&result.rewards, &rewards, 1e-5, &format!("{what} rewards"));
             assert_eq!(result.truncated[0], step["truncated"].as_bool().unwrap(), "{what} truncated");

@@ -35,7 +35,11 @@ fn closes_the_gap(algorithm: &str, env_id: &str, steps: usize) {
     let mut finals = Vec::new();
     let mut wall = 0.0;
     for seed in 0..3 {
-        let config = MarlConfig { eval_every: steps / 10, eval_episodes: episodes, ..MarlConfig::new(algorithm, env_id, steps, seed) };
+        let config = MarlConfig {
+            eval_every: steps / 10,
+            eval_episodes: episodes,
+            ..MarlConfig::new(algorithm, env_id, steps, seed)
+        };
         let outcome = train(&config).unwrap();
         finals.push(outcome.evaluations.last().unwrap().return_mean);
         wall += outcome.wall_s;

@@ -10,13 +10,21 @@ use tch::{Device, Tensor};
 
 fn channels() -> Option<Vec<Tensor>> {
     let dir = common::shared_data("mimo", "rayleigh_k8_n8_100.json")?;
-    let data: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("rayleigh_k8_n8_100.json")).unwrap()).unwrap();
+    let data: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("rayleigh_k8_n8_100.json")).unwrap()).unwrap();
     let matrix = |m: &serde_json::Value| -> Tensor {
         let rows: Vec<Vec<f64>> = serde_json::from_value(m.clone()).unwrap();
         let (k, n) = (rows.len() as i64, rows[0].len() as i64);
         Tensor::from_slice(&rows.concat()).view([k, n])
     };
-    Some(data["samples"].as_array().unwrap().iter().map(|s| Tensor::complex(&matrix(&s["re"]), &matrix(&s["im"])).to_kind(COMPLEX)).collect())
+    Some(
+        data["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| Tensor::complex(&matrix(&s["re"]), &matrix(&s["im"])).to_kind(COMPLEX))
+            .collect(),
+    )
 }
 
 #[test]
@@ -27,11 +35,23 @@ fn baselines_reproduce_the_reference_averages_and_the_search_matches_wmmse() {
         for (i, h) in channels.iter().enumerate() {
             let start = mmse(h, power, 1.0);
             let w = wmmse(h, power, 1.0, &start, 200);
-            let (r_rzf, r_wmmse) = (sum_rate(h, &start, 1.0).double_value(&[0]), sum_rate(h, &w, 1.0).double_value(&[0]));
+            let (r_rzf, r_wmmse) =
+                (sum_rate(h, &start, 1.0).double_value(&[0]), sum_rate(h, &w, 1.0).double_value(&[0]));
             rzf_sum += r_rzf;
             wmmse_sum += r_wmmse;
             if i < 10 {
-                let found = parallel_gradient_search(h, power, 1.0, &[w.shallow_clone(), start], 16, i as u64, Duration::from_secs(5), 100, Device::Cpu, &Default::default());
+                let found = parallel_gradient_search(
+                    h,
+                    power,
+                    1.0,
+                    &[w.shallow_clone(), start],
+                    16,
+                    i as u64,
+                    Duration::from_secs(5),
+                    100,
+                    Device::Cpu,
+                    &Default::default(),
+                );
                 assert!(found.rate >= r_wmmse - 1e-9, "channel {i}: search {} < WMMSE {r_wmmse}", found.rate);
                 search_sum += found.rate - r_wmmse;
             }
@@ -47,14 +67,18 @@ fn baselines_reproduce_the_reference_averages_and_the_search_matches_wmmse() {
 fn the_shipped_policies_beat_regularized_zf_on_the_shared_set() {
     use rlsolver::problems::{find, solve, Limits, ProblemInput, SolveOptions};
     let Some(dir) = common::shared_data("mimo", "rayleigh_k8_n8_100.json") else { return };
-    let data: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("rayleigh_k8_n8_100.json")).unwrap()).unwrap();
+    let data: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("rayleigh_k8_n8_100.json")).unwrap()).unwrap();
     let mimo = find("mimo").unwrap();
     for (power, rzf_ref) in [(10.0, 15.79), (100.0, 29.53)] {
         let mut total = 0.0;
         for sample in data["samples"].as_array().unwrap() {
-            let instance = serde_json::json!({"channel": {"re": sample["re"], "im": sample["im"]}, "power": power, "noise": 1.0});
+            let instance =
+                serde_json::json!({"channel": {"re": sample["re"], "im": sample["im"]}, "power": power, "noise": 1.0});
             let options = SolveOptions { method: Some("policy".into()), ..Default::default() };
-            total += solve(mimo, ProblemInput::Json(&instance), &options, &Limits::default()).expect("a shipped K = N = 8 model").objective;
+            total += solve(mimo, ProblemInput::Json(&instance), &options, &Limits::default())
+                .expect("a shipped K = N = 8 model")
+                .objective;
         }
         let average = total / 100.0;
         eprintln!("P = {power}: policy alone {average:.2} (RZF {rzf_ref})");

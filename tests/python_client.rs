@@ -15,7 +15,10 @@ fn a_generated_python_client_solves_max_cut_and_runs_a_training_job() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let bin = root.join(".venv/bin");
     if !bin.join("openapi-python-client").exists() {
-        assert!(std::env::var("CI").map_or(true, |v| v != "true"), "CI=true but .venv lacks openapi-python-client (make client-tools)");
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "CI=true but .venv lacks openapi-python-client (make client-tools)"
+        );
         eprintln!("skipping: .venv/bin/openapi-python-client is missing (make client-tools)");
         return;
     }
@@ -31,9 +34,18 @@ fn a_generated_python_client_solves_max_cut_and_runs_a_training_job() {
         .env("PATH", &path)
         .output()
         .unwrap();
-    assert!(out.join("rlsolver_client/client.py").exists(), "generation failed: {}", String::from_utf8_lossy(&generated.stderr));
+    assert!(
+        out.join("rlsolver_client/client.py").exists(),
+        "generation failed: {}",
+        String::from_utf8_lossy(&generated.stderr)
+    );
     let base = start_server(ServerConfig::default());
-    let run = Command::new(bin.join("python")).arg(root.join("tests/fixtures/client/use_client.py")).arg(&out).arg(&base).output().unwrap();
+    let run = Command::new(bin.join("python"))
+        .arg(root.join("tests/fixtures/client/use_client.py"))
+        .arg(&out)
+        .arg(&base)
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(run.status.success(), "client script failed:\n{stdout}\n{}", String::from_utf8_lossy(&run.stderr));
     let result: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();

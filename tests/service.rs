@@ -53,7 +53,12 @@ fn download(c: &Client, base: &str, id: &str, name: &str, dir: &Path) {
 fn a_training_job_streams_its_progress_and_its_artifacts_download_and_load() {
     let base = start_server(ServerConfig::default());
     let c = client();
-    let response = submit(&c, &base, None, json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 12_000, "eval_every": 3_000, "seed": 1}));
+    let response = submit(
+        &c,
+        &base,
+        None,
+        json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 12_000, "eval_every": 3_000, "seed": 1}),
+    );
     assert_eq!(response.status(), 202);
     let location = response.headers()["location"].to_str().unwrap().to_string();
     let id = response.json::<Value>().unwrap()["id"].as_str().unwrap().to_string();
@@ -63,7 +68,10 @@ fn a_training_job_streams_its_progress_and_its_artifacts_download_and_load() {
     c.get(format!("{base}{location}/events")).send().unwrap().read_to_string(&mut stream).unwrap();
     assert!(stream.starts_with("event: state"), "{stream}");
     assert!(stream.contains("event: evaluation"), "{stream}");
-    assert!(stream.trim_end().lines().rev().find(|l| l.starts_with("data:")).unwrap().contains("\"succeeded\""), "{stream}");
+    assert!(
+        stream.trim_end().lines().rev().find(|l| l.starts_with("data:")).unwrap().contains("\"succeeded\""),
+        "{stream}"
+    );
     let finished = job(&c, &base, &id);
     assert_eq!(finished["state"], "succeeded", "{finished}");
     assert!(finished["steps"].as_i64().unwrap() >= 12_000);
@@ -90,7 +98,11 @@ fn a_training_job_streams_its_progress_and_its_artifacts_download_and_load() {
     assert_eq!(created.status(), 201);
     assert_eq!(created.headers()["location"], format!("/v1/models/{name}").as_str());
     let manifest: Value = c.get(format!("{base}/v1/models/{name}")).send().unwrap().json().unwrap();
-    assert_eq!((manifest["problem"].as_str(), manifest["architecture"]["env"].as_str()), (Some("drl"), Some("CartPole-v1")), "{manifest}");
+    assert_eq!(
+        (manifest["problem"].as_str(), manifest["architecture"]["env"].as_str()),
+        (Some("drl"), Some("CartPole-v1")),
+        "{manifest}"
+    );
     assert!(manifest["files"]["actor_critic.safetensors"].is_string(), "{manifest}");
     let listed: Value = c.get(format!("{base}/v1/models")).send().unwrap().json().unwrap();
     assert!(listed["models"].as_array().unwrap().iter().any(|m| m["name"] == name.as_str()));
@@ -102,7 +114,11 @@ fn a_training_job_streams_its_progress_and_its_artifacts_download_and_load() {
 
 #[test]
 fn keys_guard_mutations_a_full_queue_answers_429_and_cancel_ends_queued_and_running_jobs() {
-    let config = ServerConfig { api_keys: vec!["secret".into()], jobs: JobsConfig { workers: 1, max_queued: 1 }, ..ServerConfig::default() };
+    let config = ServerConfig {
+        api_keys: vec!["secret".into()],
+        jobs: JobsConfig { workers: 1, max_queued: 1 },
+        ..ServerConfig::default()
+    };
     let base = start_server(config);
     let c = client();
     let long = json!({"algorithm": "dqn", "env": "CartPole-v1", "total_steps": 5_000_000});
@@ -112,7 +128,10 @@ fn keys_guard_mutations_a_full_queue_answers_429_and_cancel_ends_queued_and_runn
     assert_eq!(wrong.headers()["content-type"], "application/problem+json");
     // Reads stay open.
     assert_eq!(c.get(format!("{base}/v1/training/jobs")).send().unwrap().status(), 200);
-    let invalid: Value = submit(&c, &base, Some("secret"), json!({"algorithm": "dqn", "env": "Pendulum-v1", "total_steps": 10})).json().unwrap();
+    let invalid: Value =
+        submit(&c, &base, Some("secret"), json!({"algorithm": "dqn", "env": "Pendulum-v1", "total_steps": 10}))
+            .json()
+            .unwrap();
     assert_eq!((invalid["status"].as_u64(), invalid["field"].as_str()), (Some(422), Some("env")), "{invalid}");
     let running: Value = submit(&c, &base, Some("secret"), long.clone()).json().unwrap();
     let running_id = running["id"].as_str().unwrap().to_string();
@@ -122,7 +141,8 @@ fn keys_guard_mutations_a_full_queue_answers_429_and_cancel_ends_queued_and_runn
     assert_eq!(full.status(), 429);
     assert!(full.headers().contains_key("retry-after"));
     let queued_id = queued["id"].as_str().unwrap();
-    let cancel = |id: &str, key: &str| c.delete(format!("{base}/v1/training/jobs/{id}")).bearer_auth(key).send().unwrap();
+    let cancel =
+        |id: &str, key: &str| c.delete(format!("{base}/v1/training/jobs/{id}")).bearer_auth(key).send().unwrap();
     assert_eq!(cancel(queued_id, "guess").status(), 401);
     assert_eq!(cancel(queued_id, "secret").status(), 202);
     assert_eq!(job(&c, &base, queued_id)["state"], "cancelled");
@@ -136,7 +156,10 @@ fn keys_guard_mutations_a_full_queue_answers_429_and_cancel_ends_queued_and_runn
     assert!(ended["steps"].as_i64().unwrap() < 5_000_000);
     assert_eq!(cancel(&running_id, "secret").status(), 409);
     let metrics = c.get(format!("{base}/metrics")).send().unwrap().text().unwrap();
-    assert!(metrics.contains("rlsolver_http_requests_total{method=\"POST\",route=\"/v1/training/jobs\",status=\"401\"} 2"), "{metrics}");
+    assert!(
+        metrics.contains("rlsolver_http_requests_total{method=\"POST\",route=\"/v1/training/jobs\",status=\"401\"} 2"),
+        "{metrics}"
+    );
     assert!(metrics.contains("rlsolver_jobs{kind=\"training\",state=\"cancelled\"} 3"), "{metrics}");
 }
 
@@ -181,12 +204,30 @@ fn a_crash_keeps_finished_jobs_and_the_interrupted_job_resumes_from_its_checkpoi
     let (finished_id, interrupted_id, checkpoint_step) = {
         let server = Server::start(&data);
         let base = &server.base;
-        let short: Value = submit(&c, base, None, json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 4_000, "eval_every": 2_000})).json().unwrap();
+        let short: Value = submit(
+            &c,
+            base,
+            None,
+            json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 4_000, "eval_every": 2_000}),
+        )
+        .json()
+        .unwrap();
         let short_id = short["id"].as_str().unwrap().to_string();
         wait_for(&c, base, &short_id, 60, |j| j["state"] == "succeeded");
-        let promoted = c.post(format!("{base}/v1/models")).json(&json!({"job_id": short_id, "name": "restart-ppo"})).send().unwrap();
+        let promoted = c
+            .post(format!("{base}/v1/models"))
+            .json(&json!({"job_id": short_id, "name": "restart-ppo"}))
+            .send()
+            .unwrap();
         assert_eq!(promoted.status(), 201);
-        let long: Value = submit(&c, base, None, json!({"algorithm": "dqn", "env": "CartPole-v1", "total_steps": 2_000_000, "eval_every": 3_000})).json().unwrap();
+        let long: Value = submit(
+            &c,
+            base,
+            None,
+            json!({"algorithm": "dqn", "env": "CartPole-v1", "total_steps": 2_000_000, "eval_every": 3_000}),
+        )
+        .json()
+        .unwrap();
         let long_id = long["id"].as_str().unwrap().to_string();
         let running = wait_for(&c, base, &long_id, 60, |j| j["latest"]["step"].as_i64().is_some());
         (short_id, long_id, running["latest"]["step"].as_i64().unwrap())
@@ -196,16 +237,20 @@ fn a_crash_keeps_finished_jobs_and_the_interrupted_job_resumes_from_its_checkpoi
     let base = &server.base;
     let finished = job(&c, base, &finished_id);
     assert_eq!(finished["state"], "succeeded", "{finished}");
-    let weights = c.get(format!("{base}/v1/training/jobs/{finished_id}/artifacts/actor_critic.safetensors")).send().unwrap();
+    let weights =
+        c.get(format!("{base}/v1/training/jobs/{finished_id}/artifacts/actor_critic.safetensors")).send().unwrap();
     assert_eq!(weights.status(), 200);
     assert!(weights.bytes().unwrap().len() > 1000);
     let promoted: Value = c.get(format!("{base}/v1/models/restart-ppo")).send().unwrap().json().unwrap();
     assert_eq!(promoted["problem"], "drl", "the promoted model survives the restart: {promoted}");
-    let resumed = wait_for(&c, base, &interrupted_id, 60, |j| j["state"] == "running" && j["steps"].as_i64().unwrap_or(0) > checkpoint_step);
+    let resumed = wait_for(&c, base, &interrupted_id, 60, |j| {
+        j["state"] == "running" && j["steps"].as_i64().unwrap_or(0) > checkpoint_step
+    });
     assert_eq!(resumed["restarts"], 1, "{resumed}");
     // The curve kept the evaluations from before the crash and continues after the checkpoint.
     let next = wait_for(&c, base, &interrupted_id, 60, |j| j["latest"]["step"].as_i64().unwrap_or(0) > checkpoint_step);
-    let curve: Vec<Value> = c.get(format!("{base}/v1/training/jobs/{interrupted_id}/metrics")).send().unwrap().json().unwrap();
+    let curve: Vec<Value> =
+        c.get(format!("{base}/v1/training/jobs/{interrupted_id}/metrics")).send().unwrap().json().unwrap();
     assert!(curve.iter().any(|e| e["step"].as_i64() == Some(checkpoint_step)), "{curve:?}");
     assert_eq!(curve.last().unwrap()["step"], next["latest"]["step"]);
     assert_eq!(c.delete(format!("{base}/v1/training/jobs/{interrupted_id}")).send().unwrap().status(), 202);
@@ -219,13 +264,18 @@ fn a_solve_job_streams_incumbents_and_ends_with_the_report_and_cancel_keeps_the_
     let base = start_server(ServerConfig::default());
     let c = client();
     let graph = common::random_gset(120, 600, 3);
-    let edges: Vec<Value> = graph.lines().skip(1).map(|l| {
-        let f: Vec<i64> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
-        json!([f[0] - 1, f[1] - 1, f[2]])
-    }).collect();
+    let edges: Vec<Value> = graph
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<i64> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
+            json!([f[0] - 1, f[1] - 1, f[2]])
+        })
+        .collect();
     let instance = json!({"num_nodes": 120, "edges": edges});
     let post = |body: Value| c.post(format!("{base}/v1/solve/jobs")).json(&body).send().unwrap();
-    let bad: Value = post(json!({"problem": "maxcut", "instance": {"num_nodes": 2, "edges": [[0, 5, 1]]}})).json().unwrap();
+    let bad: Value =
+        post(json!({"problem": "maxcut", "instance": {"num_nodes": 2, "edges": [[0, 5, 1]]}})).json().unwrap();
     assert_eq!((bad["status"].as_u64(), bad["field"].as_str()), (Some(422), Some("instance.edges[0]")), "{bad}");
     let unknown: Value = post(json!({"problem": "nope", "instance": {}})).json().unwrap();
     assert_eq!(unknown["field"], "problem", "{unknown}");
@@ -242,7 +292,8 @@ fn a_solve_job_streams_incumbents_and_ends_with_the_report_and_cancel_keeps_the_
     assert!(objectives.windows(2).all(|w| w[1] > w[0]), "incumbents improve: {objectives:?}");
     assert_eq!(done["result"]["objective"].as_f64(), objectives.last().copied(), "{done}");
     // A long solve, cancelled: it ends at once with its best so far.
-    let long: Value = post(json!({"problem": "maxcut", "instance": instance, "options": {"time_limit_s": 60}})).json().unwrap();
+    let long: Value =
+        post(json!({"problem": "maxcut", "instance": instance, "options": {"time_limit_s": 60}})).json().unwrap();
     let id = long["id"].as_str().unwrap();
     let started = Instant::now();
     loop {

@@ -19,7 +19,13 @@ pub struct ApiKeys {
 
 impl ApiKeys {
     pub fn new(keys: &[String]) -> Self {
-        ApiKeys { digests: keys.iter().filter(|k| !k.trim().is_empty()).map(|k| Sha256::digest(k.trim().as_bytes()).into()).collect() }
+        ApiKeys {
+            digests: keys
+                .iter()
+                .filter(|k| !k.trim().is_empty())
+                .map(|k| Sha256::digest(k.trim().as_bytes()).into())
+                .collect(),
+        }
     }
 
     pub fn enabled(&self) -> bool {
@@ -37,7 +43,8 @@ impl ApiKeys {
 pub fn load_keys(file: Option<&std::path::Path>, list: Option<&str>) -> anyhow::Result<Vec<String>> {
     let mut keys = Vec::new();
     if let Some(path) = file {
-        let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("reading the API key file {}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("reading the API key file {}: {e}", path.display()))?;
         keys.extend(text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_string));
     }
     if let Some(list) = list {

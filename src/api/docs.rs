@@ -23,7 +23,10 @@ pub fn router() -> Router<AppState> {
         .route("/openapi.json", get(openapi))
         .route("/docs", get(|| async { Html(INDEX) }))
         .route("/docs/", get(|| async { Html(INDEX) }))
-        .route("/docs/swagger-ui-bundle.js", get(|| async { ([(header::CONTENT_TYPE, "text/javascript")], SWAGGER_JS) }))
+        .route(
+            "/docs/swagger-ui-bundle.js",
+            get(|| async { ([(header::CONTENT_TYPE, "text/javascript")], SWAGGER_JS) }),
+        )
         .route("/docs/swagger-ui.css", get(|| async { ([(header::CONTENT_TYPE, "text/css")], SWAGGER_CSS) }))
 }
 

@@ -72,7 +72,9 @@ impl ApiError {
     fn field(&self) -> Option<String> {
         match self {
             ApiError::Problem(e) => e.field().map(str::to_string),
-            ApiError::BadRequest { field, .. } | ApiError::NotFound { field, .. } | ApiError::Conflict { field, .. } => Some(field.clone()),
+            ApiError::BadRequest { field, .. }
+            | ApiError::NotFound { field, .. }
+            | ApiError::Conflict { field, .. } => Some(field.clone()),
             ApiError::Unauthorized(_) => Some("authorization".into()),
             ApiError::PayloadTooLarge(_) => Some("body".into()),
             _ => None,

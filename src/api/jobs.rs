@@ -38,13 +38,22 @@ pub struct ListQuery {
 }
 
 pub async fn found(state: &AppState, id: &str, kind: &str) -> Result<Job, ApiError> {
-    let job = state.jobs.store().job(id).await?.filter(|j| j.kind == kind).ok_or_else(|| ApiError::not_found("id", format!("no {kind} job '{id}'")))?;
+    let job = state
+        .jobs
+        .store()
+        .job(id)
+        .await?
+        .filter(|j| j.kind == kind)
+        .ok_or_else(|| ApiError::not_found("id", format!("no {kind} job '{id}'")))?;
     Ok(Job { artifacts: state.jobs.artifacts(&job.id), job })
 }
 
 /// The JSON body as `T`; serde's message names a missing or unknown field, which becomes the
 /// error's field.
-pub fn parse_body<T: serde::de::DeserializeOwned>(body: Result<Bytes, BytesRejection>, what: &str) -> Result<T, ApiError> {
+pub fn parse_body<T: serde::de::DeserializeOwned>(
+    body: Result<Bytes, BytesRejection>,
+    what: &str,
+) -> Result<T, ApiError> {
     let body = body.map_err(|e| ApiError::bad_request("body", e.body_text()))?;
     serde_json::from_slice(&body).map_err(|e| {
         let message = e.to_string();
@@ -67,11 +76,17 @@ pub fn submit_error(error: SubmitError) -> ApiError {
     }
 }
 
-pub async fn list(state: &AppState, kind: &str, query: Result<Query<ListQuery>, QueryRejection>) -> Result<Json<Vec<Job>>, ApiError> {
+pub async fn list(
+    state: &AppState,
+    kind: &str,
+    query: Result<Query<ListQuery>, QueryRejection>,
+) -> Result<Json<Vec<Job>>, ApiError> {
     let Query(query) = query.map_err(|e| ApiError::bad_request("query", e.body_text()))?;
     let filter = match &query.state {
         None => None,
-        Some(s) => Some(JobState::parse(s).ok_or_else(|| ApiError::bad_request("state", format!("unknown state '{s}'")))?),
+        Some(s) => {
+            Some(JobState::parse(s).ok_or_else(|| ApiError::bad_request("state", format!("unknown state '{s}'")))?)
+        }
     };
     let limit = query.limit.unwrap_or(100);
     if !(1..=1000).contains(&limit) {
@@ -88,14 +103,20 @@ pub async fn curve(state: &AppState, id: &str, kind: &str) -> Result<Json<Vec<se
 }
 
 /// First `state` (the job now), then the job's events until it ends.
-pub async fn events(state: &AppState, id: &str, kind: &str) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+pub async fn events(
+    state: &AppState,
+    id: &str,
+    kind: &str,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     // Subscribe before reading the row, so no change between the two is lost.
     let receiver = state.jobs.subscribe(id);
     let job = found(state, id, kind).await?;
     let first = Event::default().event("state").json_data(&job.job).unwrap_or_default();
     // The stream ends when the job does: its channel closes after the final `state` event.
     let updates = match receiver {
-        Some(receiver) if !job.job.state.is_terminal() => BroadcastStream::new(receiver).filter_map(|item| async move { item.ok() }).boxed(),
+        Some(receiver) if !job.job.state.is_terminal() => {
+            BroadcastStream::new(receiver).filter_map(|item| async move { item.ok() }).boxed()
+        }
         _ => stream::empty().boxed(),
     };
     let stream = stream::once(async move { first })
@@ -107,7 +128,10 @@ pub async fn events(state: &AppState, id: &str, kind: &str) -> Result<Sse<impl S
 pub async fn cancel(state: &AppState, id: &str, kind: &str) -> Result<(StatusCode, Json<Job>), ApiError> {
     let found = found(state, id, kind).await?;
     match state.jobs.cancel(&found.job).await? {
-        Err(ended) => Err(ApiError::Conflict { field: "id".into(), message: format!("job '{id}' has already ended ({})", ended.as_str()) }),
+        Err(ended) => Err(ApiError::Conflict {
+            field: "id".into(),
+            message: format!("job '{id}' has already ended ({})", ended.as_str()),
+        }),
         Ok(job) => Ok((StatusCode::ACCEPTED, Json(Job { artifacts: state.jobs.artifacts(&job.id), job }))),
     }
 }

@@ -75,13 +75,18 @@ impl HttpMetrics {
         let mut out = String::new();
         out.push_str("# HELP rlsolver_http_requests_total HTTP requests by method, route template and status.\n# TYPE rlsolver_http_requests_total counter\n");
         for ((method, route, status), n) in &c.requests {
-            let _ = writeln!(out, "rlsolver_http_requests_total{{method=\"{method}\",route=\"{route}\",status=\"{status}\"}} {n}");
+            let _ = writeln!(
+                out,
+                "rlsolver_http_requests_total{{method=\"{method}\",route=\"{route}\",status=\"{status}\"}} {n}"
+            );
         }
         out.push_str("# HELP rlsolver_http_request_duration_seconds Request latency by route template.\n# TYPE rlsolver_http_request_duration_seconds histogram\n");
         for (route, h) in &c.latency {
             h.write(&mut out, "rlsolver_http_request_duration_seconds", &format!("route=\"{route}\","));
         }
-        out.push_str("# HELP rlsolver_solver_seconds Solver wall time by problem.\n# TYPE rlsolver_solver_seconds histogram\n");
+        out.push_str(
+            "# HELP rlsolver_solver_seconds Solver wall time by problem.\n# TYPE rlsolver_solver_seconds histogram\n",
+        );
         for (problem, h) in &c.solver {
             h.write(&mut out, "rlsolver_solver_seconds", &format!("problem=\"{problem}\","));
         }
@@ -106,7 +111,8 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
 
 /// Middleware: counts every request under its route template (unmatched: `other`).
 pub async fn record(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let route = request.extensions().get::<MatchedPath>().map_or_else(|| "other".to_string(), |p| p.as_str().to_string());
+    let route =
+        request.extensions().get::<MatchedPath>().map_or_else(|| "other".to_string(), |p| p.as_str().to_string());
     let method = request.method().to_string();
     let started = Instant::now();
     let response = next.run(request).await;

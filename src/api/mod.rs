@@ -17,9 +17,9 @@ pub mod training;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, HeaderValue, Method, Request};
 use axum::Router;
-use tower_http::cors::{AllowOrigin, CorsLayer};
 use state::{AppState, ServerConfig};
 use std::net::SocketAddr;
+use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
@@ -45,12 +45,10 @@ pub fn app(state: AppState) -> Router {
         None => router,
     };
     router
-        .layer(
-            TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
-                let id = request.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
-                tracing::info_span!("request", method = %request.method(), uri = %request.uri(), request_id = %id)
-            }),
-        )
+        .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
+            let id = request.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
+            tracing::info_span!("request", method = %request.method(), uri = %request.uri(), request_id = %id)
+        }))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
         .with_state(state)
@@ -81,7 +79,11 @@ pub async fn serve(listener: tokio::net::TcpListener, config: ServerConfig) -> a
 }
 
 /// Serves until `shutdown` completes (see `serve`).
-pub async fn serve_until(listener: tokio::net::TcpListener, config: ServerConfig, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+pub async fn serve_until(
+    listener: tokio::net::TcpListener,
+    config: ServerConfig,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
     let state = AppState::open(config).await?;
     let addr: SocketAddr = listener.local_addr()?;
     tracing::info!(%addr, "rlsolver listening");

@@ -65,9 +65,18 @@ pub struct PromoteRequest {
 )]
 pub async fn promote(State(state): State<AppState>, body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
     let request: PromoteRequest = jobs::parse_body(body, "promotion")?;
-    let job = state.jobs.store().job(&request.job_id).await?.filter(|j| j.kind == TRAINING).ok_or_else(|| ApiError::not_found("job_id", format!("no training job '{}'", request.job_id)))?;
+    let job = state
+        .jobs
+        .store()
+        .job(&request.job_id)
+        .await?
+        .filter(|j| j.kind == TRAINING)
+        .ok_or_else(|| ApiError::not_found("job_id", format!("no training job '{}'", request.job_id)))?;
     if !matches!(job.state, JobState::Succeeded | JobState::Cancelled) {
-        return Err(ApiError::Conflict { field: "job_id".into(), message: format!("job '{}' is {}; promote a finished job", job.id, job.state.as_str()) });
+        return Err(ApiError::Conflict {
+            field: "job_id".into(),
+            message: format!("job '{}' is {}; promote a finished job", job.id, job.state.as_str()),
+        });
     }
     if job.request["algorithm"].as_str().is_some_and(crate::drl::marl::run::is_multi_agent) {
         return Err(ApiError::Problem(ProblemError::invalid("job_id", "multi-agent policies cannot be promoted yet")));
@@ -76,13 +85,22 @@ pub async fn promote(State(state): State<AppState>, body: Result<Bytes, BytesRej
     let training = serde_json::json!({"job_id": job.id, "request": job.request});
     let metrics = serde_json::json!({"latest_evaluation": job.latest, "result": job.result});
     let (name, models_dir) = (request.name.clone(), state.config.data_dir.join("models"));
-    let promoted = tokio::task::spawn_blocking(move || registry().promote(&run_dir, &models_dir, &name, training, metrics))
-        .await
-        .map_err(|e| ApiError::Internal(anyhow::anyhow!("promotion task failed: {e}")))?;
+    let promoted =
+        tokio::task::spawn_blocking(move || registry().promote(&run_dir, &models_dir, &name, training, metrics))
+            .await
+            .map_err(|e| ApiError::Internal(anyhow::anyhow!("promotion task failed: {e}")))?;
     match promoted {
-        Ok(manifest) => Ok((StatusCode::CREATED, [(header::LOCATION, format!("/v1/models/{}", manifest.name))], Json(manifest)).into_response()),
-        Err(PromoteError::Exists(name)) => Err(ApiError::Conflict { field: "name".into(), message: format!("a model named '{name}' exists") }),
-        Err(PromoteError::Invalid(message)) => Err(ApiError::Problem(ProblemError::invalid(if message.starts_with("name") { "name" } else { "job_id" }, message))),
+        Ok(manifest) => {
+            Ok((StatusCode::CREATED, [(header::LOCATION, format!("/v1/models/{}", manifest.name))], Json(manifest))
+                .into_response())
+        }
+        Err(PromoteError::Exists(name)) => {
+            Err(ApiError::Conflict { field: "name".into(), message: format!("a model named '{name}' exists") })
+        }
+        Err(PromoteError::Invalid(message)) => Err(ApiError::Problem(ProblemError::invalid(
+            if message.starts_with("name") { "name" } else { "job_id" },
+            message,
+        ))),
         Err(PromoteError::Io(error)) => Err(ApiError::Internal(error)),
     }
 }
@@ -92,7 +110,11 @@ pub async fn list() -> Json<ModelList> {
     let r = registry();
     Json(ModelList {
         models: r.manifests(),
-        rejected: r.rejected.iter().map(|(folder, reason)| RejectedModel { folder: folder.clone(), reason: reason.clone() }).collect(),
+        rejected: r
+            .rejected
+            .iter()
+            .map(|(folder, reason)| RejectedModel { folder: folder.clone(), reason: reason.clone() })
+            .collect(),
     })
 }
 
@@ -105,5 +127,8 @@ pub async fn list() -> Json<ModelList> {
     responses((status = 200, description = "The model's manifest", body = Manifest), (status = 404, description = "No such model"))
 )]
 pub async fn one(Path(name): Path<String>) -> Result<Json<Manifest>, ApiError> {
-    registry().get(&name).map(|m| Json(m.manifest.clone())).ok_or_else(|| ApiError::not_found("name", format!("no model named '{name}'")))
+    registry()
+        .get(&name)
+        .map(|m| Json(m.manifest.clone()))
+        .ok_or_else(|| ApiError::not_found("name", format!("no model named '{name}'")))
 }

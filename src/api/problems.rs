@@ -107,8 +107,8 @@ pub async fn solve(
     let mime = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
     let request = match mime.as_str() {
         "application/json" => {
-            let request: SolveRequest =
-                serde_json::from_slice(&body).map_err(|e| ApiError::bad_request("body", format!("invalid JSON: {e}")))?;
+            let request: SolveRequest = serde_json::from_slice(&body)
+                .map_err(|e| ApiError::bad_request("body", format!("invalid JSON: {e}")))?;
             let options = query_options.merged_with(request.options.unwrap_or_default());
             (ParsedBody::Json(request.instance), options)
         }

@@ -58,7 +58,10 @@ pub async fn submit(State(state): State<AppState>, body: Result<Bytes, BytesReje
     (status = 200, body = Vec<Job>),
     (status = 400, description = "bad filter", body = ProblemDetails, content_type = "application/problem+json")
 ))]
-pub async fn list(State(state): State<AppState>, query: Result<Query<ListQuery>, QueryRejection>) -> Result<Json<Vec<Job>>, ApiError> {
+pub async fn list(
+    State(state): State<AppState>,
+    query: Result<Query<ListQuery>, QueryRejection>,
+) -> Result<Json<Vec<Job>>, ApiError> {
     jobs::list(&state, SOLVE, query).await
 }
 
@@ -76,7 +79,10 @@ pub async fn one(State(state): State<AppState>, Path(id): Path<String>) -> Resul
     (status = 200, body = Vec<Object>),
     (status = 404, body = ProblemDetails, content_type = "application/problem+json")
 ))]
-pub async fn incumbents(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<Vec<serde_json::Value>>, ApiError> {
+pub async fn incumbents(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<serde_json::Value>>, ApiError> {
     jobs::curve(&state, &id, SOLVE).await
 }
 
@@ -86,7 +92,10 @@ pub async fn incumbents(State(state): State<AppState>, Path(id): Path<String>) -
     (status = 200, description = "text/event-stream", content_type = "text/event-stream", body = String),
     (status = 404, body = ProblemDetails, content_type = "application/problem+json")
 ))]
-pub async fn events(State(state): State<AppState>, Path(id): Path<String>) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+pub async fn events(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     jobs::events(&state, &id, SOLVE).await
 }
 
@@ -97,6 +106,9 @@ pub async fn events(State(state): State<AppState>, Path(id): Path<String>) -> Re
     (status = 404, body = ProblemDetails, content_type = "application/problem+json"),
     (status = 409, body = ProblemDetails, content_type = "application/problem+json")
 ), security((), ("bearer" = [])))]
-pub async fn cancel(State(state): State<AppState>, Path(id): Path<String>) -> Result<(StatusCode, Json<Job>), ApiError> {
+pub async fn cancel(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<Job>), ApiError> {
     jobs::cancel(&state, &id, SOLVE).await
 }

@@ -52,7 +52,10 @@ pub async fn submit(State(state): State<AppState>, body: Result<Bytes, BytesReje
     (status = 200, body = Vec<Job>),
     (status = 400, description = "bad filter", body = ProblemDetails, content_type = "application/problem+json")
 ))]
-pub async fn list(State(state): State<AppState>, query: Result<Query<ListQuery>, QueryRejection>) -> Result<Json<Vec<Job>>, ApiError> {
+pub async fn list(
+    State(state): State<AppState>,
+    query: Result<Query<ListQuery>, QueryRejection>,
+) -> Result<Json<Vec<Job>>, ApiError> {
     jobs::list(&state, TRAINING, query).await
 }
 
@@ -70,7 +73,10 @@ pub async fn one(State(state): State<AppState>, Path(id): Path<String>) -> Resul
     (status = 200, body = Vec<Object>),
     (status = 404, body = ProblemDetails, content_type = "application/problem+json")
 ))]
-pub async fn metrics(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<Vec<serde_json::Value>>, ApiError> {
+pub async fn metrics(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<serde_json::Value>>, ApiError> {
     jobs::curve(&state, &id, TRAINING).await
 }
 
@@ -80,7 +86,10 @@ pub async fn metrics(State(state): State<AppState>, Path(id): Path<String>) -> R
     (status = 200, description = "text/event-stream", content_type = "text/event-stream", body = String),
     (status = 404, body = ProblemDetails, content_type = "application/problem+json")
 ))]
-pub async fn events(State(state): State<AppState>, Path(id): Path<String>) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+pub async fn events(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     jobs::events(&state, &id, TRAINING).await
 }
 
@@ -92,7 +101,10 @@ pub async fn events(State(state): State<AppState>, Path(id): Path<String>) -> Re
     (status = 404, body = ProblemDetails, content_type = "application/problem+json"),
     (status = 409, body = ProblemDetails, content_type = "application/problem+json")
 ), security((), ("bearer" = [])))]
-pub async fn cancel(State(state): State<AppState>, Path(id): Path<String>) -> Result<(StatusCode, Json<Job>), ApiError> {
+pub async fn cancel(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<Job>), ApiError> {
     jobs::cancel(&state, &id, TRAINING).await
 }
 
@@ -102,13 +114,22 @@ pub async fn cancel(State(state): State<AppState>, Path(id): Path<String>) -> Re
     (status = 200, description = "the file", content_type = "application/octet-stream", body = Vec<u8>),
     (status = 404, body = ProblemDetails, content_type = "application/problem+json")
 ))]
-pub async fn artifact(State(state): State<AppState>, Path((id, name)): Path<(String, String)>) -> Result<Response, ApiError> {
+pub async fn artifact(
+    State(state): State<AppState>,
+    Path((id, name)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
     jobs::found(&state, &id, TRAINING).await?;
     // Only names the folder lists: no paths, no traversal.
     if !state.jobs.artifacts(&id).contains(&name) {
         return Err(ApiError::not_found("name", format!("job '{id}' has no artifact '{name}'")));
     }
     let bytes = tokio::fs::read(state.jobs.run_dir(&id).join(&name)).await.map_err(|e| ApiError::Internal(e.into()))?;
-    let content_type = if name.ends_with(".json") { "application/json" } else if name.ends_with(".jsonl") { "application/jsonl" } else { "application/octet-stream" };
+    let content_type = if name.ends_with(".json") {
+        "application/json"
+    } else if name.ends_with(".jsonl") {
+        "application/jsonl"
+    } else {
+        "application/octet-stream"
+    };
     Ok(([(header::CONTENT_TYPE, content_type)], bytes).into_response())
 }

@@ -2,9 +2,9 @@
 //! m = 50, k-sparse x with N(0, 1) entries, y = A x; success = relative error below 1e-3),
 //! success rates of OMP, ISTA, FISTA and our search per k, with mean seconds per instance.
 
-use crate::problems::cs::{parse_json, BASELINES};
 use crate::problems::cs::lista::ListaPolicy;
 use crate::problems::cs::recovery::{gaussian_instance, least_squares, relative_error, top_k};
+use crate::problems::cs::{parse_json, BASELINES};
 use crate::problems::{Instance, Limits};
 use crate::search::SearchParams;
 use anyhow::Result;
@@ -23,17 +23,29 @@ pub struct CsBenchConfig {
 
 pub fn run_cs(config: &CsBenchConfig) -> Result<String> {
     let mut report = String::new();
-    writeln!(report, "| k |{} search | search s/instance |", BASELINES.iter().map(|b| format!(" {b} |")).collect::<String>())?;
+    writeln!(
+        report,
+        "| k |{} search | search s/instance |",
+        BASELINES.iter().map(|b| format!(" {b} |")).collect::<String>()
+    )?;
     writeln!(report, "|---|{}---|---|", "---|".repeat(BASELINES.len()))?;
     for &k in &config.sparsities {
         let mut successes = vec![0usize; BASELINES.len() + 1];
         let mut seconds = 0.0;
         for i in 0..config.instances {
-            let (a, x, y) = gaussian_instance(config.m, config.n, k, config.seed.wrapping_mul(1_000_003).wrapping_add((k * 10_000 + i) as u64));
+            let (a, x, y) = gaussian_instance(
+                config.m,
+                config.n,
+                k,
+                config.seed.wrapping_mul(1_000_003).wrapping_add((k * 10_000 + i) as u64),
+            );
             let rows: Vec<&[f64]> = a.data.chunks(a.n).collect();
             let instance = parse_json(&json!({"A": rows, "y": y, "sparsity": k}), &Limits::default())?;
-            let params = SearchParams { time_limit_s: config.time_limit_s, seed: config.seed, ..SearchParams::default() };
-            let estimate = |report: crate::problems::SolveReport| -> Vec<f64> { serde_json::from_value(report.solution["x"].clone()).expect("x") };
+            let params =
+                SearchParams { time_limit_s: config.time_limit_s, seed: config.seed, ..SearchParams::default() };
+            let estimate = |report: crate::problems::SolveReport| -> Vec<f64> {
+                serde_json::from_value(report.solution["x"].clone()).expect("x")
+            };
             for (b, name) in BASELINES.iter().enumerate() {
                 let found = match instance.solve_baseline(name, &params) {
                     Ok(report) => estimate(report),
@@ -49,7 +61,12 @@ pub fn run_cs(config: &CsBenchConfig) -> Result<String> {
         }
         let rate = |s: usize| format!(" {:.0}% |", 100.0 * s as f64 / config.instances as f64);
         eprintln!("k = {k}: {successes:?}");
-        writeln!(report, "| {k} |{} {:.3} |", successes.iter().map(|&s| rate(s)).collect::<String>(), seconds / config.instances as f64)?;
+        writeln!(
+            report,
+            "| {k} |{} {:.3} |",
+            successes.iter().map(|&s| rate(s)).collect::<String>(),
+            seconds / config.instances as f64
+        )?;
     }
     Ok(report)
 }

@@ -39,7 +39,13 @@ pub struct ThresholdTask {
 
 /// The two speed tasks; SB3 gets the same hyperparameters in the peer script.
 pub const THRESHOLD_TASKS: &[ThresholdTask] = &[
-    ThresholdTask { algorithm: "ppo_discrete", env_id: "CartPole-v1", threshold: 475.0, budget: 100_000, eval_every: 1_000 },
+    ThresholdTask {
+        algorithm: "ppo_discrete",
+        env_id: "CartPole-v1",
+        threshold: 475.0,
+        budget: 100_000,
+        eval_every: 1_000,
+    },
     ThresholdTask { algorithm: "sac", env_id: "Pendulum-v1", threshold: -200.0, budget: 20_000, eval_every: 1_000 },
 ];
 
@@ -51,9 +57,9 @@ pub fn env_steps_per_second(env_id: &str, b: usize, repeats: usize, seconds: f64
     let actions: Vec<Vec<f32>> = (0..16)
         .map(|_| match env.action_space() {
             ActionSpace::Discrete { n } => (0..b).map(|_| rng.gen_range(0..n) as f32).collect(),
-            ActionSpace::Continuous { low, high } => {
-                (0..b).flat_map(|_| low.iter().zip(&high).map(|(l, h)| rng.gen_range(*l..=*h)).collect::<Vec<_>>()).collect()
-            }
+            ActionSpace::Continuous { low, high } => (0..b)
+                .flat_map(|_| low.iter().zip(&high).map(|(l, h)| rng.gen_range(*l..=*h)).collect::<Vec<_>>())
+                .collect(),
         })
         .collect();
     env.reset(0);
@@ -96,7 +102,10 @@ fn our_threshold_runs(task: &ThresholdTask, seeds: &[u64]) -> Result<Vec<Option<
                 ..TrainConfig::new(task.algorithm, task.env_id, task.budget, seed)
             };
             let outcome = train(&config)?;
-            eprintln!("ours {} {} seed {seed}: {:?} in {:.1} s", task.algorithm, task.env_id, outcome.reached_target_at, outcome.train_s);
+            eprintln!(
+                "ours {} {} seed {seed}: {:?} in {:.1} s",
+                task.algorithm, task.env_id, outcome.reached_target_at, outcome.train_s
+            );
             Ok(outcome.reached_target_at.map(|steps| (outcome.train_s, steps)))
         })
         .collect()
@@ -154,16 +163,24 @@ pub fn run_drl(config: &DrlBenchConfig) -> Result<String> {
         None => None,
     };
     let mut report = String::new();
-    writeln!(report, "Env throughput (uniformly random actions, median of {} x {} s):\n", config.repeats, config.seconds_per_repeat)?;
+    writeln!(
+        report,
+        "Env throughput (uniformly random actions, median of {} x {} s):\n",
+        config.repeats, config.seconds_per_repeat
+    )?;
     writeln!(report, "| env | B | ours steps/s | gymnasium steps/s (same B) | ratio | gymnasium single env steps/s | ratio to single env |")?;
     writeln!(report, "|---|---|---|---|---|---|---|")?;
     for env_id in ENV_IDS {
         for &b in &config.batch_sizes {
             let ours = env_steps_per_second(env_id, b, config.repeats, config.seconds_per_repeat)?;
             let peer_rate = |batch: usize| {
-                peer.as_ref().and_then(|p| p.env_throughput.iter().find(|t| t.env == *env_id && t.batch == batch).map(|t| t.steps_per_s))
+                peer.as_ref().and_then(|p| {
+                    p.env_throughput.iter().find(|t| t.env == *env_id && t.batch == batch).map(|t| t.steps_per_s)
+                })
             };
-            let cell = |rate: Option<f64>| rate.map_or(("-".to_string(), "-".to_string()), |r| (format!("{r:.0}"), format!("{:.1}x", ours / r)));
+            let cell = |rate: Option<f64>| {
+                rate.map_or(("-".to_string(), "-".to_string()), |r| (format!("{r:.0}"), format!("{:.1}x", ours / r)))
+            };
             let (same, same_ratio) = cell(peer_rate(b));
             let (single, single_ratio) = cell(peer_rate(1));
             writeln!(report, "| {env_id} | {b} | {ours:.0} | {same} | {same_ratio} | {single} | {single_ratio} |")?;
@@ -188,7 +205,11 @@ pub fn run_drl(config: &DrlBenchConfig) -> Result<String> {
             (Some(a), Some(b)) => format!("{:.1}x", b / a),
             _ => "-".into(),
         };
-        writeln!(report, "| {} | {} | {} | {ours} | {theirs} | {ratio} |", task.algorithm, task.env_id, task.threshold)?;
+        writeln!(
+            report,
+            "| {} | {} | {} | {ours} | {theirs} | {ratio} |",
+            task.algorithm, task.env_id, task.threshold
+        )?;
     }
     if let Some(p) = &peer {
         writeln!(report, "\nPeer versions: {}", p.versions)?;

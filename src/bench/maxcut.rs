@@ -55,14 +55,23 @@ pub fn run_maxcut(config: &BenchConfig) -> Result<String> {
     anyhow::ensure!(!files.is_empty(), "no .txt instances in {}", config.instances.display());
     let baseline_limit = config.time_limits_s.iter().copied().fold(f64::INFINITY, f64::min);
     let mut report = String::new();
-    writeln!(report, "| graph | n | m | best known |{} time to best at the longest limit (s) | chains | device |{}",
+    writeln!(
+        report,
+        "| graph | n | m | best known |{} time to best at the longest limit (s) | chains | device |{}",
         config.time_limits_s.iter().map(|t| format!(" ours {t} s |")).collect::<String>(),
-        BASELINES.iter().map(|b| format!(" {b} {baseline_limit} s |")).collect::<String>())?;
-    writeln!(report, "|---|---|---|---|{}---|---|---|{}", "---|".repeat(config.time_limits_s.len()), "---|".repeat(BASELINES.len()))?;
+        BASELINES.iter().map(|b| format!(" {b} {baseline_limit} s |")).collect::<String>()
+    )?;
+    writeln!(
+        report,
+        "|---|---|---|---|{}---|---|---|{}",
+        "---|".repeat(config.time_limits_s.len()),
+        "---|".repeat(BASELINES.len())
+    )?;
     for file in files {
         let name = file.file_stem().unwrap_or_default().to_string_lossy().to_string();
         let text = std::fs::read_to_string(&file)?;
-        let graph: MaxCutInstance = parse_gset(&text, &Limits::default()).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        let graph: MaxCutInstance =
+            parse_gset(&text, &Limits::default()).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
         let best = known.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
         let mut row = format!(
             "| {name} | {} | {} | {} |",

@@ -19,18 +19,30 @@ pub struct MimoBenchConfig {
 }
 
 fn load(config: &MimoBenchConfig, power: f64) -> Result<Vec<MimoInstance>> {
-    let data: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&config.channels).with_context(|| format!("{}", config.channels.display()))?)?;
+    let data: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(&config.channels).with_context(|| format!("{}", config.channels.display()))?,
+    )?;
     let noise = data["noise_power"].as_f64().unwrap_or(1.0);
     let samples = data["samples"].as_array().context("samples")?;
     samples
         .iter()
-        .map(|s| Ok(parse_json(&json!({"channel": {"re": s["re"], "im": s["im"]}, "power": power, "noise": noise}), &Limits::default())?))
+        .map(|s| {
+            Ok(parse_json(
+                &json!({"channel": {"re": s["re"], "im": s["im"]}, "power": power, "noise": noise}),
+                &Limits::default(),
+            )?)
+        })
         .collect()
 }
 
 pub fn run_mimo(config: &MimoBenchConfig) -> Result<String> {
     let mut report = String::new();
-    writeln!(report, "| P | channels |{} search ({} s/channel) | search - wmmse | search s/channel (mean) |", BASELINES.iter().map(|b| format!(" {b} |")).collect::<String>(), config.time_limit_s)?;
+    writeln!(
+        report,
+        "| P | channels |{} search ({} s/channel) | search - wmmse | search s/channel (mean) |",
+        BASELINES.iter().map(|b| format!(" {b} |")).collect::<String>(),
+        config.time_limit_s
+    )?;
     writeln!(report, "|---|---|{}---|---|---|", "---|".repeat(BASELINES.len()))?;
     for &power in &config.powers {
         let instances = load(config, power)?;
@@ -64,7 +76,11 @@ pub fn run_mimo(config: &MimoBenchConfig) -> Result<String> {
 
 /// Mean sum rates of the policy, RZF and WMMSE on `count` fresh CN(0, 1) channels of the
 /// policy's size (seeded), and the policy's inference time for a batch of 100 channels.
-pub fn validate_policy(policy: &crate::problems::mimo::policy::MimoPolicy, count: usize, seed: u64) -> serde_json::Value {
+pub fn validate_policy(
+    policy: &crate::problems::mimo::policy::MimoPolicy,
+    count: usize,
+    seed: u64,
+) -> serde_json::Value {
     use crate::problems::mimo::beamforming::{mmse, sum_rate, wmmse};
     use crate::problems::mimo::policy::rayleigh_channels;
     use rand::SeedableRng;
@@ -76,7 +92,8 @@ pub fn validate_policy(policy: &crate::problems::mimo::policy::MimoPolicy, count
         let hi = h.get(i);
         let start = mmse(&hi, c.power, c.noise);
         rzf += sum_rate(&hi, &start, c.noise).double_value(&[0]);
-        wm += sum_rate(&hi, &wmmse(&hi, c.power, c.noise, &start, crate::problems::mimo::WMMSE_ITERATIONS), c.noise).double_value(&[0]);
+        wm += sum_rate(&hi, &wmmse(&hi, c.power, c.noise, &start, crate::problems::mimo::WMMSE_ITERATIONS), c.noise)
+            .double_value(&[0]);
     }
     let batch = h.narrow(0, 0, 100.min(count as i64));
     let timer = std::time::Instant::now();

@@ -106,7 +106,13 @@ impl ReplayBuffer {
     }
 
     /// A buffer of transitions carrying `reward_width` rewards each (sampled as [B, width]).
-    pub fn with_reward_width(capacity: usize, obs_dim: usize, action_width: usize, reward_width: usize, prioritized: Option<PrioritizedConfig>) -> Self {
+    pub fn with_reward_width(
+        capacity: usize,
+        obs_dim: usize,
+        action_width: usize,
+        reward_width: usize,
+        prioritized: Option<PrioritizedConfig>,
+    ) -> Self {
         ReplayBuffer {
             capacity,
             obs_dim,
@@ -162,9 +168,8 @@ impl ReplayBuffer {
                 let beta = config.beta_start + (1.0 - config.beta_start) * progress;
                 let total = tree.total();
                 let segment = total / size as f64;
-                let indices: Vec<usize> = (0..size)
-                    .map(|k| tree.find(segment * (k as f64 + rng.gen::<f64>())).min(self.len - 1))
-                    .collect();
+                let indices: Vec<usize> =
+                    (0..size).map(|k| tree.find(segment * (k as f64 + rng.gen::<f64>())).min(self.len - 1)).collect();
                 // w_i = (N P(i))^-beta / max_j w_j
                 let raw: Vec<f64> =
                     indices.iter().map(|&i| (self.len as f64 * tree.get(i) / total).max(1e-12).powf(-beta)).collect();
@@ -234,7 +239,10 @@ mod tests {
         let hits = batch.indices.iter().filter(|&&i| i == 3).count();
         assert!(hits > 40, "slot 3 drawn {hits}/64 times");
         let weights: Vec<f32> = batch.weights.try_into().unwrap();
-        let (w3, w_other) = (weights[batch.indices.iter().position(|&i| i == 3).unwrap()], weights[batch.indices.iter().position(|&i| i != 3).unwrap()]);
+        let (w3, w_other) = (
+            weights[batch.indices.iter().position(|&i| i == 3).unwrap()],
+            weights[batch.indices.iter().position(|&i| i != 3).unwrap()],
+        );
         assert!(w3 < w_other, "importance weight of the frequent slot {w3} vs {w_other}");
     }
 }

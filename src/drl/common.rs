@@ -102,7 +102,9 @@ impl RunningNorm {
         batch
             .iter()
             .enumerate()
-            .map(|(k, &x)| ((f64::from(x) - self.mean[k % dim]) / (self.var[k % dim] + 1e-8).sqrt()).clamp(-10.0, 10.0) as f32)
+            .map(|(k, &x)| {
+                ((f64::from(x) - self.mean[k % dim]) / (self.var[k % dim] + 1e-8).sqrt()).clamp(-10.0, 10.0) as f32
+            })
             .collect()
     }
 }
@@ -114,7 +116,16 @@ mod tests {
     #[test]
     fn gae_with_lambda_one_is_the_discounted_return_minus_value_and_stops_at_termination() {
         // One env, three steps, terminated at the last.
-        let (adv, ret) = gae(&[1.0, 1.0, 1.0], &[0.5, 0.5, 0.5], &[0.5, 0.5, 9.0], &[false, false, true], &[false, false, true], 1, 0.9, 1.0);
+        let (adv, ret) = gae(
+            &[1.0, 1.0, 1.0],
+            &[0.5, 0.5, 0.5],
+            &[0.5, 0.5, 9.0],
+            &[false, false, true],
+            &[false, false, true],
+            1,
+            0.9,
+            1.0,
+        );
         let expected_return = [1.0 + 0.9 + 0.81, 1.0 + 0.9, 1.0];
         for t in 0..3 {
             assert!((ret[t] - expected_return[t]).abs() < 1e-5, "t={t}: {ret:?}");
@@ -134,7 +145,8 @@ mod tests {
         norm.update(&[1.0, 10.0, 3.0, -10.0, 5.0, 30.0]);
         let batch = [2.0f32, 0.0, 100.0, -100.0];
         let expected = norm.normalize(&batch);
-        let got: Vec<f32> = norm.normalize_tensor(&Tensor::from_slice(&batch).view([2, 2])).flatten(0, -1).try_into().unwrap();
+        let got: Vec<f32> =
+            norm.normalize_tensor(&Tensor::from_slice(&batch).view([2, 2])).flatten(0, -1).try_into().unwrap();
         for (a, b) in expected.iter().zip(&got) {
             assert!((a - b).abs() < 1e-5, "{expected:?} vs {got:?}");
         }

@@ -3,8 +3,8 @@
 //! deterministic, tanh-squashed Gaussian (SAC) and state-independent Gaussian (PPO) actors;
 //! categorical actors; value nets.
 
-use tch::nn::{self, Module};
 use serde::{Deserialize, Serialize};
+use tch::nn::{self, Module};
 use tch::{Kind, Tensor};
 
 /// How a network's linear layers start.
@@ -52,7 +52,13 @@ pub enum Activation {
 }
 
 /// `input -> hidden...` with the activation after every layer; returns the stack and its width.
-pub fn hidden_stack(path: &nn::Path, input: i64, hidden: &[i64], init: LayerInit, activation: Activation) -> (nn::Sequential, i64) {
+pub fn hidden_stack(
+    path: &nn::Path,
+    input: i64,
+    hidden: &[i64],
+    init: LayerInit,
+    activation: Activation,
+) -> (nn::Sequential, i64) {
     let mut net = nn::seq();
     let mut width = input;
     for (i, &h) in hidden.iter().enumerate() {
@@ -66,7 +72,14 @@ pub fn hidden_stack(path: &nn::Path, input: i64, hidden: &[i64], init: LayerInit
     (net, width)
 }
 
-pub fn mlp_with(path: &nn::Path, input: i64, hidden: &[i64], output: i64, init: LayerInit, activation: Activation) -> nn::Sequential {
+pub fn mlp_with(
+    path: &nn::Path,
+    input: i64,
+    hidden: &[i64],
+    output: i64,
+    init: LayerInit,
+    activation: Activation,
+) -> nn::Sequential {
     let (net, width) = hidden_stack(path, input, hidden, init, activation);
     net.add(linear(path / "out", width, output, init, init.output_gain()))
 }
@@ -133,7 +146,10 @@ impl CriticEnsemble {
             .map(|(i, w)| {
                 let bound = 1.0 / (w[0] as f64).sqrt();
                 let uniform = nn::Init::Uniform { lo: -bound, up: bound };
-                (path.var(&format!("layer{i}_weight"), &[n, w[0], w[1]], uniform), path.var(&format!("layer{i}_bias"), &[n, 1, w[1]], uniform))
+                (
+                    path.var(&format!("layer{i}_weight"), &[n, w[0], w[1]], uniform),
+                    path.var(&format!("layer{i}_bias"), &[n, 1, w[1]], uniform),
+                )
             })
             .collect();
         CriticEnsemble { layers, count }
@@ -371,7 +387,14 @@ pub struct CategoricalActor {
 }
 
 impl CategoricalActor {
-    pub fn new(path: &nn::Path, obs_dim: i64, actions: i64, hidden: &[i64], init: LayerInit, activation: Activation) -> Self {
+    pub fn new(
+        path: &nn::Path,
+        obs_dim: i64,
+        actions: i64,
+        hidden: &[i64],
+        init: LayerInit,
+        activation: Activation,
+    ) -> Self {
         CategoricalActor { logits: mlp_with(path, obs_dim, hidden, actions, init, activation) }
     }
 
@@ -394,7 +417,13 @@ impl CategoricalActor {
 
 /// V(s).
 /// V(s); under orthogonal init its output layer has gain 1 whatever the actor's.
-pub fn value_net(path: &nn::Path, obs_dim: i64, hidden: &[i64], init: LayerInit, activation: Activation) -> nn::Sequential {
+pub fn value_net(
+    path: &nn::Path,
+    obs_dim: i64,
+    hidden: &[i64],
+    init: LayerInit,
+    activation: Activation,
+) -> nn::Sequential {
     let init = match init {
         LayerInit::Orthogonal { .. } => LayerInit::Orthogonal { output_gain: 1.0 },
         LayerInit::Torch => LayerInit::Torch,

@@ -10,8 +10,8 @@ use super::agents::{Agent, Metrics, OffPolicyAgent, OnPolicyAgent, Rollout};
 use super::buffer::{PrioritizedConfig, ReplayBuffer};
 use super::common::{gae, RunningNorm};
 use super::env::{self, ActionSpace, VecEnv};
-use super::hterm::{h_term_loss, HTermBuffer, HTermConfig};
 use super::hooks::RunHooks;
+use super::hterm::{h_term_loss, HTermBuffer, HTermConfig};
 use anyhow::{bail, Context, Result};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -194,7 +194,10 @@ pub struct TrainOutcome {
 }
 
 /// The algorithm's default hyperparameters with `overrides` applied, as the config type `T`.
-pub(crate) fn merged<T: serde::de::DeserializeOwned>(mut value: serde_json::Value, overrides: &serde_json::Value) -> Result<T> {
+pub(crate) fn merged<T: serde::de::DeserializeOwned>(
+    mut value: serde_json::Value,
+    overrides: &serde_json::Value,
+) -> Result<T> {
     if let (Some(target), Some(patch)) = (value.as_object_mut(), overrides.as_object()) {
         for (k, v) in patch {
             if !target.contains_key(k) {
@@ -279,7 +282,13 @@ fn to_vec(t: &Tensor) -> Vec<f32> {
 }
 
 /// Mean and std of `episodes` deterministic episodes (one per env of a fresh batch).
-pub fn evaluate(env_id: &str, episodes: usize, seed: u64, device: Device, act: &mut dyn FnMut(&Tensor) -> Tensor) -> (f64, f64) {
+pub fn evaluate(
+    env_id: &str,
+    episodes: usize,
+    seed: u64,
+    device: Device,
+    act: &mut dyn FnMut(&Tensor) -> Tensor,
+) -> (f64, f64) {
     let mut env = env::make(env_id, episodes).expect("known env");
     let dim = env.observation_dim();
     let mut obs = env.reset(seed);
@@ -310,7 +319,11 @@ struct EpisodeRecorder {
 
 impl EpisodeRecorder {
     fn new(envs: usize) -> Self {
-        EpisodeRecorder { obs: vec![Vec::new(); envs], actions: vec![Vec::new(); envs], rewards: vec![Vec::new(); envs] }
+        EpisodeRecorder {
+            obs: vec![Vec::new(); envs],
+            actions: vec![Vec::new(); envs],
+            rewards: vec![Vec::new(); envs],
+        }
     }
 
     fn record(&mut self, i: usize, obs: &[f32], action: &[f32], reward: f32, done: bool, buffer: &mut HTermBuffer) {
@@ -345,9 +358,9 @@ fn h_term_step(
 fn random_actions(space: &ActionSpace, count: usize, rng: &mut ChaCha8Rng) -> Vec<f32> {
     match space {
         ActionSpace::Discrete { n } => (0..count).map(|_| rng.gen_range(0..*n) as f32).collect(),
-        ActionSpace::Continuous { low, high } => {
-            (0..count).flat_map(|_| low.iter().zip(high).map(|(l, h)| rng.gen_range(*l..=*h)).collect::<Vec<_>>()).collect()
-        }
+        ActionSpace::Continuous { low, high } => (0..count)
+            .flat_map(|_| low.iter().zip(high).map(|(l, h)| rng.gen_range(*l..=*h)).collect::<Vec<_>>())
+            .collect(),
     }
 }
 
@@ -448,7 +461,9 @@ pub fn train(config: &TrainConfig) -> Result<TrainOutcome> {
     let (mut start, mut evaluations) = (Progress::default(), Vec::new());
     let file = match &config.out_dir {
         Some(dir) if config.resume => {
-            start = serde_json::from_str(&std::fs::read_to_string(dir.join(PROGRESS_FILE)).context("resume: progress.json")?)?;
+            start = serde_json::from_str(
+                &std::fs::read_to_string(dir.join(PROGRESS_FILE)).context("resume: progress.json")?,
+            )?;
             load_weights(&mut agent, dir)?;
             let metrics = std::fs::read_to_string(dir.join("metrics.jsonl")).unwrap_or_default();
             evaluations = metrics.lines().map(serde_json::from_str).collect::<Result<Vec<Evaluation>, _>>()?;
@@ -467,15 +482,23 @@ pub fn train(config: &TrainConfig) -> Result<TrainOutcome> {
         )?),
         None => None,
     };
-    let mut logger = Logger { file, start: Instant::now(), evaluating_s: 0.0, evaluations, out_dir: config.out_dir.clone() };
+    let mut logger =
+        Logger { file, start: Instant::now(), evaluating_s: 0.0, evaluations, out_dir: config.out_dir.clone() };
     let mut reached = start.reached_target_at;
     let steps = if reached.is_some() {
         start.step
     } else {
         match (&mut agent, schedule) {
-            (Agent::OffPolicy(agent), Some(schedule)) => {
-                train_off_policy(config, env.as_mut(), agent.as_mut(), &schedule, &mut rng, &mut logger, &start, &mut reached)?
-            }
+            (Agent::OffPolicy(agent), Some(schedule)) => train_off_policy(
+                config,
+                env.as_mut(),
+                agent.as_mut(),
+                &schedule,
+                &mut rng,
+                &mut logger,
+                &start,
+                &mut reached,
+            )?,
             (Agent::OnPolicy(agent), None) => {
                 train_on_policy(config, env.as_mut(), agent.as_mut(), &mut logger, &start, &mut reached)?
             }
@@ -496,7 +519,8 @@ pub fn train(config: &TrainConfig) -> Result<TrainOutcome> {
 /// Rebuilds the agent a `train --out DIR` run saved and loads its weights; returns it with
 /// the env id.
 pub fn load_checkpoint(dir: &std::path::Path, device: Device) -> Result<(Agent, String)> {
-    let saved: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).context("config.json")?)?;
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).context("config.json")?)?;
     let text = |k: &str| saved[k].as_str().map(str::to_string).with_context(|| format!("config.json lacks {k}"));
     let config = TrainConfig {
         device,
@@ -536,7 +560,13 @@ pub fn evaluate_agent(agent: &mut Agent, env_id: &str, episodes: usize, seed: u6
     }
 }
 
-fn evaluate_on_policy(agent: &mut dyn OnPolicyAgent, env_id: &str, episodes: usize, seed: u64, device: Device) -> (f64, f64) {
+fn evaluate_on_policy(
+    agent: &mut dyn OnPolicyAgent,
+    env_id: &str,
+    episodes: usize,
+    seed: u64,
+    device: Device,
+) -> (f64, f64) {
     let norm = agent.observation_normalizer().cloned();
     evaluate(env_id, episodes, seed, device, &mut |o| {
         let input = norm.as_ref().map_or_else(|| o.shallow_clone(), |n| n.normalize_tensor(o));
@@ -599,7 +629,8 @@ fn train_off_policy(
 ) -> Result<usize> {
     let (dim, space, b) = (env.observation_dim(), env.action_space(), env.num_envs());
     let width = space.width();
-    let prioritized = config.prioritized.then(|| PrioritizedConfig { beta_steps: config.total_steps, ..Default::default() });
+    let prioritized =
+        config.prioritized.then(|| PrioritizedConfig { beta_steps: config.total_steps, ..Default::default() });
     let mut buffer = ReplayBuffer::new(schedule.buffer_size, dim, width, prioritized);
     let mut h_buffer = HTermBuffer::new(HTermConfig { lambda: config.h_term_lambda, ..Default::default() }, dim, width);
     let mut recorder = EpisodeRecorder::new(b);
@@ -617,9 +648,26 @@ fn train_off_policy(
         let result = env.step(&actions);
         for i in 0..b {
             let done = result.terminated[i] || result.truncated[i];
-            let next = if done { &result.final_observations[i * dim..(i + 1) * dim] } else { &result.observations[i * dim..(i + 1) * dim] };
-            buffer.push(&obs[i * dim..(i + 1) * dim], &actions[i * width..(i + 1) * width], result.rewards[i], next, result.terminated[i]);
-            recorder.record(i, &obs[i * dim..(i + 1) * dim], &actions[i * width..(i + 1) * width], result.rewards[i], done, &mut h_buffer);
+            let next = if done {
+                &result.final_observations[i * dim..(i + 1) * dim]
+            } else {
+                &result.observations[i * dim..(i + 1) * dim]
+            };
+            buffer.push(
+                &obs[i * dim..(i + 1) * dim],
+                &actions[i * width..(i + 1) * width],
+                result.rewards[i],
+                next,
+                result.terminated[i],
+            );
+            recorder.record(
+                i,
+                &obs[i * dim..(i + 1) * dim],
+                &actions[i * width..(i + 1) * width],
+                result.rewards[i],
+                done,
+                &mut h_buffer,
+            );
             episodes += usize::from(done);
         }
         obs = result.observations;
@@ -637,7 +685,8 @@ fn train_off_policy(
         }
         if step >= next_eval || step >= config.total_steps {
             next_eval += config.eval_every;
-            let mut run_episodes = |n, seed| evaluate(&config.env_id, n, seed, config.device, &mut |o| agent.act(o, false));
+            let mut run_episodes =
+                |n, seed| evaluate(&config.env_id, n, seed, config.device, &mut |o| agent.act(o, false));
             let done = logger.evaluate(config, step, episodes, &losses, &mut run_episodes)?;
             if done {
                 *reached = Some(step);
@@ -673,7 +722,8 @@ fn train_on_policy(
     while step < config.total_steps && !config.hooks.cancelled() {
         config.hooks.progress(step);
         let horizon = agent.rollout_steps();
-        let (mut all_obs, mut all_actions, mut all_log_probs, mut all_values) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut all_obs, mut all_actions, mut all_log_probs, mut all_values) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let (mut rewards, mut next_values, mut terminated, mut done) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for _ in 0..horizon {
             let input = on_policy_input(agent, &obs, dim, device, true);
@@ -685,10 +735,18 @@ fn train_on_policy(
             for i in 0..b {
                 let done = result.terminated[i] || result.truncated[i];
                 if done {
-                    true_next[i * dim..(i + 1) * dim].copy_from_slice(&result.final_observations[i * dim..(i + 1) * dim]);
+                    true_next[i * dim..(i + 1) * dim]
+                        .copy_from_slice(&result.final_observations[i * dim..(i + 1) * dim]);
                     episodes += 1;
                 }
-                recorder.record(i, &obs[i * dim..(i + 1) * dim], &action_vec[i * width..(i + 1) * width], result.rewards[i], done, &mut h_buffer);
+                recorder.record(
+                    i,
+                    &obs[i * dim..(i + 1) * dim],
+                    &action_vec[i * width..(i + 1) * width],
+                    result.rewards[i],
+                    done,
+                    &mut h_buffer,
+                );
             }
             let next_input = on_policy_input(agent, &true_next, dim, device, false);
             next_values.extend(to_vec(&agent.value(&next_input)));

@@ -9,18 +9,18 @@ pub mod solve;
 pub mod training;
 
 use crate::drl::hooks::RunHooks;
+use crate::problems::Limits;
+use crate::search::hooks::SearchHooks;
 use crate::store::{JobRecord, JobState, Store};
 use anyhow::Result;
 use serde::Serialize;
+use solve::SolveJobRequest;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, mpsc};
-use crate::problems::Limits;
-use crate::search::hooks::SearchHooks;
-use solve::SolveJobRequest;
 use training::TrainingRequest;
 
 pub const TRAINING: &str = "training";
@@ -78,7 +78,15 @@ impl JobManager {
     /// Starts the worker pool and re-queues the jobs a previous server left unfinished.
     pub async fn start(store: Store, data_dir: &Path, config: JobsConfig, limits: Limits) -> Result<Arc<JobManager>> {
         let (queue, receiver) = mpsc::unbounded_channel();
-        let manager = Arc::new(JobManager { store, data_dir: data_dir.to_path_buf(), config, limits, queue, waiting: Mutex::new(HashSet::new()), live: Mutex::new(HashMap::new()) });
+        let manager = Arc::new(JobManager {
+            store,
+            data_dir: data_dir.to_path_buf(),
+            config,
+            limits,
+            queue,
+            waiting: Mutex::new(HashSet::new()),
+            live: Mutex::new(HashMap::new()),
+        });
         let receiver = Arc::new(tokio::sync::Mutex::new(receiver));
         for _ in 0..manager.config.workers.max(1) {
             let (manager, receiver) = (manager.clone(), receiver.clone());
@@ -120,7 +128,11 @@ impl JobManager {
     }
 
     fn enqueue(&self, id: &str) {
-        self.live.lock().expect("live jobs").entry(id.to_string()).or_insert_with(|| Live { cancel: Arc::new(AtomicBool::new(false)), events: broadcast::channel(256).0 });
+        self.live
+            .lock()
+            .expect("live jobs")
+            .entry(id.to_string())
+            .or_insert_with(|| Live { cancel: Arc::new(AtomicBool::new(false)), events: broadcast::channel(256).0 });
         self.waiting.lock().expect("waiting jobs").insert(id.to_string());
         let _ = self.queue.send(id.to_string());
     }
@@ -175,21 +187,22 @@ impl JobManager {
             return Ok(());
         }
         let cancel = self.live.lock().expect("live jobs").get(id).map(|l| l.cancel.clone()).unwrap_or_default();
-        let (resume, work): (bool, Box<dyn FnOnce() -> Result<(serde_json::Value, bool)> + Send>) = match job.kind.as_str() {
-            SOLVE => {
-                let request: SolveJobRequest = serde_json::from_value(job.request.clone())?;
-                let (hooks, limits) = (self.search_hooks(id, cancel), self.limits.clone());
-                (false, Box::new(move || request.run(&limits, hooks)))
-            }
-            _ => {
-                let request: TrainingRequest = serde_json::from_value(job.request.clone())?;
-                let run_dir = self.run_dir(id);
-                // Single-agent runs continue from their last checkpoint; others start over.
-                let resume = !request.is_multi_agent() && run_dir.join(crate::drl::run::PROGRESS_FILE).exists();
-                let hooks = self.run_hooks(id, cancel);
-                (resume, Box::new(move || request.run(&run_dir, resume, hooks)))
-            }
-        };
+        let (resume, work): (bool, Box<dyn FnOnce() -> Result<(serde_json::Value, bool)> + Send>) =
+            match job.kind.as_str() {
+                SOLVE => {
+                    let request: SolveJobRequest = serde_json::from_value(job.request.clone())?;
+                    let (hooks, limits) = (self.search_hooks(id, cancel), self.limits.clone());
+                    (false, Box::new(move || request.run(&limits, hooks)))
+                }
+                _ => {
+                    let request: TrainingRequest = serde_json::from_value(job.request.clone())?;
+                    let run_dir = self.run_dir(id);
+                    // Single-agent runs continue from their last checkpoint; others start over.
+                    let resume = !request.is_multi_agent() && run_dir.join(crate::drl::run::PROGRESS_FILE).exists();
+                    let hooks = self.run_hooks(id, cancel);
+                    (resume, Box::new(move || request.run(&run_dir, resume, hooks)))
+                }
+            };
         if !resume {
             self.store.clear_metrics(id).await?;
         }
@@ -258,7 +271,14 @@ impl JobManager {
     /// Names of the files a job's folder holds (what `artifacts/{name}` serves).
     pub fn artifacts(&self, id: &str) -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(self.run_dir(id))
-            .map(|entries| entries.filter_map(|e| e.ok()).filter(|e| e.path().is_file()).filter_map(|e| e.file_name().into_string().ok()).filter(|n| !n.ends_with(".tmp")).collect())
+            .map(|entries| {
+                entries
+                    .filter_map(|e| e.ok())
+                    .filter(|e| e.path().is_file())
+                    .filter_map(|e| e.file_name().into_string().ok())
+                    .filter(|n| !n.ends_with(".tmp"))
+                    .collect()
+            })
             .unwrap_or_default();
         names.sort();
         names

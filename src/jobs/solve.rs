@@ -21,13 +21,21 @@ pub struct SolveJobRequest {
 impl SolveJobRequest {
     /// Loads and checks everything a solve checks; the error names the field.
     pub fn prepare(&self, limits: &Limits) -> Result<PreparedSolve, ProblemError> {
-        let problem = problems::find(&self.problem).map_err(|_| ProblemError::invalid("problem", format!("unknown problem '{}' (GET /v1/problems)", self.problem)))?;
+        let problem = problems::find(&self.problem).map_err(|_| {
+            ProblemError::invalid("problem", format!("unknown problem '{}' (GET /v1/problems)", self.problem))
+        })?;
         let options = self.options.clone().unwrap_or_default();
         problems::prepare(problem, ProblemInput::Json(&self.instance), &options, limits, |_| {}).map_err(|e| match e {
             // Instance fields are nested under `instance` in this request.
-            ProblemError::Invalid { field, message } if !is_option(&field) => ProblemError::Invalid { field: format!("instance.{field}"), message },
-            ProblemError::TooLarge { field, message } => ProblemError::TooLarge { field: format!("instance.{field}"), message },
-            ProblemError::Invalid { field, message } => ProblemError::Invalid { field: format!("options.{field}"), message },
+            ProblemError::Invalid { field, message } if !is_option(&field) => {
+                ProblemError::Invalid { field: format!("instance.{field}"), message }
+            }
+            ProblemError::TooLarge { field, message } => {
+                ProblemError::TooLarge { field: format!("instance.{field}"), message }
+            }
+            ProblemError::Invalid { field, message } => {
+                ProblemError::Invalid { field: format!("options.{field}"), message }
+            }
             other => other,
         })
     }

@@ -48,10 +48,24 @@ pub struct EnvInfo {
 /// The range rule every numeric hyperparameter follows: finite; learning rates, widths, counts
 /// and intervals > 0; discounts and probabilities in [0, 1].
 fn range_of(name: &str, default: &serde_json::Value) -> serde_json::Value {
-    let unit = ["gamma", "gae_lambda", "td_lambda", "tau", "epsilon_start", "epsilon_end", "alpha", "beta", "clip_range", "policy_noise", "noise_clip"];
+    let unit = [
+        "gamma",
+        "gae_lambda",
+        "td_lambda",
+        "tau",
+        "epsilon_start",
+        "epsilon_end",
+        "alpha",
+        "beta",
+        "clip_range",
+        "policy_noise",
+        "noise_clip",
+    ];
     match default {
         serde_json::Value::Number(_) if unit.iter().any(|u| name == *u) => json!({"minimum": 0.0, "maximum": 1.0}),
-        serde_json::Value::Number(n) if n.is_u64() || n.as_f64().is_some_and(|v| v > 0.0) => json!({"exclusiveMinimum": 0}),
+        serde_json::Value::Number(n) if n.is_u64() || n.as_f64().is_some_and(|v| v > 0.0) => {
+            json!({"exclusiveMinimum": 0})
+        }
         serde_json::Value::Number(_) => json!({"type": "number"}),
         serde_json::Value::Bool(_) => json!({"type": "boolean"}),
         serde_json::Value::Array(_) => json!({"type": "array", "items": {"exclusiveMinimum": 0}}),
@@ -61,7 +75,12 @@ fn range_of(name: &str, default: &serde_json::Value) -> serde_json::Value {
 }
 
 fn ranges(hyperparameters: &serde_json::Value) -> serde_json::Value {
-    serde_json::Value::Object(hyperparameters.as_object().map(|o| o.iter().map(|(k, v)| (k.clone(), range_of(k, v))).collect()).unwrap_or_default())
+    serde_json::Value::Object(
+        hyperparameters
+            .as_object()
+            .map(|o| o.iter().map(|(k, v)| (k.clone(), range_of(k, v))).collect())
+            .unwrap_or_default(),
+    )
 }
 
 pub fn algorithms() -> Vec<AlgorithmInfo> {
@@ -168,7 +187,14 @@ impl Default for TrainingLimits {
 
 fn same_json_type(a: &serde_json::Value, b: &serde_json::Value) -> bool {
     use serde_json::Value::*;
-    matches!((a, b), (Number(_), Number(_)) | (Bool(_), Bool(_)) | (String(_), String(_)) | (Array(_), Array(_)) | (Object(_), Object(_)))
+    matches!(
+        (a, b),
+        (Number(_), Number(_))
+            | (Bool(_), Bool(_))
+            | (String(_), String(_))
+            | (Array(_), Array(_))
+            | (Object(_), Object(_))
+    )
 }
 
 fn space_kind(space: &ActionSpace) -> &'static str {
@@ -191,7 +217,14 @@ impl TrainingRequest {
     pub fn validate(&self, limits: &TrainingLimits) -> Result<(), ProblemError> {
         let catalog = algorithms();
         let algorithm = catalog.iter().find(|a| a.name == self.algorithm).ok_or_else(|| {
-            ProblemError::invalid("algorithm", format!("unknown algorithm '{}' (one of {})", self.algorithm, catalog.iter().map(|a| a.name.as_str()).collect::<Vec<_>>().join(", ")))
+            ProblemError::invalid(
+                "algorithm",
+                format!(
+                    "unknown algorithm '{}' (one of {})",
+                    self.algorithm,
+                    catalog.iter().map(|a| a.name.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            )
         })?;
         let env_space = if algorithm.multi_agent {
             marl::make(&self.env, 1).map(|e| e.action_space())
@@ -200,10 +233,22 @@ impl TrainingRequest {
         };
         let space = env_space.ok_or_else(|| {
             let ids: &[&str] = if algorithm.multi_agent { marl::ENV_IDS } else { env::ENV_IDS };
-            ProblemError::invalid("env", format!("unknown env '{}' for {} (one of {})", self.env, self.algorithm, ids.join(", ")))
+            ProblemError::invalid(
+                "env",
+                format!("unknown env '{}' for {} (one of {})", self.env, self.algorithm, ids.join(", ")),
+            )
         })?;
         if !algorithm.action_space.split('|').any(|k| k == space_kind(&space)) {
-            return Err(ProblemError::invalid("env", format!("{} needs {} actions; {} has {} actions", self.algorithm, algorithm.action_space, self.env, space_kind(&space))));
+            return Err(ProblemError::invalid(
+                "env",
+                format!(
+                    "{} needs {} actions; {} has {} actions",
+                    self.algorithm,
+                    algorithm.action_space,
+                    self.env,
+                    space_kind(&space)
+                ),
+            ));
         }
         if self.total_steps == 0 || self.total_steps > limits.max_total_steps {
             return Err(ProblemError::invalid("total_steps", format!("expected 1..={}", limits.max_total_steps)));
@@ -213,7 +258,10 @@ impl TrainingRequest {
         }
         if let Some(e) = self.eval_episodes {
             if e == 0 || e > limits.max_eval_episodes {
-                return Err(ProblemError::invalid("eval_episodes", format!("expected 1..={}", limits.max_eval_episodes)));
+                return Err(ProblemError::invalid(
+                    "eval_episodes",
+                    format!("expected 1..={}", limits.max_eval_episodes),
+                ));
             }
         }
         if self.target_return.is_some_and(|t| !t.is_finite()) {
@@ -223,11 +271,14 @@ impl TrainingRequest {
             return Err(ProblemError::invalid("target_return", "multi-agent runs train for their step budget"));
         }
         if let Some(overrides) = &self.hyperparameters {
-            let overrides = overrides.as_object().ok_or_else(|| ProblemError::invalid("hyperparameters", "expected an object"))?;
+            let overrides =
+                overrides.as_object().ok_or_else(|| ProblemError::invalid("hyperparameters", "expected an object"))?;
             let defaults = algorithm.hyperparameters.as_object().cloned().unwrap_or_default();
             for (key, value) in overrides {
                 let field = format!("hyperparameters.{key}");
-                let default = defaults.get(key).ok_or_else(|| ProblemError::invalid(&field, format!("{} has no hyperparameter '{key}'", self.algorithm)))?;
+                let default = defaults.get(key).ok_or_else(|| {
+                    ProblemError::invalid(&field, format!("{} has no hyperparameter '{key}'", self.algorithm))
+                })?;
                 if !same_json_type(default, value) {
                     return Err(ProblemError::invalid(&field, format!("expected a value like the default {default}")));
                 }
@@ -235,8 +286,13 @@ impl TrainingRequest {
                 let number = value.as_f64();
                 let bad = match number {
                     Some(v) if !v.is_finite() => true,
-                    Some(v) => range.get("exclusiveMinimum").is_some() && v <= 0.0 || range.get("maximum").is_some() && !(0.0..=1.0).contains(&v),
-                    None => value.as_array().is_some_and(|items| items.is_empty() || items.iter().any(|i| i.as_f64().is_none_or(|v| v <= 0.0))),
+                    Some(v) => {
+                        range.get("exclusiveMinimum").is_some() && v <= 0.0
+                            || range.get("maximum").is_some() && !(0.0..=1.0).contains(&v)
+                    }
+                    None => value.as_array().is_some_and(|items| {
+                        items.is_empty() || items.iter().any(|i| i.as_f64().is_none_or(|v| v <= 0.0))
+                    }),
                 };
                 if bad {
                     return Err(ProblemError::invalid(&field, format!("out of range {range}")));
@@ -294,7 +350,11 @@ impl TrainingRequest {
 
 /// Deserializes the merged hyperparameters as the algorithm's config type.
 fn check_config(algorithm: &str, merged: &serde_json::Value) -> Result<(), String> {
-    let result = if marl::run::is_multi_agent(algorithm) { marl::run::check_hyperparameters(algorithm, merged) } else { single::check_hyperparameters(algorithm, merged) };
+    let result = if marl::run::is_multi_agent(algorithm) {
+        marl::run::check_hyperparameters(algorithm, merged)
+    } else {
+        single::check_hyperparameters(algorithm, merged)
+    };
     result.map_err(|e| format!("{e:#}"))
 }
 
@@ -314,11 +374,26 @@ mod tests {
             (json!({"algorithm": "sac", "env": "CartPole-v1", "total_steps": 10}), "env"),
             (json!({"algorithm": "qmix", "env": "CartPole-v1", "total_steps": 10}), "env"),
             (json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 0}), "total_steps"),
-            (json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 10, "eval_episodes": 0}), "eval_episodes"),
-            (json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 10, "hyperparameters": {"bogus": 1}}), "hyperparameters.bogus"),
-            (json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 10, "hyperparameters": {"gamma": 2.0}}), "hyperparameters.gamma"),
-            (json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 10, "hyperparameters": {"gamma": "x"}}), "hyperparameters.gamma"),
-            (json!({"algorithm": "mappo", "env": "simple_spread", "total_steps": 10, "target_return": 1.0}), "target_return"),
+            (
+                json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 10, "eval_episodes": 0}),
+                "eval_episodes",
+            ),
+            (
+                json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 10, "hyperparameters": {"bogus": 1}}),
+                "hyperparameters.bogus",
+            ),
+            (
+                json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 10, "hyperparameters": {"gamma": 2.0}}),
+                "hyperparameters.gamma",
+            ),
+            (
+                json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 10, "hyperparameters": {"gamma": "x"}}),
+                "hyperparameters.gamma",
+            ),
+            (
+                json!({"algorithm": "mappo", "env": "simple_spread", "total_steps": 10, "target_return": 1.0}),
+                "target_return",
+            ),
         ] {
             let error = request(value.clone()).expect_err("rejected");
             assert_eq!(error.field(), Some(field), "{value}: {error}");

@@ -68,10 +68,7 @@ impl IsingModel {
     /// (neighbour, J) pairs of spin i.
     pub fn neighbors(&self, i: usize) -> impl Iterator<Item = (usize, f64)> + '_ {
         let range = self.offsets[i]..self.offsets[i + 1];
-        self.neighbors[range.clone()]
-            .iter()
-            .zip(&self.neighbor_weights[range])
-            .map(|(&j, &w)| (j as usize, w))
+        self.neighbors[range.clone()].iter().zip(&self.neighbor_weights[range]).map(|(&j, &w)| (j as usize, w))
     }
 
     /// Mean absolute coupling: the natural energy scale for temperatures.
@@ -84,11 +81,8 @@ impl IsingModel {
 
     /// H(s) for one configuration, exactly in f64.
     pub fn energy(&self, spins: &[i8]) -> f64 {
-        let pair: f64 = self
-            .couplings
-            .iter()
-            .map(|&(i, j, w)| w * f64::from(spins[i as usize] * spins[j as usize]))
-            .sum();
+        let pair: f64 =
+            self.couplings.iter().map(|&(i, j, w)| w * f64::from(spins[i as usize] * spins[j as usize])).sum();
         let single: f64 = self.fields.iter().zip(spins).map(|(&h, &s)| h * f64::from(s)).sum();
         pair + single
     }
@@ -141,17 +135,15 @@ impl IsingTensors {
     pub fn dense_couplings(&self) -> Tensor {
         let n = self.num_spins as i64;
         let dense = Tensor::zeros([n, n], (Kind::Float, self.device));
-        let dense = dense.index_put(&[Some(self.rows.shallow_clone()), Some(self.cols.shallow_clone())], &self.weights, true);
+        let dense =
+            dense.index_put(&[Some(self.rows.shallow_clone()), Some(self.cols.shallow_clone())], &self.weights, true);
         dense.index_put(&[Some(self.cols.shallow_clone()), Some(self.rows.shallow_clone())], &self.weights, true)
     }
 }
 
 /// Spins as a float tensor [B, n] on `device`.
 pub fn spins_to_tensor(spins: &[i8], batch: usize, num_spins: usize, device: Device) -> Tensor {
-    Tensor::from_slice(spins)
-        .view([batch as i64, num_spins as i64])
-        .to_kind(Kind::Float)
-        .to(device)
+    Tensor::from_slice(spins).view([batch as i64, num_spins as i64]).to_kind(Kind::Float).to(device)
 }
 
 #[cfg(test)]

@@ -10,8 +10,8 @@ pub mod mimo;
 pub mod random;
 
 use crate::search::{Incumbent, SearchOutcome, SearchParams, StopReason};
-use std::time::Duration;
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 use tch::Device;
 use utoipa::{IntoParams, ToSchema};
 
@@ -161,7 +161,12 @@ pub fn parse_device(name: Option<&str>) -> Result<Device, ProblemError> {
                     .strip_prefix(':')
                     .and_then(|i| i.parse::<usize>().ok())
                     .ok_or_else(|| ProblemError::invalid("device", format!("unknown device '{other}'")))?,
-                None => return Err(ProblemError::invalid("device", format!("unknown device '{other}': use cpu, cuda or auto"))),
+                None => {
+                    return Err(ProblemError::invalid(
+                        "device",
+                        format!("unknown device '{other}': use cpu, cuda or auto"),
+                    ))
+                }
             };
             if index >= tch::Cuda::device_count() as usize {
                 return Err(ProblemError::invalid("device", format!("'{other}' is not available on this server")));
@@ -254,7 +259,8 @@ impl<T: IsingProblem> Instance for T {
         // Ising objectives are affine in the energy (Max-Cut: (sum w - H) / 2), so the streamed
         // incumbents convert without holding on to the instance.
         let (offset, slope) = (self.objective(0.0), self.objective(1.0) - self.objective(0.0));
-        let params = SearchParams { hooks: params.hooks.mapped(move |energy| offset + slope * energy), ..params.clone() };
+        let params =
+            SearchParams { hooks: params.hooks.mapped(move |energy| offset + slope * energy), ..params.clone() };
         let outcome = crate::search::minimize(self.ising(), &params);
         report(self, &params, outcome)
     }
@@ -314,11 +320,7 @@ pub fn registry() -> &'static [&'static dyn Problem] {
 }
 
 pub fn find(name: &str) -> Result<&'static dyn Problem, ProblemError> {
-    registry()
-        .iter()
-        .copied()
-        .find(|p| p.name() == name)
-        .ok_or_else(|| ProblemError::UnknownProblem(name.to_string()))
+    registry().iter().copied().find(|p| p.name() == name).ok_or_else(|| ProblemError::UnknownProblem(name.to_string()))
 }
 
 /// Loads, applies options (including `target`) and solves: the one path shared by CLI and HTTP.
@@ -365,9 +367,14 @@ pub fn prepare(
         ));
     }
     if let Some(name) = &options.model {
-        let model = crate::models::registry().get(name).ok_or_else(|| ProblemError::invalid("model", format!("no model named '{name}' (GET /v1/models)")))?;
+        let model = crate::models::registry()
+            .get(name)
+            .ok_or_else(|| ProblemError::invalid("model", format!("no model named '{name}' (GET /v1/models)")))?;
         if model.manifest.problem != problem.name() {
-            return Err(ProblemError::invalid("model", format!("'{name}' is a {} model, not {}", model.manifest.problem, problem.name())));
+            return Err(ProblemError::invalid(
+                "model",
+                format!("'{name}' is a {} model, not {}", model.manifest.problem, problem.name()),
+            ));
         }
     }
     let instance = problem.load(input, limits)?;

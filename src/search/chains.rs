@@ -33,19 +33,8 @@ pub struct RoundWork {
 }
 
 pub enum Chains<'a> {
-    Native {
-        model: &'a IsingModel,
-        states: Vec<i8>,
-        fields: Vec<f64>,
-        energies: Vec<f64>,
-    },
-    Tensor {
-        model: &'a IsingModel,
-        tensors: IsingTensors,
-        dense: Tensor,
-        spins: Tensor,
-        fields: Tensor,
-    },
+    Native { model: &'a IsingModel, states: Vec<i8>, fields: Vec<f64>, energies: Vec<f64> },
+    Tensor { model: &'a IsingModel, tensors: IsingTensors, dense: Tensor, spins: Tensor, fields: Tensor },
 }
 
 fn random_spins(len: usize, seed: u64, round: usize) -> Vec<i8> {
@@ -60,7 +49,8 @@ impl<'a> Chains<'a> {
         let states = random_spins(chains * n, seed, usize::MAX);
         match backend {
             Backend::Native => {
-                let mut chains = Chains::Native { model, states, fields: vec![0.0; chains * n], energies: vec![0.0; chains] };
+                let mut chains =
+                    Chains::Native { model, states, fields: vec![0.0; chains * n], energies: vec![0.0; chains] };
                 chains.refresh();
                 chains
             }
@@ -115,7 +105,17 @@ impl<'a> Chains<'a> {
                     .for_each(|(c, ((state, field), energy))| {
                         let mut rng = chain_rng(seed, round, c);
                         let sign = if gauge_fixed { state[0] } else { 1 };
-                        *energy += anneal::metropolis(model, state, field, log_odds, sign, work.metropolis_steps, temperatures, &mut rng, Some(deadline));
+                        *energy += anneal::metropolis(
+                            model,
+                            state,
+                            field,
+                            log_odds,
+                            sign,
+                            work.metropolis_steps,
+                            temperatures,
+                            &mut rng,
+                            Some(deadline),
+                        );
                     });
             }
             Chains::Tensor { tensors, dense, spins, fields, .. } => {
@@ -161,7 +161,8 @@ impl<'a> Chains<'a> {
             }
             Chains::Tensor { model, tensors, dense, spins, .. } => {
                 let mut rng = chain_rng(seed.wrapping_add(1), round, usize::MAX >> 1);
-                let (best, _) = tensor_tabu::tensor_tabu_search(tensors, dense, spins, &work.tabu, &mut rng, Some(deadline));
+                let (best, _) =
+                    tensor_tabu::tensor_tabu_search(tensors, dense, spins, &work.tabu, &mut rng, Some(deadline));
                 let samples: Vec<i8> =
                     best.to_kind(Kind::Int8).to_device(Device::Cpu).flatten(0, 1).try_into().expect("int8 spins");
                 // Exact f64 energies on the host, as the native path reports.
@@ -197,7 +198,9 @@ impl<'a> Chains<'a> {
                 }
             }
             Chains::Tensor { spins, fields, tensors, .. } => {
-                let to_index = |v: &[usize]| Tensor::from_slice(&v.iter().map(|&x| x as i64).collect::<Vec<_>>()).to(tensors.device);
+                let to_index = |v: &[usize]| {
+                    Tensor::from_slice(&v.iter().map(|&x| x as i64).collect::<Vec<_>>()).to(tensors.device)
+                };
                 let (good, bad) = (to_index(&good), to_index(&bad));
                 *spins = spins.index_copy(0, &bad, &spins.index_select(0, &good));
                 *fields = fields.index_copy(0, &bad, &fields.index_select(0, &good));

@@ -18,7 +18,10 @@ pub struct SearchHooks {
 
 impl std::fmt::Debug for SearchHooks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SearchHooks").field("on_incumbent", &self.on_incumbent.is_some()).field("cancelled", &self.cancelled()).finish()
+        f.debug_struct("SearchHooks")
+            .field("on_incumbent", &self.on_incumbent.is_some())
+            .field("cancelled", &self.cancelled())
+            .finish()
     }
 }
 
@@ -36,7 +39,10 @@ impl SearchHooks {
     /// The same hooks, reporting `convert(value)` instead of the value.
     pub fn mapped(&self, convert: impl Fn(f64) -> f64 + Send + Sync + 'static) -> SearchHooks {
         SearchHooks {
-            on_incumbent: self.on_incumbent.clone().map(|f| -> IncumbentCallback { Arc::new(move |t, v| f(t, convert(v))) }),
+            on_incumbent: self
+                .on_incumbent
+                .clone()
+                .map(|f| -> IncumbentCallback { Arc::new(move |t, v| f(t, convert(v))) }),
             cancel: self.cancel.clone(),
         }
     }

@@ -154,7 +154,8 @@ pub fn minimize(model: &IsingModel, params: &SearchParams) -> SearchOutcome {
     let time_limit = Duration::from_secs_f64(params.time_limit_s.max(0.0));
     let deadline = start + time_limit;
     let n = model.num_spins();
-    let backend = params.backend.unwrap_or(if params.device == Device::Cpu { Backend::Native } else { Backend::Tensor });
+    let backend =
+        params.backend.unwrap_or(if params.device == Device::Cpu { Backend::Native } else { Backend::Tensor });
     let chain_count = params.chains.unwrap_or_else(|| auto_chains(n, params.device)).max(1);
     let default_tabu = match backend {
         Backend::Native => auto_tabu_steps(n),
@@ -340,8 +341,13 @@ mod tests {
     #[test]
     fn the_same_seed_and_round_budget_reproduce_the_same_result() {
         let model = random_model(120, 0.05, 4, false);
-        let params =
-            SearchParams { max_rounds: Some(5), chains: Some(6), tabu_steps: Some(300), seed: 11, ..SearchParams::default() };
+        let params = SearchParams {
+            max_rounds: Some(5),
+            chains: Some(6),
+            tabu_steps: Some(300),
+            seed: 11,
+            ..SearchParams::default()
+        };
         let (a, b) = (minimize(&model, &params), minimize(&model, &params));
         assert_eq!(a.spins, b.spins);
         assert_eq!(a.energy, b.energy);

@@ -43,7 +43,6 @@ impl BernoulliPolicy {
         self.logits.detach().to_device(Device::Cpu).try_into().expect("1-d float tensor")
     }
 
-
     /// One policy-gradient step: minimise E_b[A_b log p_theta(s_b)] - beta H(p_theta), where
     /// A_b = (E_b - mean E) / std E is the standardized energy (lower energy, higher probability).
     /// `spins` holds `batch` configurations of n spins each. Returns the surrogate loss.
@@ -72,7 +71,11 @@ mod tests {
 
     #[test]
     fn policy_gradient_moves_probability_towards_low_energy_samples() {
-        let mut policy = BernoulliPolicy::new(2, PolicyParams { entropy_weight: 0.0, logit_clip: 3.0, ..Default::default() }, Device::Cpu);
+        let mut policy = BernoulliPolicy::new(
+            2,
+            PolicyParams { entropy_weight: 0.0, logit_clip: 3.0, ..Default::default() },
+            Device::Cpu,
+        );
         // Spin 0 = +1 is always the low-energy choice; spin 1 is irrelevant.
         let spins = [1i8, 1, 1, -1, -1, 1, -1, -1];
         let energies = [-1.0, -1.0, 1.0, 1.0];

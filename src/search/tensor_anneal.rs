@@ -73,14 +73,16 @@ mod tests {
         let a = hashed_uniform(&index, 7, 3);
         assert!(a.equal(&hashed_uniform(&index, 7, 3)));
         assert!(!a.equal(&hashed_uniform(&index, 7, 4)));
-        let (min, max, mean) = (a.min().double_value(&[]), a.max().double_value(&[]), a.mean(Kind::Float).double_value(&[]));
+        let (min, max, mean) =
+            (a.min().double_value(&[]), a.max().double_value(&[]), a.mean(Kind::Float).double_value(&[]));
         assert!(min >= 0.0 && max < 1.0 && (mean - 0.5).abs() < 0.01, "min {min} max {max} mean {mean}");
     }
 
     #[test]
     fn tensor_metropolis_keeps_local_fields_exact_and_cools_towards_low_energy() {
         let n = 40usize;
-        let couplings: Vec<(u32, u32, f64)> = (0..n as u32).map(|i| (i, (i + 1) % n as u32, 1.0)).map(|(i, j, w)| (i.min(j), i.max(j), w)).collect();
+        let couplings: Vec<(u32, u32, f64)> =
+            (0..n as u32).map(|i| (i, (i + 1) % n as u32, 1.0)).map(|(i, j, w)| (i.min(j), i.max(j), w)).collect();
         let model = IsingModel::new(n, couplings, vec![]);
         let ising = model.tensors(Device::Cpu);
         let dense = ising.dense_couplings();
@@ -89,7 +91,20 @@ mod tests {
         let s0 = spins_to_tensor(&start, batch, n, Device::Cpu);
         let f0 = s0.matmul(&dense) + &ising.fields;
         let log_odds = Tensor::zeros([n as i64], (Kind::Float, Device::Cpu));
-        let (s, f) = tensor_metropolis(&dense, &ising, &s0, &f0, &log_odds, &s0.narrow(1, 0, 1), 400, (2.0, 0.05), 0.2, 1, 0, None);
+        let (s, f) = tensor_metropolis(
+            &dense,
+            &ising,
+            &s0,
+            &f0,
+            &log_odds,
+            &s0.narrow(1, 0, 1),
+            400,
+            (2.0, 0.05),
+            0.2,
+            1,
+            0,
+            None,
+        );
         assert!((f - (s.matmul(&dense) + &ising.fields)).abs().max().double_value(&[]) < 1e-4);
         let before = ising.hamiltonian(&s0).mean(Kind::Float).double_value(&[]);
         let after = ising.hamiltonian(&s).mean(Kind::Float).double_value(&[]);

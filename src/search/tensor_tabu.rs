@@ -24,9 +24,8 @@ pub fn tensor_tabu_search<R: Rng>(
     // concurrent solves stay reproducible: tie-breaking jitter and per-(chain, spin) tenures.
     let jitter: Vec<f32> = (0..batch * n).map(|_| rng.gen::<f32>() * 1e-3).collect();
     let jitter = Tensor::from_slice(&jitter).view([batch, n]).to(device);
-    let tenures: Vec<i64> = (0..batch * n)
-        .map(|_| (params.tenure_min + rng.gen_range(0..=params.tenure_span)) as i64)
-        .collect();
+    let tenures: Vec<i64> =
+        (0..batch * n).map(|_| (params.tenure_min + rng.gen_range(0..=params.tenure_span)) as i64).collect();
     let tenures = Tensor::from_slice(&tenures).view([batch, n]).to(device);
 
     let scale = ising.weights.abs().mean(Kind::Float).double_value(&[]).max(1e-6);
@@ -90,15 +89,25 @@ mod tests {
         let batch = 8;
         let start: Vec<i8> = (0..batch * n).map(|_| if rng.gen_bool(0.5) { 1 } else { -1 }).collect();
         let params = TabuParams::for_size(n, 100);
-        let (best, energies) =
-            tensor_tabu_search(&ising, &dense, &spins_to_tensor(&start, batch, n, Device::Cpu), &params, &mut rng, None);
+        let (best, energies) = tensor_tabu_search(
+            &ising,
+            &dense,
+            &spins_to_tensor(&start, batch, n, Device::Cpu),
+            &params,
+            &mut rng,
+            None,
+        );
         let best: Vec<f32> = best.flatten(0, 1).try_into().unwrap();
         let energies: Vec<f32> = energies.try_into().unwrap();
         let mut workspace = TabuWorkspace::default();
         for b in 0..batch {
             let chain: Vec<i8> = best[b * n..(b + 1) * n].iter().map(|&x| x as i8).collect();
             let exact = model.energy(&chain);
-            assert!((exact - f64::from(energies[b])).abs() < 1e-4, "chain {b}: tensor {} vs exact {exact}", energies[b]);
+            assert!(
+                (exact - f64::from(energies[b])).abs() < 1e-4,
+                "chain {b}: tensor {} vs exact {exact}",
+                energies[b]
+            );
             let start_energy = model.energy(&start[b * n..(b + 1) * n]);
             assert!(exact <= start_energy + 1e-9);
             // The native polisher from the same start reaches a local minimum of the same model.

@@ -23,8 +23,14 @@ pub enum JobState {
 }
 
 impl JobState {
-    pub const ALL: [JobState; 6] =
-        [JobState::Queued, JobState::Running, JobState::Succeeded, JobState::Failed, JobState::Cancelled, JobState::Interrupted];
+    pub const ALL: [JobState; 6] = [
+        JobState::Queued,
+        JobState::Running,
+        JobState::Succeeded,
+        JobState::Failed,
+        JobState::Cancelled,
+        JobState::Interrupted,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -114,7 +120,11 @@ impl Store {
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
             .busy_timeout(std::time::Duration::from_secs(10));
-        let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options).await.context("opening the SQLite store")?;
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await
+            .context("opening the SQLite store")?;
         sqlx::migrate!("src/store/migrations").run(&pool).await.context("migrating the store")?;
         Ok(Store { pool })
     }
@@ -151,24 +161,42 @@ impl Store {
                     .fetch_all(&self.pool)
                     .await?
             }
-            None => sqlx::query("SELECT * FROM jobs WHERE kind = ? ORDER BY created_at DESC LIMIT ?").bind(kind).bind(limit).fetch_all(&self.pool).await?,
+            None => {
+                sqlx::query("SELECT * FROM jobs WHERE kind = ? ORDER BY created_at DESC LIMIT ?")
+                    .bind(kind)
+                    .bind(limit)
+                    .fetch_all(&self.pool)
+                    .await?
+            }
         };
         rows.iter().map(record).collect()
     }
 
     /// Jobs per state (all kinds), for `/metrics`.
     pub async fn count_by_state(&self) -> Result<Vec<(String, String, i64)>> {
-        let rows = sqlx::query("SELECT kind, state, COUNT(*) AS n FROM jobs GROUP BY kind, state").fetch_all(&self.pool).await?;
+        let rows = sqlx::query("SELECT kind, state, COUNT(*) AS n FROM jobs GROUP BY kind, state")
+            .fetch_all(&self.pool)
+            .await?;
         rows.iter().map(|r| Ok((r.try_get("kind")?, r.try_get("state")?, r.try_get("n")?))).collect()
     }
 
     pub async fn mark_running(&self, id: &str) -> Result<()> {
-        sqlx::query("UPDATE jobs SET state = 'running', started_at = COALESCE(started_at, ?) WHERE id = ?").bind(now()).bind(id).execute(&self.pool).await?;
+        sqlx::query("UPDATE jobs SET state = 'running', started_at = COALESCE(started_at, ?) WHERE id = ?")
+            .bind(now())
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
         Ok(())
     }
 
     /// Ends a job (terminal state) with its outcome or error.
-    pub async fn finish(&self, id: &str, state: JobState, result: Option<&serde_json::Value>, error: Option<&str>) -> Result<()> {
+    pub async fn finish(
+        &self,
+        id: &str,
+        state: JobState,
+        result: Option<&serde_json::Value>,
+        error: Option<&str>,
+    ) -> Result<()> {
         sqlx::query("UPDATE jobs SET state = ?, finished_at = ?, result = ?, error = ? WHERE id = ?")
             .bind(state.as_str())
             .bind(now())
@@ -207,7 +235,10 @@ impl Store {
     }
 
     pub async fn metrics(&self, id: &str) -> Result<Vec<serde_json::Value>> {
-        let rows = sqlx::query("SELECT value FROM job_metrics WHERE job_id = ? ORDER BY seq").bind(id).fetch_all(&self.pool).await?;
+        let rows = sqlx::query("SELECT value FROM job_metrics WHERE job_id = ? ORDER BY seq")
+            .bind(id)
+            .fetch_all(&self.pool)
+            .await?;
         rows.iter().map(|r| Ok(serde_json::from_str(&r.try_get::<String, _>("value")?)?)).collect()
     }
 
@@ -215,8 +246,12 @@ impl Store {
     /// the ids to re-queue (interrupted and queued, oldest first) and counts the restart.
     pub async fn recover(&self) -> Result<Vec<JobRecord>> {
         let mut tx = self.pool.begin().await?;
-        sqlx::query("UPDATE jobs SET state = 'interrupted', restarts = restarts + 1 WHERE state = 'running'").execute(&mut *tx).await?;
-        let rows = sqlx::query("SELECT * FROM jobs WHERE state IN ('interrupted', 'queued') ORDER BY created_at").fetch_all(&mut *tx).await?;
+        sqlx::query("UPDATE jobs SET state = 'interrupted', restarts = restarts + 1 WHERE state = 'running'")
+            .execute(&mut *tx)
+            .await?;
+        let rows = sqlx::query("SELECT * FROM jobs WHERE state IN ('interrupted', 'queued') ORDER BY created_at")
+            .fetch_all(&mut *tx)
+            .await?;
         tx.commit().await?;
         rows.iter().map(record).collect()
     }
@@ -245,7 +280,10 @@ mod tests {
         assert_eq!(recovered.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(), vec!["a"]);
         assert_eq!(recovered[0].state, JobState::Interrupted);
         assert_eq!(recovered[0].restarts, 1);
-        assert_eq!(store.metrics("a").await.unwrap(), vec![serde_json::json!({"step": 10}), serde_json::json!({"step": 20})]);
+        assert_eq!(
+            store.metrics("a").await.unwrap(),
+            vec![serde_json::json!({"step": 10}), serde_json::json!({"step": 20})]
+        );
         assert_eq!(store.job("a").await.unwrap().unwrap().latest, Some(serde_json::json!({"step": 20})));
         let b = store.job("b").await.unwrap().unwrap();
         assert_eq!((b.state, b.result), (JobState::Succeeded, Some(serde_json::json!({"steps": 5}))));

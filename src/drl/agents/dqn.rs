@@ -69,12 +69,25 @@ impl Dqn {
     pub fn new(config: DqnConfig, obs_dim: usize, actions: usize, device: Device, rng: ChaCha8Rng) -> Self {
         let online_store = nn::VarStore::new(device);
         let mut target_store = nn::VarStore::new(device);
-        let online = QNet::new(&(online_store.root() / "q"), obs_dim as i64, &config.hidden, actions as i64, config.dueling);
-        let target = QNet::new(&(target_store.root() / "q"), obs_dim as i64, &config.hidden, actions as i64, config.dueling);
+        let online =
+            QNet::new(&(online_store.root() / "q"), obs_dim as i64, &config.hidden, actions as i64, config.dueling);
+        let target =
+            QNet::new(&(target_store.root() / "q"), obs_dim as i64, &config.hidden, actions as i64, config.dueling);
         soft_update(&mut target_store, &online_store, 1.0);
         let optimizer = nn::Adam::default().build(&online_store, config.learning_rate).expect("Adam");
         let epsilon = config.epsilon_start;
-        Dqn { config, online_store, target_store, online, target, optimizer, actions: actions as i64, epsilon, env_steps: 0, rng }
+        Dqn {
+            config,
+            online_store,
+            target_store,
+            online,
+            target,
+            optimizer,
+            actions: actions as i64,
+            epsilon,
+            env_steps: 0,
+            rng,
+        }
     }
 }
 
@@ -84,7 +97,13 @@ impl OffPolicyAgent for Dqn {
         let greedy: Vec<i64> = greedy.to_device(Device::Cpu).try_into().expect("actions");
         let actions: Vec<f32> = greedy
             .iter()
-            .map(|&a| if explore && self.rng.gen::<f64>() < self.epsilon { self.rng.gen_range(0..self.actions) as f32 } else { a as f32 })
+            .map(|&a| {
+                if explore && self.rng.gen::<f64>() < self.epsilon {
+                    self.rng.gen_range(0..self.actions) as f32
+                } else {
+                    a as f32
+                }
+            })
             .collect();
         Tensor::from_slice(&actions).view([-1, 1])
     }

@@ -166,15 +166,33 @@ pub struct Ppo {
 
 impl Ppo {
     /// `discrete_actions`: Some(n) for a categorical policy, else a Gaussian over `action_dim`.
-    pub fn new(config: PpoConfig, obs_dim: usize, action_dim: usize, discrete_actions: Option<usize>, device: Device) -> Self {
+    pub fn new(
+        config: PpoConfig,
+        obs_dim: usize,
+        action_dim: usize,
+        discrete_actions: Option<usize>,
+        device: Device,
+    ) -> Self {
         let store = nn::VarStore::new(device);
         let root = store.root();
         let init = if config.orthogonal_init { LayerInit::Orthogonal { output_gain: 0.01 } } else { LayerInit::Torch };
         let (actor, activation) = (&root / "actor", config.activation);
         let policy = match discrete_actions {
-            Some(n) => Policy::Categorical(CategoricalActor::new(&actor, obs_dim as i64, n as i64, &config.hidden, init, activation)),
+            Some(n) => Policy::Categorical(CategoricalActor::new(
+                &actor,
+                obs_dim as i64,
+                n as i64,
+                &config.hidden,
+                init,
+                activation,
+            )),
             None => {
-                let options = GaussianActorOptions { init, activation, log_std_init: config.log_std_init, sde: config.sde_sample_freq.is_some() };
+                let options = GaussianActorOptions {
+                    init,
+                    activation,
+                    log_std_init: config.log_std_init,
+                    sde: config.sde_sample_freq.is_some(),
+                };
                 Policy::Gaussian(GaussianActor::new(&actor, obs_dim as i64, action_dim as i64, &config.hidden, options))
             }
         };
@@ -248,7 +266,9 @@ impl OnPolicyAgent for Ppo {
                 (Policy::Gaussian(actor), true) => actor.sample(obs, resample),
                 (Policy::Gaussian(actor), false) => actor.mean(obs),
                 (Policy::Categorical(actor), true) => actor.sample(obs).to_kind(Kind::Float).view([-1, 1]),
-                (Policy::Categorical(actor), false) => actor.logits(obs).argmax(-1, false).to_kind(Kind::Float).view([-1, 1]),
+                (Policy::Categorical(actor), false) => {
+                    actor.logits(obs).argmax(-1, false).to_kind(Kind::Float).view([-1, 1])
+                }
             };
             let (log_probs, _) = self.log_prob_entropy(obs, &actions);
             (actions, log_probs, self.value(obs))

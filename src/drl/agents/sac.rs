@@ -52,7 +52,13 @@ impl SacConfig {
     }
 
     pub fn redq() -> Self {
-        SacConfig { critics: 10, target_subset: 2, actor_on_mean: true, critic_updates_per_actor_update: 20, ..Self::sac() }
+        SacConfig {
+            critics: 10,
+            target_subset: 2,
+            actor_on_mean: true,
+            critic_updates_per_actor_update: 20,
+            ..Self::sac()
+        }
     }
 }
 
@@ -80,13 +86,21 @@ impl Sac {
         let critic_store = nn::VarStore::new(device);
         let mut critic_target_store = nn::VarStore::new(device);
         let alpha_store = nn::VarStore::new(device);
-        let actor = SquashedGaussianActor::new(&(actor_store.root() / "actor"), o, a, &config.hidden, ActionScale::new(low, high, device));
+        let actor = SquashedGaussianActor::new(
+            &(actor_store.root() / "actor"),
+            o,
+            a,
+            &config.hidden,
+            ActionScale::new(low, high, device),
+        );
         let critic = CriticEnsemble::new(&(critic_store.root() / "critic"), o, a, &config.hidden, config.critics);
-        let critic_target = CriticEnsemble::new(&(critic_target_store.root() / "critic"), o, a, &config.hidden, config.critics);
+        let critic_target =
+            CriticEnsemble::new(&(critic_target_store.root() / "critic"), o, a, &config.hidden, config.critics);
         soft_update(&mut critic_target_store, &critic_store, 1.0);
         let log_alpha = alpha_store.root().var("log_alpha", &[1], nn::Init::Const(config.initial_alpha.ln()));
         let build = |store: &nn::VarStore| nn::Adam::default().build(store, config.learning_rate).expect("Adam");
-        let (actor_optimizer, critic_optimizer, alpha_optimizer) = (build(&actor_store), build(&critic_store), build(&alpha_store));
+        let (actor_optimizer, critic_optimizer, alpha_optimizer) =
+            (build(&actor_store), build(&critic_store), build(&alpha_store));
         Sac {
             target_entropy: -(low.len() as f64),
             config,
@@ -114,7 +128,8 @@ impl OffPolicyAgent for Sac {
     fn update(&mut self, buffer: &mut ReplayBuffer, rng: &mut ChaCha8Rng) -> Metrics {
         let batch = buffer.sample(self.config.batch_size, rng, self.actor_store.device());
         let alpha = self.log_alpha.exp().detach();
-        let subset: Vec<usize> = sample(rng, self.config.critics, self.config.target_subset.min(self.config.critics)).into_vec();
+        let subset: Vec<usize> =
+            sample(rng, self.config.critics, self.config.target_subset.min(self.config.critics)).into_vec();
         let target: Tensor = tch::no_grad(|| {
             // y = r + gamma (1 - d) (min_{k in M} Q'_k(s', a') - alpha log pi(a'|s')), a' ~ pi(.|s')
             let (next, next_log_prob) = self.actor.sample(&batch.next_obs);
@@ -123,9 +138,11 @@ impl OffPolicyAgent for Sac {
         });
         let q = self.critic.forward_all(&batch.obs, &batch.actions);
         let td = &q - target.unsqueeze(0);
-        let critic_loss = (td.square() * batch.weights.unsqueeze(0)).mean(Kind::Float) * (0.5 * self.critic.len() as f64);
+        let critic_loss =
+            (td.square() * batch.weights.unsqueeze(0)).mean(Kind::Float) * (0.5 * self.critic.len() as f64);
         optimize(&mut self.critic_optimizer, &critic_loss, None);
-        let td: Vec<f32> = td.detach().abs().mean_dim(0, false, Kind::Float).to_device(Device::Cpu).try_into().expect("td");
+        let td: Vec<f32> =
+            td.detach().abs().mean_dim(0, false, Kind::Float).to_device(Device::Cpu).try_into().expect("td");
         buffer.update_priorities(&batch.indices, &td);
         soft_update(&mut self.critic_target_store, &self.critic_store, self.config.tau);
         self.critic_updates += 1;

@@ -77,11 +77,23 @@ impl Td3 {
         let mut actor_target_store = nn::VarStore::new(device);
         let critic_store = nn::VarStore::new(device);
         let mut critic_target_store = nn::VarStore::new(device);
-        let actor = DeterministicActor::new(&(actor_store.root() / "actor"), o, a, &config.hidden, ActionScale::new(low, high, device));
-        let actor_target =
-            DeterministicActor::new(&(actor_target_store.root() / "actor"), o, a, &config.hidden, ActionScale::new(low, high, device));
+        let actor = DeterministicActor::new(
+            &(actor_store.root() / "actor"),
+            o,
+            a,
+            &config.hidden,
+            ActionScale::new(low, high, device),
+        );
+        let actor_target = DeterministicActor::new(
+            &(actor_target_store.root() / "actor"),
+            o,
+            a,
+            &config.hidden,
+            ActionScale::new(low, high, device),
+        );
         let critic = CriticEnsemble::new(&(critic_store.root() / "critic"), o, a, &config.hidden, config.critics);
-        let critic_target = CriticEnsemble::new(&(critic_target_store.root() / "critic"), o, a, &config.hidden, config.critics);
+        let critic_target =
+            CriticEnsemble::new(&(critic_target_store.root() / "critic"), o, a, &config.hidden, config.critics);
         soft_update(&mut actor_target_store, &actor_store, 1.0);
         soft_update(&mut critic_target_store, &critic_store, 1.0);
         let actor_optimizer = nn::Adam::default().build(&actor_store, config.actor_learning_rate).expect("Adam");
@@ -140,13 +152,15 @@ impl OffPolicyAgent for Td3 {
         let td = &q - target.unsqueeze(0);
         let critic_loss = (td.square() * batch.weights.unsqueeze(0)).mean(Kind::Float) * self.critic.len() as f64;
         optimize(&mut self.critic_optimizer, &critic_loss, None);
-        let td: Vec<f32> = td.detach().abs().mean_dim(0, false, Kind::Float).to_device(Device::Cpu).try_into().expect("td");
+        let td: Vec<f32> =
+            td.detach().abs().mean_dim(0, false, Kind::Float).to_device(Device::Cpu).try_into().expect("td");
         buffer.update_priorities(&batch.indices, &td);
         self.updates += 1;
         let mut metrics = vec![("critic_loss", critic_loss.double_value(&[]))];
         if self.updates % self.config.policy_delay.max(1) == 0 {
             // Deterministic policy gradient through the first critic: max Q_1(s, mu(s)).
-            let actor_loss = -self.critic.forward_subset_frozen(&batch.obs, &self.actor.forward(&batch.obs), &[0]).mean(Kind::Float);
+            let actor_loss =
+                -self.critic.forward_subset_frozen(&batch.obs, &self.actor.forward(&batch.obs), &[0]).mean(Kind::Float);
             optimize(&mut self.actor_optimizer, &actor_loss, None);
             soft_update(&mut self.actor_target_store, &self.actor_store, self.config.tau);
             soft_update(&mut self.critic_target_store, &self.critic_store, self.config.tau);

@@ -87,7 +87,8 @@ impl ClassicDynamics for Acrobot {
         let k2 = derivatives(add_scaled(y0, k1, half), torque);
         let k3 = derivatives(add_scaled(y0, k2, half), torque);
         let k4 = derivatives(add_scaled(y0, k3, DT), torque);
-        let mut next: [f64; 4] = std::array::from_fn(|i| y0[i] + DT / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]));
+        let mut next: [f64; 4] =
+            std::array::from_fn(|i| y0[i] + DT / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]));
         next[0] = wrap(next[0], -PI, PI);
         next[1] = wrap(next[1], -PI, PI);
         next[2] = next[2].clamp(-MAX_VEL_1, MAX_VEL_1);

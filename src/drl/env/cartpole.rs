@@ -48,8 +48,7 @@ impl ClassicDynamics for CartPole {
         let force = if action[0] >= 0.5 { FORCE } else { -FORCE };
         let (sin, cos) = theta.sin_cos();
         let temp = (force + POLE_MASS_LENGTH * theta_dot * theta_dot * sin) / TOTAL_MASS;
-        let theta_acc =
-            (GRAVITY * sin - cos * temp) / (HALF_LENGTH * (4.0 / 3.0 - MASS_POLE * cos * cos / TOTAL_MASS));
+        let theta_acc = (GRAVITY * sin - cos * temp) / (HALF_LENGTH * (4.0 / 3.0 - MASS_POLE * cos * cos / TOTAL_MASS));
         let x_acc = temp - POLE_MASS_LENGTH * theta_acc * cos / TOTAL_MASS;
         self.state = [x + TAU * x_dot, x_dot + TAU * x_acc, theta + TAU * theta_dot, theta_dot + TAU * theta_acc];
         let [x, _, theta, _] = self.state;

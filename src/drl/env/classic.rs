@@ -25,7 +25,10 @@ pub trait ClassicDynamics: Send + Sized {
 }
 
 /// One env's pieces as the step loop zips them.
-type RowRefs<'a, D> = ((((((&'a mut D, &'a mut usize), &'a mut ChaCha8Rng), &'a [f32]), &'a mut [f32]), &'a mut [f32]), &'a mut (f32, bool, bool));
+type RowRefs<'a, D> = (
+    (((((&'a mut D, &'a mut usize), &'a mut ChaCha8Rng), &'a [f32]), &'a mut [f32]), &'a mut [f32]),
+    &'a mut (f32, bool, bool),
+);
 
 pub struct ClassicVecEnv<D: ClassicDynamics> {
     envs: Vec<D>,

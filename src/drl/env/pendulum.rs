@@ -50,8 +50,8 @@ impl ClassicDynamics for Pendulum {
         let u = action[0].clamp(-MAX_TORQUE as f32, MAX_TORQUE as f32);
         let cost = angle_normalize(self.theta).powi(2) + 0.1 * self.theta_dot.powi(2) + f64::from(0.001f32 * (u * u));
         let torque_term = f64::from((3.0 / (M * L * L)) as f32 * u);
-        let new_theta_dot = (self.theta_dot + (3.0 * G / (2.0 * L) * self.theta.sin() + torque_term) * DT)
-            .clamp(-MAX_SPEED, MAX_SPEED);
+        let new_theta_dot =
+            (self.theta_dot + (3.0 * G / (2.0 * L) * self.theta.sin() + torque_term) * DT).clamp(-MAX_SPEED, MAX_SPEED);
         self.theta += new_theta_dot * DT;
         self.theta_dot = new_theta_dot;
         (-cost, false)

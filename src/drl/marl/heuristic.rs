@@ -61,7 +61,13 @@ pub fn heuristic_actions(world: &World, continuous: bool) -> Vec<f32> {
             let u: [f64; 2] = std::array::from_fn(|d| {
                 ((goal[d] - p[d] - v[d] * DT * (2.0 - DAMPING)) / (SENSITIVITY * DT * DT)).clamp(-1.0, 1.0)
             });
-            out.extend([0.0, (-u[0]).max(0.0) as f32, u[0].max(0.0) as f32, (-u[1]).max(0.0) as f32, u[1].max(0.0) as f32]);
+            out.extend([
+                0.0,
+                (-u[0]).max(0.0) as f32,
+                u[0].max(0.0) as f32,
+                (-u[1]).max(0.0) as f32,
+                u[1].max(0.0) as f32,
+            ]);
         } else {
             let controls = [[0.0, 0.0], [-1.0, 0.0], [1.0, 0.0], [0.0, -1.0], [0.0, 1.0]];
             let distance = |u: [f64; 2]| {

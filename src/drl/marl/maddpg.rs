@@ -118,7 +118,13 @@ fn gumbel_softmax(logits: &Tensor) -> Tensor {
 
 impl Maddpg {
     /// `shape` = (agents, obs_dim, state_dim); the critics see every agent's observation.
-    pub fn new(config: MaddpgConfig, shape: (usize, usize, usize), space: &ActionSpace, device: Device, seed: u64) -> Self {
+    pub fn new(
+        config: MaddpgConfig,
+        shape: (usize, usize, usize),
+        space: &ActionSpace,
+        device: Device,
+        seed: u64,
+    ) -> Self {
         let (n, o, _) = shape;
         let (discrete, a) = match space {
             ActionSpace::Discrete { n } => (true, *n),
@@ -128,11 +134,19 @@ impl Maddpg {
         let mut actor_target_store = nn::VarStore::new(device);
         let critic_store = nn::VarStore::new(device);
         let mut critic_target_store = nn::VarStore::new(device);
-        let actors_in = |store: &nn::VarStore| (0..n).map(|i| mlp(&(store.root() / format!("actor{i}")), o as i64, &config.hidden, a as i64)).collect::<Vec<_>>();
+        let actors_in = |store: &nn::VarStore| {
+            (0..n)
+                .map(|i| mlp(&(store.root() / format!("actor{i}")), o as i64, &config.hidden, a as i64))
+                .collect::<Vec<_>>()
+        };
         let critic_input = (n * (o + a)) as i64;
         let critics_in = |store: &nn::VarStore| {
             (0..n)
-                .map(|i| (0..config.critics).map(|k| mlp(&(store.root() / format!("critic{i}_{k}")), critic_input, &config.hidden, 1)).collect())
+                .map(|i| {
+                    (0..config.critics)
+                        .map(|k| mlp(&(store.root() / format!("critic{i}_{k}")), critic_input, &config.hidden, 1))
+                        .collect()
+                })
                 .collect::<Vec<Vec<_>>>()
         };
         let actors = actors_in(&actor_store);
@@ -142,7 +156,8 @@ impl Maddpg {
         actor_target_store.copy(&actor_store).expect("same layout");
         critic_target_store.copy(&critic_store).expect("same layout");
         let actor_optimizer = nn::Adam::default().build(&actor_store, config.actor_learning_rate).expect("optimizer");
-        let critic_optimizer = nn::Adam::default().build(&critic_store, config.critic_learning_rate).expect("optimizer");
+        let critic_optimizer =
+            nn::Adam::default().build(&critic_store, config.critic_learning_rate).expect("optimizer");
         let buffer = ReplayBuffer::with_reward_width(config.buffer_size, n * o, n * a, n, None);
         Maddpg {
             config,
@@ -185,7 +200,8 @@ impl Maddpg {
                     let raw = self.actor_targets[j].forward(&obs_i(&batch.next_obs, j));
                     let mut action = self.critic_action(&raw, true);
                     if !self.discrete && self.config.policy_noise > 0.0 {
-                        let noise = (action.randn_like() * self.config.policy_noise).clamp(-self.config.noise_clip, self.config.noise_clip);
+                        let noise = (action.randn_like() * self.config.policy_noise)
+                            .clamp(-self.config.noise_clip, self.config.noise_clip);
                         action = (action + noise).clamp(0.0, 1.0);
                     }
                     action
@@ -198,7 +214,8 @@ impl Maddpg {
         let mut critic_loss = Tensor::zeros([], (Kind::Float, self.device));
         for i in 0..n {
             let target = tch::no_grad(|| {
-                let qs: Vec<Tensor> = self.critic_targets[i].iter().map(|q| q.forward(&next_input).squeeze_dim(1)).collect();
+                let qs: Vec<Tensor> =
+                    self.critic_targets[i].iter().map(|q| q.forward(&next_input).squeeze_dim(1)).collect();
                 let min_q = qs.iter().skip(1).fold(qs[0].shallow_clone(), |m, q| m.minimum(q));
                 batch.rewards.select(1, i as i64) + self.config.gamma * (1.0 - &batch.terminated) * min_q
             });
@@ -215,7 +232,8 @@ impl Maddpg {
             for i in 0..n {
                 let raw = self.actors[i].forward(&obs_i(&batch.obs, i));
                 let own = self.critic_action(&raw, true);
-                let mut actions: Vec<Tensor> = (0..n).map(|j| batch.actions.narrow(1, (j * a) as i64, a as i64)).collect();
+                let mut actions: Vec<Tensor> =
+                    (0..n).map(|j| batch.actions.narrow(1, (j * a) as i64, a as i64)).collect();
                 actions[i] = own;
                 let joint = Tensor::cat(&[batch.obs.shallow_clone(), Tensor::cat(&actions, 1)], 1);
                 actor_loss = actor_loss - self.critics[i][0].forward(&joint).mean(Kind::Float)
@@ -243,7 +261,9 @@ impl MultiAgentLearner for Maddpg {
                         // A Gumbel-max sample is a sample of softmax(logits).
                         (true, true) => gumbel_softmax(&raw).argmax(-1, true).to_kind(Kind::Float),
                         (true, false) => raw.argmax(-1, true).to_kind(Kind::Float),
-                        (false, true) => (raw.sigmoid() + raw.randn_like() * self.config.exploration_noise).clamp(0.0, 1.0),
+                        (false, true) => {
+                            (raw.sigmoid() + raw.randn_like() * self.config.exploration_noise).clamp(0.0, 1.0)
+                        }
                         (false, false) => raw.sigmoid(),
                     }
                 })

@@ -94,23 +94,52 @@ pub struct Mappo {
 
 impl Mappo {
     /// `shape` = (agents, obs_dim, state_dim).
-    pub fn new(config: MappoConfig, shape: (usize, usize, usize), space: &ActionSpace, episode_limit: usize, device: Device) -> Self {
+    pub fn new(
+        config: MappoConfig,
+        shape: (usize, usize, usize),
+        space: &ActionSpace,
+        episode_limit: usize,
+        device: Device,
+    ) -> Self {
         let (n, o, s) = shape;
         let actor_store = nn::VarStore::new(device);
         let critic_store = nn::VarStore::new(device);
         let init = LayerInit::Orthogonal { output_gain: 0.01 };
         let actor_path = actor_store.root() / "actor";
         let policy = match space {
-            ActionSpace::Discrete { n: a } => {
-                Policy::Categorical(CategoricalActor::new(&actor_path, (o + n) as i64, *a as i64, &config.hidden, init, Activation::Relu))
-            }
+            ActionSpace::Discrete { n: a } => Policy::Categorical(CategoricalActor::new(
+                &actor_path,
+                (o + n) as i64,
+                *a as i64,
+                &config.hidden,
+                init,
+                Activation::Relu,
+            )),
             ActionSpace::Continuous { low, .. } => {
-                let options = GaussianActorOptions { init, activation: Activation::Relu, log_std_init: config.log_std_init, sde: false };
-                Policy::Gaussian(GaussianActor::new(&actor_path, (o + n) as i64, low.len() as i64, &config.hidden, options))
+                let options = GaussianActorOptions {
+                    init,
+                    activation: Activation::Relu,
+                    log_std_init: config.log_std_init,
+                    sde: false,
+                };
+                Policy::Gaussian(GaussianActor::new(
+                    &actor_path,
+                    (o + n) as i64,
+                    low.len() as i64,
+                    &config.hidden,
+                    options,
+                ))
             }
         };
         let critic_width = (s + n + usize::from(config.finite_horizon)) as i64;
-        let critic = mlp_with(&(critic_store.root() / "critic"), critic_width, &config.hidden, 1, LayerInit::Orthogonal { output_gain: 1.0 }, Activation::Relu);
+        let critic = mlp_with(
+            &(critic_store.root() / "critic"),
+            critic_width,
+            &config.hidden,
+            1,
+            LayerInit::Orthogonal { output_gain: 1.0 },
+            Activation::Relu,
+        );
         let adam = nn::Adam { eps: 1e-5, ..Default::default() };
         let actor_optimizer = adam.build(&actor_store, config.actor_learning_rate).expect("optimizer");
         let critic_optimizer = adam.build(&critic_store, config.critic_learning_rate).expect("optimizer");
@@ -145,7 +174,10 @@ impl Mappo {
         let (n, o, s) = self.shape;
         let b = (observation.observations.len() / (n * o)) as i64;
         let obs = Tensor::from_slice(&observation.observations).view([b, n as i64, o as i64]).to(self.device);
-        let state = Tensor::from_slice(&observation.states).view([b, 1, s as i64]).to(self.device).expand([b, n as i64, s as i64], false);
+        let state = Tensor::from_slice(&observation.states)
+            .view([b, 1, s as i64])
+            .to(self.device)
+            .expand([b, n as i64, s as i64], false);
         let ids = self.ids(b);
         let mut critic = vec![state, ids.shallow_clone()];
         if self.config.finite_horizon {
@@ -156,7 +188,11 @@ impl Mappo {
 
     /// Critic values in return units.
     fn values(&self, critic_input: &Tensor) -> Vec<f32> {
-        let v: Vec<f32> = tch::no_grad(|| self.critic.forward(critic_input)).flatten(0, -1).to_device(Device::Cpu).try_into().expect("f32");
+        let v: Vec<f32> = tch::no_grad(|| self.critic.forward(critic_input))
+            .flatten(0, -1)
+            .to_device(Device::Cpu)
+            .try_into()
+            .expect("f32");
         if !self.config.value_normalization {
             return v;
         }
@@ -174,14 +210,25 @@ impl Mappo {
     fn update(&mut self) -> Metrics {
         let rows = self.steps[0].values.len();
         let values: Vec<f32> = self.steps.iter().flat_map(|c| c.values.iter().copied()).collect();
-        let (advantages, returns) = gae(&self.rewards, &values, &self.next_values, &self.terminated, &self.done, rows, self.config.gamma as f32, self.config.gae_lambda as f32);
+        let (advantages, returns) = gae(
+            &self.rewards,
+            &values,
+            &self.next_values,
+            &self.terminated,
+            &self.done,
+            rows,
+            self.config.gamma as f32,
+            self.config.gae_lambda as f32,
+        );
         if self.config.value_normalization {
             self.value_norm.update(&returns);
         }
         let (mean, std) = (self.value_norm.mean[0] as f32, (self.value_norm.var[0] + 1e-8).sqrt() as f32);
-        let targets: Vec<f32> = if self.config.value_normalization { returns.iter().map(|r| (r - mean) / std).collect() } else { returns };
+        let targets: Vec<f32> =
+            if self.config.value_normalization { returns.iter().map(|r| (r - mean) / std).collect() } else { returns };
         let actor_input = Tensor::cat(&self.steps.iter().map(|c| c.actor_input.shallow_clone()).collect::<Vec<_>>(), 0);
-        let critic_input = Tensor::cat(&self.steps.iter().map(|c| c.critic_input.shallow_clone()).collect::<Vec<_>>(), 0);
+        let critic_input =
+            Tensor::cat(&self.steps.iter().map(|c| c.critic_input.shallow_clone()).collect::<Vec<_>>(), 0);
         let actions = Tensor::cat(&self.steps.iter().map(|c| c.actions.shallow_clone()).collect::<Vec<_>>(), 0);
         let old_log_probs = Tensor::cat(&self.steps.iter().map(|c| c.log_probs.shallow_clone()).collect::<Vec<_>>(), 0);
         let advantages = Tensor::from_slice(&advantages).to(self.device);
@@ -195,10 +242,12 @@ impl Mappo {
             let mut start = 0;
             while start < total {
                 let index = order.narrow(0, start, minibatch.min(total - start));
-                let (log_probs, entropy) = self.log_prob_entropy(&actor_input.index_select(0, &index), &actions.index_select(0, &index));
+                let (log_probs, entropy) =
+                    self.log_prob_entropy(&actor_input.index_select(0, &index), &actions.index_select(0, &index));
                 let ratio = (log_probs - old_log_probs.index_select(0, &index)).exp();
                 let adv = advantages.index_select(0, &index);
-                let surrogate = (&ratio * &adv).minimum(&(ratio.clamp(1.0 - self.config.clip_range, 1.0 + self.config.clip_range) * &adv));
+                let surrogate = (&ratio * &adv)
+                    .minimum(&(ratio.clamp(1.0 - self.config.clip_range, 1.0 + self.config.clip_range) * &adv));
                 let entropy = entropy.mean(Kind::Float);
                 let policy_loss = -surrogate.mean(Kind::Float) - self.config.entropy_coef * &entropy;
                 optimize(&mut self.actor_optimizer, &policy_loss, Some(self.config.max_grad_norm));
@@ -217,7 +266,11 @@ impl Mappo {
         self.terminated.clear();
         self.done.clear();
         self.next_values.clear();
-        vec![("policy_loss", policy_loss_sum / count), ("value_loss", value_loss_sum / count), ("entropy", entropy_sum / count)]
+        vec![
+            ("policy_loss", policy_loss_sum / count),
+            ("value_loss", value_loss_sum / count),
+            ("entropy", entropy_sum / count),
+        ]
     }
 }
 
@@ -230,14 +283,22 @@ impl MultiAgentLearner for Mappo {
         memory.step += 1;
         let actions = tch::no_grad(|| match (&mut self.policy, explore) {
             (Policy::Categorical(actor), true) => actor.sample(&actor_input).to_kind(Kind::Float).view([-1, 1]),
-            (Policy::Categorical(actor), false) => actor.logits(&actor_input).argmax(-1, false).to_kind(Kind::Float).view([-1, 1]),
+            (Policy::Categorical(actor), false) => {
+                actor.logits(&actor_input).argmax(-1, false).to_kind(Kind::Float).view([-1, 1])
+            }
             (Policy::Gaussian(actor), true) => actor.sample(&actor_input, true),
             (Policy::Gaussian(actor), false) => actor.mean(&actor_input),
         });
         if explore {
             let log_probs = tch::no_grad(|| self.log_prob_entropy(&actor_input, &actions).0);
             let values = self.values(&critic_input);
-            self.steps.push(Collected { actor_input, critic_input, actions: actions.shallow_clone(), log_probs, values });
+            self.steps.push(Collected {
+                actor_input,
+                critic_input,
+                actions: actions.shallow_clone(),
+                log_probs,
+                values,
+            });
         }
         actions.flatten(0, -1).to_device(Device::Cpu).try_into().expect("f32")
     }

@@ -7,7 +7,7 @@
 //! y = r + gamma (1 - terminated) Q_tot^-(s', argmax_a Q_i(o'_i, a)),  loss = (Q_tot(s, a) - y)^2,
 //! blended over the episode into TD(lambda) targets (`lambda_returns`).
 
-use super::run::{MultiAgentLearner, Memory};
+use super::run::{Memory, MultiAgentLearner};
 use super::{elapsed_column, MultiAgentObservation, MultiAgentStep};
 use crate::drl::agents::Metrics;
 use crate::drl::common::{optimize, RunningNorm};
@@ -285,7 +285,14 @@ struct PendingEpisodes {
 /// TD(lambda) targets [E, T] from rewards, terminations and fill masks [E, T] and the target
 /// mixer's bootstrap values Q_tot^-(s_{t+1}) [E, T]. The recursion does not reach past an
 /// episode's last filled step (lambda falls to 0 there), so padding never leaks into targets.
-fn lambda_returns(gamma: f64, lambda: f64, rewards: &Tensor, terminated: &Tensor, filled: &Tensor, bootstrap: &Tensor) -> Tensor {
+fn lambda_returns(
+    gamma: f64,
+    lambda: f64,
+    rewards: &Tensor,
+    terminated: &Tensor,
+    filled: &Tensor,
+    bootstrap: &Tensor,
+) -> Tensor {
     let t = rewards.size()[1];
     let mut targets = Vec::with_capacity(t as usize);
     let mut next: Option<Tensor> = None;
@@ -331,7 +338,13 @@ pub struct Qmix {
 
 impl Qmix {
     /// `shape` = (agents, obs_dim, state_dim, actions); `episode_limit` = T.
-    pub fn new(config: QmixConfig, shape: (usize, usize, usize, usize), episode_limit: usize, device: Device, seed: u64) -> Self {
+    pub fn new(
+        config: QmixConfig,
+        shape: (usize, usize, usize, usize),
+        episode_limit: usize,
+        device: Device,
+        seed: u64,
+    ) -> Self {
         let (n, o, s, a) = shape;
         let time = usize::from(config.finite_horizon);
         let input = (o + n + time + if config.last_action_input { a } else { 0 }) as i64;
@@ -339,7 +352,8 @@ impl Qmix {
         let store = nn::VarStore::new(device);
         let mut target_store = nn::VarStore::new(device);
         let agent = AgentNet::new(&(store.root() / "agent"), input, config.hidden, a as i64, config.recurrent);
-        let target_agent = AgentNet::new(&(target_store.root() / "agent"), input, config.hidden, a as i64, config.recurrent);
+        let target_agent =
+            AgentNet::new(&(target_store.root() / "agent"), input, config.hidden, a as i64, config.recurrent);
         let (mixer, target_mixer) = match config.mixer {
             Mixer::Vdn => (None, None),
             Mixer::Qmix => (
@@ -349,7 +363,9 @@ impl Qmix {
         };
         target_store.copy(&store).expect("same layout");
         let optimizer = match config.optimizer {
-            QmixOptimizer::RmsProp => nn::RmsProp { alpha: 0.99, eps: 1e-5, ..Default::default() }.build(&store, config.learning_rate),
+            QmixOptimizer::RmsProp => {
+                nn::RmsProp { alpha: 0.99, eps: 1e-5, ..Default::default() }.build(&store, config.learning_rate)
+            }
             QmixOptimizer::Adam => nn::Adam::default().build(&store, config.learning_rate),
         }
         .expect("optimizer");
@@ -388,7 +404,8 @@ impl Qmix {
     fn inputs(&self, obs: &Tensor, last_actions: &Tensor, step: usize) -> Tensor {
         let (n, _, _, _) = self.shape;
         let b = obs.size()[0];
-        let ids = Tensor::eye(n as i64, (Kind::Float, obs.device())).unsqueeze(0).expand([b, n as i64, n as i64], false);
+        let ids =
+            Tensor::eye(n as i64, (Kind::Float, obs.device())).unsqueeze(0).expand([b, n as i64, n as i64], false);
         let mut parts = vec![obs.shallow_clone(), ids];
         if self.config.finite_horizon {
             parts.push(elapsed_column(b * n as i64, step, self.episode_limit, obs.device()).view([b, n as i64, 1]));
@@ -413,8 +430,12 @@ impl Qmix {
         let index = Tensor::from_slice(&picks);
         let take = |t: &Tensor| t.index_select(0, &index).to(self.device);
         let (obs, state, avail) = (take(&self.buffer.obs), take(&self.buffer.state), take(&self.buffer.avail));
-        let (actions, rewards, terminated, filled) =
-            (take(&self.buffer.actions), take(&self.buffer.rewards), take(&self.buffer.terminated), take(&self.buffer.filled));
+        let (actions, rewards, terminated, filled) = (
+            take(&self.buffer.actions),
+            take(&self.buffer.rewards),
+            take(&self.buffer.terminated),
+            take(&self.buffer.filled),
+        );
         let (e, t1) = (obs.size()[0], obs.size()[1]);
         let t = t1 - 1;
         let one_hot = actions.one_hot(a as i64).to_kind(Kind::Float); // [E, T, N, A]
@@ -446,7 +467,8 @@ impl Qmix {
         });
         let flat = |x: &Tensor, width: i64| x.reshape([-1, width]);
         let state = if self.config.finite_horizon {
-            let time: Vec<Tensor> = (0..t1 as usize).map(|step| elapsed_column(1, step, self.episode_limit, self.device)).collect();
+            let time: Vec<Tensor> =
+                (0..t1 as usize).map(|step| elapsed_column(1, step, self.episode_limit, self.device)).collect();
             Tensor::cat(&[state, Tensor::stack(&time, 1).view([1, t1, 1]).expand([e, t1, 1], false)], 2)
         } else {
             state
@@ -461,7 +483,14 @@ impl Qmix {
         } else {
             rewards
         };
-        let y = lambda_returns(self.config.gamma, self.config.td_lambda, &(&rewards * self.config.reward_scale), &terminated, &filled, &target_tot);
+        let y = lambda_returns(
+            self.config.gamma,
+            self.config.td_lambda,
+            &(&rewards * self.config.reward_scale),
+            &terminated,
+            &filled,
+            &target_tot,
+        );
         let td: Tensor = (&q_tot - y) * &filled;
         let loss = td.square().sum(Kind::Float) / filled.sum(Kind::Float);
         optimize(&mut self.optimizer, &loss, Some(self.config.max_grad_norm));
@@ -469,7 +498,11 @@ impl Qmix {
         if self.updates % self.config.target_update_interval == 0 {
             self.target_store.copy(&self.store).expect("same layout");
         }
-        vec![("td_loss", loss.double_value(&[])), ("q_tot", q_tot.mean(Kind::Float).double_value(&[])), ("epsilon", self.epsilon())]
+        vec![
+            ("td_loss", loss.double_value(&[])),
+            ("q_tot", q_tot.mean(Kind::Float).double_value(&[])),
+            ("epsilon", self.epsilon()),
+        ]
     }
 }
 
@@ -487,7 +520,8 @@ impl MultiAgentLearner for Qmix {
         let (n, o, _, a) = self.shape;
         let b = observation.observations.len() / (n * o);
         let obs = Tensor::from_slice(&observation.observations).view([b as i64, n as i64, o as i64]).to(self.device);
-        let avail = Tensor::from_slice(&observation.available_actions).view([b as i64, n as i64, a as i64]).to(self.device);
+        let avail =
+            Tensor::from_slice(&observation.available_actions).view([b as i64, n as i64, a as i64]).to(self.device);
         let last = memory.last_actions.take().expect("begin() first");
         let h = memory.hidden.take().expect("begin() first");
         let (q, h) = tch::no_grad(|| self.agent.forward(&self.inputs(&obs, &last, memory.step), &h));
@@ -520,18 +554,24 @@ impl MultiAgentLearner for Qmix {
             self.ended = vec![false; b];
             self.collecting.obs.push(Tensor::from_slice(&before.observations).view([b as i64, n as i64, o as i64]));
             self.collecting.state.push(Tensor::from_slice(&before.states).view([b as i64, s as i64]));
-            self.collecting.avail.push(Tensor::from_slice(&before.available_actions).view([b as i64, n as i64, a as i64]));
+            self.collecting
+                .avail
+                .push(Tensor::from_slice(&before.available_actions).view([b as i64, n as i64, a as i64]));
         }
         let c = &mut self.collecting;
         c.obs.push(Tensor::from_slice(&step.next.observations).view([b as i64, n as i64, o as i64]));
         c.state.push(Tensor::from_slice(&step.next.states).view([b as i64, s as i64]));
         c.avail.push(Tensor::from_slice(&step.next.available_actions).view([b as i64, n as i64, a as i64]));
-        c.actions.push(Tensor::from_slice(&actions.iter().map(|&x| x as i64).collect::<Vec<_>>()).view([b as i64, n as i64]));
+        c.actions.push(
+            Tensor::from_slice(&actions.iter().map(|&x| x as i64).collect::<Vec<_>>()).view([b as i64, n as i64]),
+        );
         c.rewards.push(Tensor::from_slice(&step.team_rewards));
         let horizon = self.config.finite_horizon;
-        let terminated: Vec<f32> = (0..b).map(|i| f32::from(u8::from(step.terminated[i] || (horizon && step.truncated[i])))).collect();
+        let terminated: Vec<f32> =
+            (0..b).map(|i| f32::from(u8::from(step.terminated[i] || (horizon && step.truncated[i])))).collect();
         c.terminated.push(Tensor::from_slice(&terminated));
-        c.filled.push(Tensor::from_slice(&self.ended.iter().map(|&e| if e { 0.0f32 } else { 1.0 }).collect::<Vec<_>>()));
+        c.filled
+            .push(Tensor::from_slice(&self.ended.iter().map(|&e| if e { 0.0f32 } else { 1.0 }).collect::<Vec<_>>()));
         for i in 0..b {
             self.ended[i] |= step.terminated[i] || step.truncated[i];
         }
@@ -589,13 +629,20 @@ mod tests {
     fn lambda_zero_gives_one_step_targets_and_lambda_one_the_discounted_return() {
         let (rewards, bootstrap) = (row(&[1.0, 2.0, 3.0]), row(&[10.0, 20.0, 30.0]));
         let (not_terminated, filled) = (row(&[0.0, 0.0, 0.0]), row(&[1.0, 1.0, 1.0]));
-        let one_step = Vec::<f32>::try_from(lambda_returns(0.5, 0.0, &rewards, &not_terminated, &filled, &bootstrap).view([-1])).unwrap();
+        let one_step =
+            Vec::<f32>::try_from(lambda_returns(0.5, 0.0, &rewards, &not_terminated, &filled, &bootstrap).view([-1]))
+                .unwrap();
         assert_eq!(one_step, vec![1.0 + 0.5 * 10.0, 2.0 + 0.5 * 20.0, 3.0 + 0.5 * 30.0]);
-        let monte_carlo = Vec::<f32>::try_from(lambda_returns(0.5, 1.0, &rewards, &not_terminated, &filled, &bootstrap).view([-1])).unwrap();
+        let monte_carlo =
+            Vec::<f32>::try_from(lambda_returns(0.5, 1.0, &rewards, &not_terminated, &filled, &bootstrap).view([-1]))
+                .unwrap();
         assert_eq!(monte_carlo[0], 1.0 + 0.5 * 2.0 + 0.25 * 3.0 + 0.125 * 30.0);
         // A termination at the second step cuts both the bootstrap and the later rewards.
         let terminated = row(&[0.0, 1.0, 0.0]);
-        let cut = Vec::<f32>::try_from(lambda_returns(0.5, 1.0, &rewards, &terminated, &row(&[1.0, 1.0, 0.0]), &bootstrap).view([-1])).unwrap();
+        let cut = Vec::<f32>::try_from(
+            lambda_returns(0.5, 1.0, &rewards, &terminated, &row(&[1.0, 1.0, 0.0]), &bootstrap).view([-1]),
+        )
+        .unwrap();
         assert_eq!(&cut[..2], &[1.0 + 0.5 * 2.0, 2.0]);
     }
 }

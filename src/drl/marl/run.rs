@@ -144,7 +144,9 @@ fn build(config: &MarlConfig, env: &dyn MultiAgentEnv) -> Result<Box<dyn MultiAg
             Box::new(Qmix::new(merged(base, o_)?, (n, o, s, *a), env.episode_limit(), config.device, config.seed))
         }
         ("vdn" | "qmix", _) => bail!("{} needs discrete actions; {} is continuous", config.algorithm, config.env_id),
-        ("maddpg" | "matd3", _) => Box::new(Maddpg::new(merged(base, o_)?, (n, o, s), &space, config.device, config.seed)),
+        ("maddpg" | "matd3", _) => {
+            Box::new(Maddpg::new(merged(base, o_)?, (n, o, s), &space, config.device, config.seed))
+        }
         ("mappo", _) => Box::new(Mappo::new(merged(base, o_)?, (n, o, s), &space, env.episode_limit(), config.device)),
         (other, _) => bail!("unknown algorithm '{other}'"),
     })
@@ -190,7 +192,12 @@ fn mean_std(values: &[f64]) -> (f64, f64) {
     (mean, (values.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / n).sqrt())
 }
 
-fn evaluate_learner(learner: &mut dyn MultiAgentLearner, env_id: &str, episodes: usize, seed: u64) -> Result<(f64, f64)> {
+fn evaluate_learner(
+    learner: &mut dyn MultiAgentLearner,
+    env_id: &str,
+    episodes: usize,
+    seed: u64,
+) -> Result<(f64, f64)> {
     let mut env = make(env_id, episodes).context("known env")?;
     let mut memory = learner.begin(episodes);
     Ok(evaluate_with(env.as_mut(), seed, &mut |obs, _| learner.act(obs, &mut memory, false)))
@@ -230,7 +237,8 @@ pub fn heuristic_return(env_id: &str, episodes: usize, seed: u64) -> Result<(f64
 
 /// Trains until the step budget; evaluates every `eval_every` steps and at the end.
 pub fn train(config: &MarlConfig) -> Result<MarlOutcome> {
-    let (_, default_envs) = defaults(&config.algorithm).with_context(|| format!("unknown algorithm '{}'", config.algorithm))?;
+    let (_, default_envs) =
+        defaults(&config.algorithm).with_context(|| format!("unknown algorithm '{}'", config.algorithm))?;
     let num_envs = config.num_envs.unwrap_or(default_envs);
     anyhow::ensure!(num_envs >= 1, "num_envs must be at least 1");
     tch::manual_seed(config.seed as i64);
@@ -272,7 +280,12 @@ pub fn train(config: &MarlConfig) -> Result<MarlOutcome> {
         }
         if step >= next_eval || step >= config.total_steps {
             next_eval += config.eval_every;
-            let (mean, std) = evaluate_learner(learner.as_mut(), &config.env_id, config.eval_episodes, evaluation_seed(config.seed, evaluations.len()))?;
+            let (mean, std) = evaluate_learner(
+                learner.as_mut(),
+                &config.env_id,
+                config.eval_episodes,
+                evaluation_seed(config.seed, evaluations.len()),
+            )?;
             let evaluation = MarlEvaluation {
                 step,
                 episodes,

@@ -76,7 +76,8 @@ impl World {
     /// One world step; returns every agent's reward.
     pub fn step(&mut self, actions: &[f32], continuous: bool) -> [f64; AGENTS] {
         let width = if continuous { 5 } else { 1 };
-        let mut force: [[f64; 2]; AGENTS] = std::array::from_fn(|i| Self::control(&actions[i * width..(i + 1) * width], continuous));
+        let mut force: [[f64; 2]; AGENTS] =
+            std::array::from_fn(|i| Self::control(&actions[i * width..(i + 1) * width], continuous));
         for a in 0..AGENTS {
             for b in a + 1..AGENTS {
                 let (pa, pb) = (self.agent_positions[a], self.agent_positions[b]);
@@ -145,11 +146,13 @@ pub struct SimpleSpread {
 
 impl SimpleSpread {
     pub fn new(num_envs: usize, continuous: bool) -> Self {
-        let rngs: Vec<ChaCha8Rng> = (0..num_envs).map(|i| {
-            let mut rng = ChaCha8Rng::seed_from_u64(0);
-            rng.set_stream(i as u64);
-            rng
-        }).collect();
+        let rngs: Vec<ChaCha8Rng> = (0..num_envs)
+            .map(|i| {
+                let mut rng = ChaCha8Rng::seed_from_u64(0);
+                rng.set_stream(i as u64);
+                rng
+            })
+            .collect();
         SimpleSpread { worlds: vec![World::default(); num_envs], rngs, steps: 0, continuous }
     }
 

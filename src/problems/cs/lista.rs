@@ -83,7 +83,7 @@ fn normalize(a: &Tensor, y: &Tensor) -> Normalized {
     let column_norms = a.square().sum_dim_intlist(1, true, Kind::Float).sqrt().clamp_min(1e-12); // [B, 1, n]
     let a = a / &column_norms;
     let scale = a.transpose(1, 2).matmul(&y.unsqueeze(2)).abs().amax(&[1, 2][..], true).clamp_min(1e-12).squeeze_dim(2); // [B, 1]
-    // W = (A A^T)^-1 A diag(1 / (a_i^T (A A^T)^-1 a_i)), in double precision for the solve.
+                                                                                                                         // W = (A A^T)^-1 A diag(1 / (a_i^T (A A^T)^-1 a_i)), in double precision for the solve.
     let a64 = a.to_kind(Kind::Double);
     let gram = a64.matmul(&a64.transpose(1, 2));
     let m = gram.size()[1];
@@ -154,17 +154,24 @@ impl ListaPolicy {
     /// Mean normalized squared error on a batch with known x [B, n].
     fn nmse(&self, a: &Tensor, y: &Tensor, x: &Tensor) -> Tensor {
         let estimate = self.estimate_batch(a, y);
-        ((estimate - x).square().sum_dim_intlist(1, false, Kind::Float) / x.square().sum_dim_intlist(1, false, Kind::Float).clamp_min(1e-12)).mean(Kind::Float)
+        ((estimate - x).square().sum_dim_intlist(1, false, Kind::Float)
+            / x.square().sum_dim_intlist(1, false, Kind::Float).clamp_min(1e-12))
+        .mean(Kind::Float)
     }
 
     /// Trains a fresh policy; returns it with (step, training NMSE in dB) every 10% of the steps.
-    pub fn train(config: ListaConfig, training: &ListaTraining, device: Device) -> Result<(ListaPolicy, Vec<(usize, f64)>)> {
+    pub fn train(
+        config: ListaConfig,
+        training: &ListaTraining,
+        device: Device,
+    ) -> Result<(ListaPolicy, Vec<(usize, f64)>)> {
         let policy = ListaPolicy::new(config, device);
         let mut optimizer = nn::Adam::default().build(&policy.store, training.learning_rate)?;
         let mut rng = ChaCha8Rng::seed_from_u64(training.seed);
         let mut curve = Vec::new();
         for step in 0..training.steps {
-            let (a, y, x) = gaussian_batch(&mut rng, training.batch, &policy.config, training.min_sparsity, training.max_sparsity);
+            let (a, y, x) =
+                gaussian_batch(&mut rng, training.batch, &policy.config, training.min_sparsity, training.max_sparsity);
             let (a, y, x) = (a.to_device(device), y.to_device(device), x.to_device(device));
             let loss = policy.nmse(&a, &y, &x);
             optimizer.zero_grad();
@@ -179,7 +186,13 @@ impl ListaPolicy {
 }
 
 /// `count` seeded Gaussian instances: A [B, m, n], y [B, m], x [B, n] (float, CPU).
-pub fn gaussian_batch(rng: &mut ChaCha8Rng, count: usize, config: &ListaConfig, min_sparsity: usize, max_sparsity: usize) -> (Tensor, Tensor, Tensor) {
+pub fn gaussian_batch(
+    rng: &mut ChaCha8Rng,
+    count: usize,
+    config: &ListaConfig,
+    min_sparsity: usize,
+    max_sparsity: usize,
+) -> (Tensor, Tensor, Tensor) {
     let (m, n) = (config.measurements, config.unknowns);
     let scale = 1.0 / (m as f64).sqrt();
     let a: Vec<f32> = (0..count * m * n).map(|_| (standard_normal(rng) * scale) as f32).collect();
@@ -206,12 +219,14 @@ mod tests {
         let training = ListaTraining { steps: 150, batch: 32, min_sparsity: 2, max_sparsity: 4, ..Default::default() };
         let mut rng = ChaCha8Rng::seed_from_u64(99);
         let (a, y, x) = gaussian_batch(&mut rng, 256, &config, 2, 4);
-        let untrained = tch::no_grad(|| ListaPolicy::new(config.clone(), Device::Cpu).nmse(&a, &y, &x)).double_value(&[]);
+        let untrained =
+            tch::no_grad(|| ListaPolicy::new(config.clone(), Device::Cpu).nmse(&a, &y, &x)).double_value(&[]);
         let (policy, _) = ListaPolicy::train(config, &training, Device::Cpu).unwrap();
         let trained = tch::no_grad(|| policy.nmse(&a, &y, &x)).double_value(&[]);
         assert!(trained < 0.5 * untrained, "trained NMSE {trained} vs untrained {untrained}");
         // Scaling y (and so x) by 1000 scales the estimate by 1000.
-        let one = Matrix { m: 20, n: 40, data: Vec::<f64>::try_from(a.get(0).to_kind(Kind::Double).flatten(0, -1)).unwrap() };
+        let one =
+            Matrix { m: 20, n: 40, data: Vec::<f64>::try_from(a.get(0).to_kind(Kind::Double).flatten(0, -1)).unwrap() };
         let y0 = Vec::<f64>::try_from(y.get(0).to_kind(Kind::Double)).unwrap();
         let big: Vec<f64> = y0.iter().map(|v| v * 1000.0).collect();
         let (small_x, big_x) = (policy.estimate(&one, &y0), policy.estimate(&one, &big));

@@ -30,13 +30,25 @@ pub struct CsInstance {
 }
 
 fn finite_array(value: Option<&serde_json::Value>, field: &str) -> Result<Vec<f64>, ProblemError> {
-    let items = value.and_then(|v| v.as_array()).ok_or_else(|| ProblemError::invalid(field, "expected an array of numbers"))?;
-    items.iter().enumerate().map(|(i, x)| x.as_f64().filter(|v| v.is_finite()).ok_or_else(|| ProblemError::invalid(format!("{field}[{i}]"), "expected a finite number"))).collect()
+    let items =
+        value.and_then(|v| v.as_array()).ok_or_else(|| ProblemError::invalid(field, "expected an array of numbers"))?;
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, x)| {
+            x.as_f64()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| ProblemError::invalid(format!("{field}[{i}]"), "expected a finite number"))
+        })
+        .collect()
 }
 
 /// `{"A": [[..]] (m x n), "y": [..] (m), "sparsity": k (optional), "noise": sigma (default 0)}`.
 pub fn parse_json(value: &serde_json::Value, limits: &Limits) -> Result<CsInstance, ProblemError> {
-    let rows = value.get("A").and_then(|a| a.as_array()).ok_or_else(|| ProblemError::invalid("A", "expected an m x n array of rows"))?;
+    let rows = value
+        .get("A")
+        .and_then(|a| a.as_array())
+        .ok_or_else(|| ProblemError::invalid("A", "expected an m x n array of rows"))?;
     let m = rows.len();
     if m == 0 {
         return Err(ProblemError::invalid("A", "needs at least one row"));
@@ -51,7 +63,10 @@ pub fn parse_json(value: &serde_json::Value, limits: &Limits) -> Result<CsInstan
                 return Err(ProblemError::invalid("A[0]", "needs at least one column"));
             }
             if m * n > limits.max_edges {
-                return Err(ProblemError::too_large("A", format!("{m} x {n} entries exceed the limit of {}", limits.max_edges)));
+                return Err(ProblemError::too_large(
+                    "A",
+                    format!("{m} x {n} entries exceed the limit of {}", limits.max_edges),
+                ));
             }
         } else if r.len() != n {
             return Err(ProblemError::invalid(format!("A[{i}]"), format!("has {} entries, row 0 has {n}", r.len())));
@@ -64,11 +79,19 @@ pub fn parse_json(value: &serde_json::Value, limits: &Limits) -> Result<CsInstan
     }
     let sparsity = match value.get("sparsity") {
         None | Some(serde_json::Value::Null) => None,
-        Some(k) => Some(k.as_u64().filter(|&k| k >= 1 && (k as usize) <= m.min(n)).ok_or_else(|| ProblemError::invalid("sparsity", format!("expected an integer in 1..={}", m.min(n))))? as usize),
+        Some(k) => Some(
+            k.as_u64()
+                .filter(|&k| k >= 1 && (k as usize) <= m.min(n))
+                .ok_or_else(|| ProblemError::invalid("sparsity", format!("expected an integer in 1..={}", m.min(n))))?
+                as usize,
+        ),
     };
     let noise = match value.get("noise") {
         None | Some(serde_json::Value::Null) => 0.0,
-        Some(s) => s.as_f64().filter(|s| s.is_finite() && *s >= 0.0).ok_or_else(|| ProblemError::invalid("noise", "expected a finite number >= 0"))?,
+        Some(s) => s
+            .as_f64()
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .ok_or_else(|| ProblemError::invalid("noise", "expected a finite number >= 0"))?,
     };
     Ok(CsInstance { a: Matrix { m, n, data }, y, sparsity, noise })
 }
@@ -92,15 +115,26 @@ impl CsInstance {
     fn policy_estimate(&self, model: Option<&str>) -> Result<Option<(Vec<f64>, String)>, ProblemError> {
         let registry = crate::models::registry();
         let chosen = match model {
-            Some(name) => Some(registry.get(name).ok_or_else(|| ProblemError::invalid("model", format!("no model named '{name}'")))?),
+            Some(name) => Some(
+                registry.get(name).ok_or_else(|| ProblemError::invalid("model", format!("no model named '{name}'")))?,
+            ),
             None => registry.default_lista(self.a.m, self.a.n),
         };
         let Some(chosen) = chosen else { return Ok(None) };
         let (Some(policy), Some(config)) = (chosen.lista(), chosen.lista_config()) else {
-            return Err(ProblemError::invalid("model", format!("'{}' is a {} model, not compressive_sensing", chosen.manifest.name, chosen.manifest.problem)));
+            return Err(ProblemError::invalid(
+                "model",
+                format!("'{}' is a {} model, not compressive_sensing", chosen.manifest.name, chosen.manifest.problem),
+            ));
         };
         if config.measurements != self.a.m || config.unknowns != self.a.n {
-            return Err(ProblemError::invalid("model", format!("'{}' serves {} x {}, A is {} x {}", chosen.manifest.name, config.measurements, config.unknowns, self.a.m, self.a.n)));
+            return Err(ProblemError::invalid(
+                "model",
+                format!(
+                    "'{}' serves {} x {}, A is {} x {}",
+                    chosen.manifest.name, config.measurements, config.unknowns, self.a.m, self.a.n
+                ),
+            ));
         }
         let x = policy.lock().expect("policy lock").estimate(&self.a, &self.y);
         Ok(Some((x, chosen.manifest.name.clone())))
@@ -116,7 +150,16 @@ impl CsInstance {
         x
     }
 
-    fn report(&self, x: Vec<f64>, status: StopReason, start: Instant, history: Vec<HistoryPoint>, chains: usize, rounds: usize, seed: u64) -> SolveReport {
+    fn report(
+        &self,
+        x: Vec<f64>,
+        status: StopReason,
+        start: Instant,
+        history: Vec<HistoryPoint>,
+        chains: usize,
+        rounds: usize,
+        seed: u64,
+    ) -> SolveReport {
         let r: Vec<f64> = self.a.apply(&x).iter().zip(&self.y).map(|(ax, y)| y - ax).collect();
         let residual = norm(&r);
         let support: Vec<usize> = (0..x.len()).filter(|&i| x[i] != 0.0).collect();
@@ -149,12 +192,38 @@ impl Instance for CsInstance {
             seeds.push(top_k(&policy_x, k));
         }
         // Without noise a zero residual is the goal; with noise sigma, E ~ m sigma^2 is as good as it gets.
-        let target = if self.noise == 0.0 { 1e-20 * self.y.iter().map(|v| v * v).sum::<f64>() } else { self.a.m as f64 * self.noise * self.noise };
+        let target = if self.noise == 0.0 {
+            1e-20 * self.y.iter().map(|v| v * v).sum::<f64>()
+        } else {
+            self.a.m as f64 * self.noise * self.noise
+        };
         let time_limit = Duration::from_secs_f64(params.time_limit_s).saturating_sub(start.elapsed());
-        let found = support_search(&self.a, &self.y, k, 0.0, &seeds, params.chains.unwrap_or(DEFAULT_CHAINS), params.max_rounds.unwrap_or(DEFAULT_STEPS), params.seed, time_limit, target, &params.hooks.mapped(f64::sqrt));
+        let found = support_search(
+            &self.a,
+            &self.y,
+            k,
+            0.0,
+            &seeds,
+            params.chains.unwrap_or(DEFAULT_CHAINS),
+            params.max_rounds.unwrap_or(DEFAULT_STEPS),
+            params.seed,
+            time_limit,
+            target,
+            &params.hooks.mapped(f64::sqrt),
+        );
         let offset = start.elapsed().saturating_sub(found.history.last().map_or(Duration::ZERO, |h| h.0));
-        let history = found.history.iter().map(|(t, e)| HistoryPoint { elapsed_ms: (offset + *t).as_secs_f64() * 1e3, objective: e.sqrt() }).collect();
-        let status = if found.energy <= target { StopReason::TargetReached } else if found.iterations >= params.max_rounds.unwrap_or(DEFAULT_STEPS) { StopReason::RoundLimit } else { StopReason::TimeLimit };
+        let history = found
+            .history
+            .iter()
+            .map(|(t, e)| HistoryPoint { elapsed_ms: (offset + *t).as_secs_f64() * 1e3, objective: e.sqrt() })
+            .collect();
+        let status = if found.energy <= target {
+            StopReason::TargetReached
+        } else if found.iterations >= params.max_rounds.unwrap_or(DEFAULT_STEPS) {
+            StopReason::RoundLimit
+        } else {
+            StopReason::TimeLimit
+        };
         self.report(found.x, status, start, history, found.chains, found.iterations, params.seed)
     }
 
@@ -169,7 +238,10 @@ impl Instance for CsInstance {
             "fista" => lasso(&self.a, &self.y, self.lambda(), LASSO_ITERATIONS, true),
             "policy" => {
                 let (x, _) = self.policy_estimate(params.model.as_deref())?.ok_or_else(|| {
-                    ProblemError::invalid("model", format!("no compressive_sensing model for A of {} x {} (GET /v1/models)", self.a.m, self.a.n))
+                    ProblemError::invalid(
+                        "model",
+                        format!("no compressive_sensing model for A of {} x {} (GET /v1/models)", self.a.m, self.a.n),
+                    )
                 })?;
                 let k = self.sparsity_for(&x);
                 self.refit(&top_k(&x, k))

@@ -2,8 +2,8 @@
 //! LASSO, and a parallel MCMC over supports on the energy E(S) = ||y - A_S x_S||^2 + lambda |S|
 //! with x_S the least-squares fit on S.
 
-use crate::search::hooks::SearchHooks;
 use crate::problems::random::standard_normal;
+use crate::search::hooks::SearchHooks;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
@@ -125,7 +125,10 @@ pub fn omp(a: &Matrix, y: &[f64], k: usize, tolerance: f64) -> Vec<f64> {
     let mut r = y.to_vec();
     while support.len() < k.min(a.m) && norm(&r) > tolerance {
         let c = a.apply_t(&r);
-        let j = (0..a.n).filter(|j| !support.contains(j)).max_by(|&p, &q| c[p].abs().total_cmp(&c[q].abs())).expect("a free column");
+        let j = (0..a.n)
+            .filter(|j| !support.contains(j))
+            .max_by(|&p, &q| c[p].abs().total_cmp(&c[q].abs()))
+            .expect("a free column");
         support.push(j);
         let (z, _) = least_squares(a, y, &support);
         x = vec![0.0; a.n];
@@ -159,7 +162,8 @@ pub fn lasso(a: &Matrix, y: &[f64], lambda: f64, iterations: usize, accelerated:
     let mut t = 1.0f64;
     let half = (iterations / 2).max(1);
     for it in 0..iterations {
-        let current = if it < half { start_lambda * (lambda / start_lambda).powf(it as f64 / half as f64) } else { lambda };
+        let current =
+            if it < half { start_lambda * (lambda / start_lambda).powf(it as f64 / half as f64) } else { lambda };
         let point = if accelerated { &z } else { &x };
         let g = a.apply_t(&residual(a, y, point));
         let next: Vec<f64> = point.iter().zip(&g).map(|(p, gi)| soft_threshold(p + gi / l, current / l)).collect();
@@ -190,7 +194,19 @@ pub struct SupportSearch {
 /// supports given (top-k of OMP and FISTA); the other chains start from random supports.
 #[allow(clippy::too_many_arguments)]
 #[allow(clippy::too_many_arguments)]
-pub fn support_search(a: &Matrix, y: &[f64], k: usize, lambda: f64, seeds: &[Vec<usize>], chains: usize, steps: usize, seed: u64, time_limit: Duration, target: f64, hooks: &SearchHooks) -> SupportSearch {
+pub fn support_search(
+    a: &Matrix,
+    y: &[f64],
+    k: usize,
+    lambda: f64,
+    seeds: &[Vec<usize>],
+    chains: usize,
+    steps: usize,
+    seed: u64,
+    time_limit: Duration,
+    target: f64,
+    hooks: &SearchHooks,
+) -> SupportSearch {
     let start = Instant::now();
     let k = k.clamp(1, a.m.min(a.n));
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -204,7 +220,13 @@ pub fn support_search(a: &Matrix, y: &[f64], k: usize, lambda: f64, seeds: &[Vec
     let energy_of = |s: &[usize]| least_squares(a, y, s).1 + lambda * s.len() as f64;
     let mut energies: Vec<f64> = supports.par_iter().map(|s| energy_of(s)).collect();
     let scale = (y.iter().map(|v| v * v).sum::<f64>() / k as f64).max(1e-30);
-    let mut rngs: Vec<ChaCha8Rng> = (0..chains).map(|c| { let mut r = ChaCha8Rng::seed_from_u64(seed); r.set_stream(c as u64 + 1); r }).collect();
+    let mut rngs: Vec<ChaCha8Rng> = (0..chains)
+        .map(|c| {
+            let mut r = ChaCha8Rng::seed_from_u64(seed);
+            r.set_stream(c as u64 + 1);
+            r
+        })
+        .collect();
     let best_index = |e: &[f64]| (0..e.len()).min_by(|&p, &q| e[p].total_cmp(&e[q])).expect("a chain");
     let mut best = (supports[best_index(&energies)].clone(), energies[best_index(&energies)]);
     let mut history = vec![(start.elapsed(), best.1)];
@@ -303,7 +325,8 @@ mod tests {
         assert!(r2 < 1e-20, "{r2}");
         assert!(relative_error(&omp(&a, &y, 5, 1e-9), &x) < 1e-6);
         assert!(relative_error(&lasso(&a, &y, lasso_lambda(&a, &y, 0.0), 3000, true), &x) < 1e-2);
-        let found = support_search(&a, &y, 5, 0.0, &[], 8, 500, 0, Duration::from_secs(10), 1e-20, &SearchHooks::default());
+        let found =
+            support_search(&a, &y, 5, 0.0, &[], 8, 500, 0, Duration::from_secs(10), 1e-20, &SearchHooks::default());
         assert!(relative_error(&found.x, &x) < 1e-6);
     }
 }

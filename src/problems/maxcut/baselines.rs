@@ -108,7 +108,8 @@ pub fn rank_two(graph: &MaxCutInstance, time_limit: Duration, seed: u64) -> Base
 
 /// Gradient descent with an adaptive step on f(theta) = sum w_ij cos(theta_i - theta_j).
 fn minimize_angles(graph: &MaxCutInstance, theta: &mut [f64], iterations: usize) {
-    let objective = |t: &[f64]| graph.edges().iter().map(|&(i, j, w)| w * (t[i as usize] - t[j as usize]).cos()).sum::<f64>();
+    let objective =
+        |t: &[f64]| graph.edges().iter().map(|&(i, j, w)| w * (t[i as usize] - t[j as usize]).cos()).sum::<f64>();
     let mut gradient = vec![0.0; theta.len()];
     let mut trial = theta.to_vec();
     let mut value = objective(theta);

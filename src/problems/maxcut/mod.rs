@@ -6,7 +6,7 @@ pub mod generate;
 mod parse;
 
 use super::ising::IsingModel;
-use super::{IsingProblem, Instance, Limits, Problem, ProblemError, ProblemInput};
+use super::{Instance, IsingProblem, Limits, Problem, ProblemError, ProblemInput};
 use serde_json::json;
 use std::time::Duration;
 

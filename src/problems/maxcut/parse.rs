@@ -39,12 +39,7 @@ impl<'a> EdgeChecker<'a> {
             if node < 0 || node >= n {
                 return Err(ProblemError::invalid(
                     field,
-                    format!(
-                        "node {} is out of range {}..={}",
-                        node + shown_base,
-                        shown_base,
-                        n - 1 + shown_base
-                    ),
+                    format!("node {} is out of range {}..={}", node + shown_base, shown_base, n - 1 + shown_base),
                 ));
             }
         }
@@ -113,16 +108,17 @@ pub fn parse_gset(text: &str, limits: &Limits) -> Result<MaxCutInstance, Problem
             return Err(ProblemError::invalid(field, format!("edge after the blank line {blank}")));
         }
         if read == num_edges {
-            return Err(ProblemError::invalid(field, format!("more edge lines than the {num_edges} the header declares")));
+            return Err(ProblemError::invalid(
+                field,
+                format!("more edge lines than the {num_edges} the header declares"),
+            ));
         }
         let tokens: Vec<&str> = line.split_whitespace().collect();
         if tokens.len() != 3 {
             return Err(ProblemError::invalid(field, format!("expected `u v w`, found '{line}'")));
         }
         let node = |token: &str| {
-            token
-                .parse::<i64>()
-                .map_err(|_| ProblemError::invalid(&field, format!("node '{token}' is not an integer")))
+            token.parse::<i64>().map_err(|_| ProblemError::invalid(&field, format!("node '{token}' is not an integer")))
         };
         let (u, v) = (node(tokens[0])?, node(tokens[1])?);
         let w = tokens[2]
@@ -181,7 +177,9 @@ pub fn parse_json(value: &serde_json::Value, limits: &Limits) -> Result<MaxCutIn
         let (u, v) = (node(0)?, node(1)?);
         let w = match items.get(2) {
             None => 1.0,
-            Some(w) => w.as_f64().ok_or_else(|| ProblemError::invalid(format!("{field}[2]"), "weight must be a number"))?,
+            Some(w) => {
+                w.as_f64().ok_or_else(|| ProblemError::invalid(format!("{field}[2]"), "weight must be a number"))?
+            }
         };
         checker.push(u, v, w, &field, 0)?;
     }
@@ -214,17 +212,17 @@ mod tests {
             ("", "line 1"),
             ("3", "line 1"),
             ("3 x", "line 1"),
-            ("3 2\n1 2 1\n", "line 1"),           // fewer edges than declared
-            ("3 1\n1 2 1\n2 3 1", "line 3"),      // more edges than declared
-            ("3 1\n1 1 1", "line 2"),             // self-loop
-            ("3 1\n1 4 1", "line 2"),             // out of range
-            ("3 1\n0 2 1", "line 2"),             // 1-indexed
-            ("3 2\n1 2 1\n2 1 1", "line 3"),      // duplicate
-            ("3 1\n1 2 nan", "line 2"),           // non-finite
+            ("3 2\n1 2 1\n", "line 1"),      // fewer edges than declared
+            ("3 1\n1 2 1\n2 3 1", "line 3"), // more edges than declared
+            ("3 1\n1 1 1", "line 2"),        // self-loop
+            ("3 1\n1 4 1", "line 2"),        // out of range
+            ("3 1\n0 2 1", "line 2"),        // 1-indexed
+            ("3 2\n1 2 1\n2 1 1", "line 3"), // duplicate
+            ("3 1\n1 2 nan", "line 2"),      // non-finite
             ("3 1\n1 2 inf", "line 2"),
-            ("3 1\n1 2", "line 2"),               // missing weight
+            ("3 1\n1 2", "line 2"), // missing weight
             ("3 1\n1 2 1 7", "line 2"),
-            ("3 2\n1 2 1\n\n2 3 1", "line 4"),    // blank line inside
+            ("3 2\n1 2 1\n\n2 3 1", "line 4"), // blank line inside
         ];
         for (text, line) in cases {
             assert_eq!(field_of(parse_gset(text, &limits())), line, "input {text:?}");

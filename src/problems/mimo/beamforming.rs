@@ -5,8 +5,8 @@
 //! Classical precoders (MRT, ZF, regularized ZF), WMMSE (Shi et al. 2011) and the parallel
 //! projected-gradient search, batched over B beamformers [B, N, K].
 
-use crate::search::hooks::SearchHooks;
 use crate::problems::random::standard_normal;
+use crate::search::hooks::SearchHooks;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::time::{Duration, Instant};
@@ -140,7 +140,8 @@ pub fn parallel_gradient_search(
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let h = h.to(device);
     // Random starts and perturbations from our own stream (no global torch RNG).
-    let gaussian = |rng: &mut ChaCha8Rng, count: usize| -> Vec<f64> { (0..count).map(|_| standard_normal(rng)).collect() };
+    let gaussian =
+        |rng: &mut ChaCha8Rng, count: usize| -> Vec<f64> { (0..count).map(|_| standard_normal(rng)).collect() };
     let count = (b * n * k) as usize;
     let re = Tensor::from_slice(&gaussian(&mut rng, count)).view([b, n, k]);
     let im = Tensor::from_slice(&gaussian(&mut rng, count)).view([b, n, k]);
@@ -207,7 +208,10 @@ mod tests {
 
     fn channel(seed: u64, k: i64, n: i64) -> Tensor {
         tch::manual_seed(seed as i64);
-        Tensor::complex(&Tensor::randn([k, n], (Kind::Double, Device::Cpu)), &Tensor::randn([k, n], (Kind::Double, Device::Cpu))) / 2f64.sqrt()
+        Tensor::complex(
+            &Tensor::randn([k, n], (Kind::Double, Device::Cpu)),
+            &Tensor::randn([k, n], (Kind::Double, Device::Cpu)),
+        ) / 2f64.sqrt()
     }
 
     #[test]
@@ -225,7 +229,10 @@ mod tests {
 
     #[test]
     fn sum_rate_matches_the_formula_for_one_user() {
-        let h = Tensor::complex(&Tensor::from_slice(&[1.0f64, 0.0]).view([1, 2]), &Tensor::from_slice(&[0.0f64, 1.0]).view([1, 2]));
+        let h = Tensor::complex(
+            &Tensor::from_slice(&[1.0f64, 0.0]).view([1, 2]),
+            &Tensor::from_slice(&[0.0f64, 1.0]).view([1, 2]),
+        );
         let w = mrt(&h, 4.0); // |h w|^2 = ||h||^2 P = 2 * 4
         let r = sum_rate(&h, &w, 1.0).double_value(&[0]);
         assert!((r - (1.0f64 + 8.0).log2()).abs() < 1e-9, "{r}");

@@ -42,7 +42,9 @@ fn matrix(value: &serde_json::Value, field: &str) -> Result<Vec<Vec<f64>>, Probl
                 .iter()
                 .enumerate()
                 .map(|(j, x)| {
-                    x.as_f64().filter(|v| v.is_finite()).ok_or_else(|| ProblemError::invalid(format!("{field}[{i}][{j}]"), "expected a finite number"))
+                    x.as_f64()
+                        .filter(|v| v.is_finite())
+                        .ok_or_else(|| ProblemError::invalid(format!("{field}[{i}][{j}]"), "expected a finite number"))
                 })
                 .collect()
         })
@@ -53,7 +55,10 @@ fn positive(value: &serde_json::Value, field: &str, default: Option<f64>) -> Res
     match (value.get(field), default) {
         (None | Some(serde_json::Value::Null), Some(d)) => Ok(d),
         (None | Some(serde_json::Value::Null), None) => Err(ProblemError::invalid(field, "required")),
-        (Some(v), _) => v.as_f64().filter(|x| x.is_finite() && *x > 0.0).ok_or_else(|| ProblemError::invalid(field, "expected a finite number > 0")),
+        (Some(v), _) => v
+            .as_f64()
+            .filter(|x| x.is_finite() && *x > 0.0)
+            .ok_or_else(|| ProblemError::invalid(field, "expected a finite number > 0")),
     }
 }
 
@@ -67,7 +72,10 @@ fn parse_channel(channel: &serde_json::Value, field: &str) -> Result<(usize, usi
     let k = re.len();
     let n = re.first().map_or(0, Vec::len);
     if k == 0 || n == 0 {
-        return Err(ProblemError::invalid(format!("{field}.re"), "needs at least one user (row) and one antenna (column)"));
+        return Err(ProblemError::invalid(
+            format!("{field}.re"),
+            "needs at least one user (row) and one antenna (column)",
+        ));
     }
     if re.iter().any(|r| r.len() != n) {
         return Err(ProblemError::invalid(format!("{field}.re"), format!("rows must all have {n} entries")));
@@ -83,7 +91,10 @@ pub fn parse_json(value: &serde_json::Value, limits: &Limits) -> Result<MimoInst
     let channel = value.get("channel").ok_or_else(|| ProblemError::invalid("channel", "required: {re, im}"))?;
     let (k, n, re, im) = parse_channel(channel, "channel")?;
     if k * n > limits.max_nodes {
-        return Err(ProblemError::too_large("channel", format!("{k} x {n} entries exceed the limit of {}", limits.max_nodes)));
+        return Err(ProblemError::too_large(
+            "channel",
+            format!("{k} x {n} entries exceed the limit of {}", limits.max_nodes),
+        ));
     }
     let power = positive(value, "power", None)?;
     let noise = positive(value, "noise", Some(1.0))?;
@@ -93,7 +104,10 @@ pub fn parse_json(value: &serde_json::Value, limits: &Limits) -> Result<MimoInst
 /// Several channels sharing P and noise: `{"channels": [{re, im}, ...], "power": P, "noise": ..}`;
 /// all entries together are capped by `max_nodes`.
 pub fn parse_batch(value: &serde_json::Value, limits: &Limits) -> Result<MimoBatch, ProblemError> {
-    let list = value.get("channels").and_then(|c| c.as_array()).ok_or_else(|| ProblemError::invalid("channels", "expected an array of {re, im}"))?;
+    let list = value
+        .get("channels")
+        .and_then(|c| c.as_array())
+        .ok_or_else(|| ProblemError::invalid("channels", "expected an array of {re, im}"))?;
     if list.is_empty() {
         return Err(ProblemError::invalid("channels", "needs at least one channel"));
     }
@@ -105,7 +119,10 @@ pub fn parse_batch(value: &serde_json::Value, limits: &Limits) -> Result<MimoBat
         let (k, n, re, im) = parse_channel(channel, &format!("channels[{i}]"))?;
         entries += k * n;
         if entries > limits.max_nodes {
-            return Err(ProblemError::too_large("channels", format!("more than {} channel entries in total", limits.max_nodes)));
+            return Err(ProblemError::too_large(
+                "channels",
+                format!("more than {} channel entries in total", limits.max_nodes),
+            ));
         }
         items.push(MimoInstance { users: k, antennas: n, re, im, power, noise });
     }
@@ -121,7 +138,11 @@ pub struct MimoBatch {
 impl MimoBatch {
     fn combine(&self, reports: Vec<SolveReport>, start: Instant, seed: u64) -> SolveReport {
         let mean = reports.iter().map(|r| r.objective).sum::<f64>() / reports.len() as f64;
-        let status = if reports.iter().any(|r| r.status == StopReason::TimeLimit) { StopReason::TimeLimit } else { reports[0].status };
+        let status = if reports.iter().any(|r| r.status == StopReason::TimeLimit) {
+            StopReason::TimeLimit
+        } else {
+            reports[0].status
+        };
         let elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
         SolveReport {
             problem: "mimo".into(),
@@ -178,7 +199,8 @@ impl MimoInstance {
     /// H [K, N] complex128 on the CPU.
     pub fn channel(&self) -> Tensor {
         let shape = [self.users as i64, self.antennas as i64];
-        Tensor::complex(&Tensor::from_slice(&self.re).view(shape), &Tensor::from_slice(&self.im).view(shape)).to_kind(COMPLEX)
+        Tensor::complex(&Tensor::from_slice(&self.re).view(shape), &Tensor::from_slice(&self.im).view(shape))
+            .to_kind(COMPLEX)
     }
 
     fn baseline(&self, h: &Tensor, name: &str, model: Option<&str>) -> Result<Tensor, ProblemError> {
@@ -189,7 +211,10 @@ impl MimoInstance {
             "wmmse" => wmmse(h, self.power, self.noise, &mmse(h, self.power, self.noise), WMMSE_ITERATIONS),
             "policy" => {
                 let (w, _) = self.policy_beamformer(h, model)?.ok_or_else(|| {
-                    ProblemError::invalid("model", format!("no model for {} users x {} antennas (GET /v1/models)", self.users, self.antennas))
+                    ProblemError::invalid(
+                        "model",
+                        format!("no model for {} users x {} antennas (GET /v1/models)", self.users, self.antennas),
+                    )
                 })?;
                 w
             }
@@ -202,15 +227,26 @@ impl MimoInstance {
     fn policy_beamformer(&self, h: &Tensor, model: Option<&str>) -> Result<Option<(Tensor, String)>, ProblemError> {
         let registry = crate::models::registry();
         let chosen = match model {
-            Some(name) => Some(registry.get(name).ok_or_else(|| ProblemError::invalid("model", format!("no model named '{name}'")))?),
+            Some(name) => Some(
+                registry.get(name).ok_or_else(|| ProblemError::invalid("model", format!("no model named '{name}'")))?,
+            ),
             None => registry.default_mimo(self.users, self.antennas, self.power),
         };
         let Some(chosen) = chosen else { return Ok(None) };
         let (Some(policy), Some(config)) = (chosen.mimo(), chosen.mimo_config()) else {
-            return Err(ProblemError::invalid("model", format!("'{}' is a {} model, not mimo", chosen.manifest.name, chosen.manifest.problem)));
+            return Err(ProblemError::invalid(
+                "model",
+                format!("'{}' is a {} model, not mimo", chosen.manifest.name, chosen.manifest.problem),
+            ));
         };
         if config.users != self.users || config.antennas != self.antennas {
-            return Err(ProblemError::invalid("model", format!("'{}' serves {} x {}, the instance is {} x {}", chosen.manifest.name, config.users, config.antennas, self.users, self.antennas)));
+            return Err(ProblemError::invalid(
+                "model",
+                format!(
+                    "'{}' serves {} x {}, the instance is {} x {}",
+                    chosen.manifest.name, config.users, config.antennas, self.users, self.antennas
+                ),
+            ));
         }
         let policy = policy.lock().expect("policy lock");
         // The policy outputs power P_model; rescale to the instance's budget.
@@ -219,7 +255,18 @@ impl MimoInstance {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn report(&self, h: &Tensor, w: &Tensor, status: StopReason, elapsed: Duration, history: Vec<HistoryPoint>, chains: usize, rounds: usize, device: Device, seed: u64) -> SolveReport {
+    fn report(
+        &self,
+        h: &Tensor,
+        w: &Tensor,
+        status: StopReason,
+        elapsed: Duration,
+        history: Vec<HistoryPoint>,
+        chains: usize,
+        rounds: usize,
+        device: Device,
+        seed: u64,
+    ) -> SolveReport {
         let rate = sum_rate(h, w, self.noise).double_value(&[0]);
         let gains = h.matmul(w).abs().square();
         let signal = gains.diagonal(0, 0, 1);
@@ -251,7 +298,8 @@ impl Instance for MimoInstance {
         let start = Instant::now();
         let h = self.channel();
         let time_limit = Duration::from_secs_f64(params.time_limit_s);
-        let mut seeds: Vec<Tensor> = ["wmmse", "rzf", "mrt"].iter().map(|b| self.baseline(&h, b, None).expect("classical")).collect();
+        let mut seeds: Vec<Tensor> =
+            ["wmmse", "rzf", "mrt"].iter().map(|b| self.baseline(&h, b, None).expect("classical")).collect();
         if self.users() <= self.antennas() {
             seeds.push(self.baseline(&h, "zf", None).expect("classical"));
         }
@@ -261,9 +309,34 @@ impl Instance for MimoInstance {
         }
         let starts = params.chains.unwrap_or(DEFAULT_STARTS).max(seeds.len());
         let offset = start.elapsed();
-        let found = parallel_gradient_search(&h, self.power, self.noise, &seeds, starts, params.seed, time_limit.saturating_sub(offset), params.max_rounds.unwrap_or(usize::MAX), params.device, &params.hooks);
-        let history = found.history.iter().map(|(t, r)| HistoryPoint { elapsed_ms: (offset + *t).as_secs_f64() * 1e3, objective: *r }).collect();
-        self.report(&h, &found.w, found.stop, start.elapsed(), history, found.starts, found.iterations, params.device, params.seed)
+        let found = parallel_gradient_search(
+            &h,
+            self.power,
+            self.noise,
+            &seeds,
+            starts,
+            params.seed,
+            time_limit.saturating_sub(offset),
+            params.max_rounds.unwrap_or(usize::MAX),
+            params.device,
+            &params.hooks,
+        );
+        let history = found
+            .history
+            .iter()
+            .map(|(t, r)| HistoryPoint { elapsed_ms: (offset + *t).as_secs_f64() * 1e3, objective: *r })
+            .collect();
+        self.report(
+            &h,
+            &found.w,
+            found.stop,
+            start.elapsed(),
+            history,
+            found.starts,
+            found.iterations,
+            params.device,
+            params.seed,
+        )
     }
 
     fn solve_baseline(&self, name: &str, params: &SearchParams) -> Result<SolveReport, ProblemError> {
@@ -352,7 +425,10 @@ mod tests {
         ];
         for (value, field) in [
             (json!({"channels": [], "power": 1}), "channels"),
-            (json!({"channels": [{"re": [[1]], "im": [[0]]}, {"re": [[1, 2]], "im": [[1]]}], "power": 1}), "channels[1].im"),
+            (
+                json!({"channels": [{"re": [[1]], "im": [[0]]}, {"re": [[1, 2]], "im": [[1]]}], "power": 1}),
+                "channels[1].im",
+            ),
         ] {
             let error = parse_batch(&value, &limits).err().expect("rejected");
             assert_eq!(error.field(), Some(field), "{value}: {error}");

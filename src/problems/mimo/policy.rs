@@ -9,8 +9,8 @@
 
 use super::beamforming::COMPLEX;
 use crate::drl::net::mlp;
-use anyhow::Result;
 use crate::problems::random::standard_normal;
+use anyhow::Result;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -99,7 +99,11 @@ impl MimoPolicy {
     }
 
     /// Trains a fresh policy; returns it with (step, mean training rate) every 10% of the steps.
-    pub fn train(config: PolicyConfig, training: &TrainingConfig, device: Device) -> Result<(MimoPolicy, Vec<(usize, f64)>)> {
+    pub fn train(
+        config: PolicyConfig,
+        training: &TrainingConfig,
+        device: Device,
+    ) -> Result<(MimoPolicy, Vec<(usize, f64)>)> {
         tch::manual_seed(training.seed as i64);
         let policy = MimoPolicy::new(config, device);
         let mut optimizer = nn::Adam::default().build(&policy.store, training.learning_rate)?;
