@@ -9,7 +9,8 @@ PORT ?= 8080
 BENCH_LIMITS ?= 10,60
 GSET ?= ../shared/data/gset
 
-.PHONY: setup peers client-tools service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs models openapi clean
+# fmt and clippy, as CI runs them before the tests.
+.PHONY: setup lint peers client-tools service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs models openapi clean
 
 # Idempotent: skipped when the venv already imports the pinned torch.
 setup:
@@ -52,6 +53,10 @@ build: setup
 serve: build
 	./target/release/rlsolver serve --host $(HOST) --port $(PORT)
 
+lint: setup
+	cargo fmt --check
+	$(CARGO_ENV) cargo clippy --release --all-targets -- -D warnings
+
 test: setup client-tools
 	$(CARGO_ENV) cargo test --release
 
@@ -67,7 +72,7 @@ bench: build
 
 # Env throughput and time to threshold, ours next to gymnasium and Stable-Baselines3 (same script).
 bench-drl: build peers
-	./target/release/rlsolver bench drl --python "$(PYTHON)" --output benches/drl-report.md
+	./target/release/rlsolver bench drl --python "$(PYTHON)" --seeds 0,1,2 --output benches/drl-report.md
 
 # Regenerates every shipped policy in models/ (each manifest records its exact command).
 models: build

@@ -3,7 +3,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rlsolver::problems::ising::{spins_to_tensor, IsingModel};
+use rlsolver::search::ising::{spins_to_tensor, IsingModel};
 use rlsolver::search::tabu::{tabu_search, TabuParams, TabuWorkspace};
 use std::time::Instant;
 use tch::Device;

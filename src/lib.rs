@@ -9,3 +9,4 @@ pub mod models;
 pub mod problems;
 pub mod search;
 pub mod store;
+pub mod suggest;

@@ -104,6 +104,12 @@ struct ServeArgs {
     /// Largest step budget of a training job.
     #[arg(long, env = "RLSOLVER_MAX_TRAINING_STEPS", default_value_t = rlsolver::jobs::training::TrainingLimits::default().max_total_steps)]
     max_training_steps: usize,
+    /// Largest number of network parameters of a training job (estimated before it starts).
+    #[arg(long, env = "RLSOLVER_MAX_TRAINING_PARAMETERS", default_value_t = rlsolver::jobs::budget::ResourceLimits::default().max_parameters)]
+    max_training_parameters: u64,
+    /// Largest memory of a training job in MiB: parameters, gradients, optimizer state, targets, replay.
+    #[arg(long, env = "RLSOLVER_MAX_TRAINING_MEMORY_MB", default_value_t = rlsolver::jobs::budget::ResourceLimits::default().max_memory_bytes >> 20)]
+    max_training_memory_mb: u64,
     /// Origins allowed by CORS, comma-separated (`*` = any; default none).
     #[arg(long, env = "RLSOLVER_CORS_ORIGINS", value_delimiter = ',')]
     cors_origins: Vec<String>,
@@ -165,6 +171,9 @@ struct TuningArgs {
     /// Rounds between re-seeding the worst chains from the best.
     #[arg(long)]
     reseed_every: Option<usize>,
+    /// Convergence patience factor: stop after patience * n^1.5 sweeps without improvement (inf = never).
+    #[arg(long)]
+    patience: Option<f64>,
     /// Policy learning rate.
     #[arg(long)]
     policy_lr: Option<f64>,
@@ -189,6 +198,9 @@ impl TuningArgs {
         }
         if let Some(r) = self.reseed_every {
             params.reseed_every = r;
+        }
+        if let Some(p) = self.patience {
+            params.patience = p;
         }
         if let Some(lr) = self.policy_lr {
             params.policy.learning_rate = lr;
@@ -316,7 +328,8 @@ struct TrainPolicyArgs {
 
 #[derive(Args)]
 struct BenchArgs {
-    /// What to benchmark: maxcut (solution quality) or drl (env throughput, time to threshold).
+    /// What to benchmark: maxcut (solution quality), drl (env throughput, time to threshold), mimo
+    /// (sum rates) or cs (phase transition).
     problem: String,
     /// Folder of instances (maxcut: Gset .txt files, best-known values in its README.md; mimo:
     /// the folder holding rayleigh_k8_n8_100.json).
@@ -341,12 +354,24 @@ struct BenchArgs {
     /// drl: the peer script.
     #[arg(long, default_value = "benches/peers/sb3_peer.py")]
     peer_script: PathBuf,
-    /// drl: seeds of the time-to-threshold runs.
-    #[arg(long, default_value = "0,1,2", value_delimiter = ',')]
+    /// maxcut: seeds of our runs (median and worst per cell); drl: seeds of the time-to-threshold runs.
+    #[arg(long, default_value = "0,1,2,3,4", value_delimiter = ',')]
     seeds: Vec<u64>,
 }
 
-fn main() -> Result<()> {
+/// A user error is one line on stderr and exit status 2: anyhow's `Debug` (what returning the
+/// error from `main` prints) would add a stack backtrace whenever RUST_BACKTRACE is set.
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {}", format!("{error:#}").replace('\n', " "));
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
+fn run() -> Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,tower_http=info".into()),
@@ -471,6 +496,10 @@ fn serve(args: ServeArgs) -> Result<()> {
         jobs: rlsolver::jobs::JobsConfig { workers: args.training_workers, max_queued: args.max_queued_jobs },
         training_limits: rlsolver::jobs::training::TrainingLimits {
             max_total_steps: args.max_training_steps,
+            resources: rlsolver::jobs::budget::ResourceLimits {
+                max_parameters: args.max_training_parameters,
+                max_memory_bytes: args.max_training_memory_mb << 20,
+            },
             ..Default::default()
         },
         api_keys,
@@ -589,7 +618,7 @@ fn bench(args: BenchArgs) -> Result<()> {
         "maxcut" => rlsolver::bench::run_maxcut(&rlsolver::bench::BenchConfig {
             instances: args.instances,
             time_limits_s: args.time_limit,
-            seed: args.seed,
+            seeds: args.seeds.clone(),
             device: problems::parse_device(Some(&args.device))?,
             chains: args.chains,
         })?,

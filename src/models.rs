@@ -84,8 +84,6 @@ impl RegisteredModel {
 
 #[derive(Default)]
 pub struct ModelRegistry {
-    /// Where the shipped models live.
-    pub dir: PathBuf,
     pub models: Vec<RegisteredModel>,
     /// (folder, reason) of every model refused at load.
     pub rejected: Vec<(String, String)>,
@@ -151,7 +149,7 @@ fn load_one(dir: &Path) -> Result<RegisteredModel> {
 impl ModelRegistry {
     /// Loads every `dir/<name>/manifest.json`; a model that fails is logged and skipped.
     pub fn load_dir(dir: &Path) -> ModelRegistry {
-        let mut registry = ModelRegistry { dir: dir.to_path_buf(), ..ModelRegistry::default() };
+        let mut registry = ModelRegistry::default();
         let Ok(entries) = std::fs::read_dir(dir) else {
             tracing::warn!(dir = %dir.display(), "no model folder; serving without models");
             return registry;

@@ -14,16 +14,18 @@ fn solve_prints_the_report_json_for_a_gset_file() {
     let dir = std::env::temp_dir().join(format!("rlsolver-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("ring.txt");
-    std::fs::write(&file, "6 6\n1 2 1\n2 3 1\n3 4 1\n4 5 1\n5 6 1\n6 1 1").unwrap();
+    // An even ring of 40 (too large to enumerate, so the search runs): the maximum cut is 40.
+    let ring: Vec<String> = (1..=40).map(|i| format!("{i} {} 1", i % 40 + 1)).collect();
+    std::fs::write(&file, format!("40 40\n{}", ring.join("\n"))).unwrap();
     let output = rlsolver()
         .args(["solve", "maxcut", "--input"])
         .arg(&file)
-        .args(["--time-limit", "5", "--seed", "2", "--target", "6", "--device", "cpu"])
+        .args(["--time-limit", "5", "--seed", "2", "--target", "40", "--device", "cpu"])
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(report["objective"], 6.0);
+    assert_eq!(report["objective"], 40.0);
     assert_eq!(report["status"], "target_reached");
     assert_eq!(report["device"], "cpu");
 }
@@ -46,4 +48,18 @@ fn openapi_subcommand_prints_the_checked_in_document() {
     assert!(output.status.success());
     let checked_in = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/openapi/openapi.json")).unwrap();
     assert!(output.stdout == checked_in, "run `make openapi`");
+}
+
+#[test]
+fn a_mistyped_algorithm_is_one_line_with_the_closest_name_even_with_backtraces_on() {
+    let output = rlsolver()
+        .args(["train", "--algo", "ppo-discrete", "--env", "CartPole-v1", "--steps", "10"])
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("did you mean 'ppo_discrete'?"), "{stderr}");
+    assert!(!stderr.to_lowercase().contains("backtrace"), "{stderr}");
 }

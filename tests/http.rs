@@ -87,17 +87,17 @@ fn json_solve_finds_the_brute_force_optimum_and_a_consistent_solution() {
 #[test]
 fn gset_text_solve_with_query_options_reaches_its_target() {
     let base = server();
-    // An even ring: bipartite, so the maximum cut is every edge.
-    let text = format!("10 10 \n{}", (1..=10).map(|i| format!("{i} {} 1", i % 10 + 1)).collect::<Vec<_>>().join("\n"));
+    // An even ring: bipartite, so the maximum cut is every edge (40 nodes: searched, not enumerated).
+    let text = format!("40 40 \n{}", (1..=40).map(|i| format!("{i} {} 1", i % 40 + 1)).collect::<Vec<_>>().join("\n"));
     let response = client()
-        .post(format!("{base}/v1/problems/maxcut/solve?time_limit_s=5&seed=1&target=10"))
+        .post(format!("{base}/v1/problems/maxcut/solve?time_limit_s=5&seed=1&target=40"))
         .header("content-type", "text/plain")
         .body(text)
         .send()
         .unwrap();
     assert_eq!(response.status(), 200);
     let report: Value = response.json().unwrap();
-    assert_eq!(report["objective"], 10.0);
+    assert_eq!(report["objective"], 40.0);
     assert_eq!(report["status"], "target_reached");
 }
 
@@ -361,4 +361,32 @@ fn compressive_sensing_recovers_a_sparse_vector_over_http_and_rejects_shape_mism
         422,
         Some("y"),
     );
+}
+
+#[test]
+fn weights_whose_sum_overflows_get_a_422_naming_the_edges_not_a_null_objective() {
+    let base = server();
+    let body = json!({"instance": {"num_nodes": 3, "edges": [[0, 1, 1e308], [1, 2, 1e308], [0, 2, 1e308]]}});
+    let response = client().post(format!("{base}/v1/problems/maxcut/solve")).json(&body).send().unwrap();
+    expect_problem(response, 422, Some("edges"));
+}
+
+#[test]
+fn an_estimated_sparsity_too_small_for_the_data_grows_until_the_residual_vanishes() {
+    let base = server();
+    // y = A (1, 2) exactly; without `sparsity` the estimate starts at one column.
+    let body = json!({"instance": {"A": [[1, 0], [0, 1], [1, 1]], "y": [1, 2, 3]}, "options": {"time_limit_s": 5}});
+    let answer: Value = client()
+        .post(format!("{base}/v1/problems/compressive_sensing/solve"))
+        .json(&body)
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    let x: Vec<f64> = serde_json::from_value(answer["solution"]["x"].clone()).unwrap();
+    // Re-scored here: the residual of the returned x against A and y.
+    let residual = [x[0] - 1.0, x[1] - 2.0, x[0] + x[1] - 3.0].iter().map(|r| r * r).sum::<f64>().sqrt();
+    assert!(residual < 1e-9, "{answer}");
+    assert_eq!(answer["solution"]["support"], json!([0, 1]), "{answer}");
+    assert_eq!(answer["status"], "target_reached", "{answer}");
 }

@@ -133,6 +133,16 @@ fn keys_guard_mutations_a_full_queue_answers_429_and_cancel_ends_queued_and_runn
             .json()
             .unwrap();
     assert_eq!((invalid["status"].as_u64(), invalid["field"].as_str()), (Some(422), Some("env")), "{invalid}");
+    // Networks that would need tens of gigabytes are refused before anything is allocated.
+    let huge = json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 1000,
+        "hyperparameters": {"hidden": [100000, 100000]}});
+    let huge: Value = submit(&c, &base, Some("secret"), huge).json().unwrap();
+    assert_eq!(
+        (huge["status"].as_u64(), huge["field"].as_str()),
+        (Some(422), Some("hyperparameters.hidden")),
+        "{huge}"
+    );
+    assert!(huge["detail"].as_str().unwrap().contains("--max-training-parameters"), "{huge}");
     let running: Value = submit(&c, &base, Some("secret"), long.clone()).json().unwrap();
     let running_id = running["id"].as_str().unwrap().to_string();
     wait_for(&c, &base, &running_id, 30, |j| j["state"] == "running");

@@ -1,4 +1,4 @@
-//! `GET /metrics`: Prometheus text exposition. Requests by route template and status, request
+//! `GET /metrics`: OpenMetrics text exposition (prometheus-client). Requests by route template and status, request
 //! latency and solver time histograms, jobs by kind and state (from the store, at scrape time).
 
 use super::state::AppState;
@@ -8,91 +8,96 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use std::collections::BTreeMap;
-use std::fmt::Write as _;
-use std::sync::Mutex;
+use prometheus_client::encoding::text::encode;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::{Registry, Unit};
 use std::time::Instant;
 
 /// Upper bounds (seconds) of the latency buckets.
 const BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0, 30.0];
 
-#[derive(Default, Clone)]
-struct Histogram {
-    counts: [u64; BUCKETS.len()],
-    count: u64,
-    sum: f64,
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    method: String,
+    route: String,
+    status: u16,
 }
 
-impl Histogram {
-    fn observe(&mut self, seconds: f64) {
-        for (bound, c) in BUCKETS.iter().zip(self.counts.iter_mut()) {
-            if seconds <= *bound {
-                *c += 1;
-            }
-        }
-        self.count += 1;
-        self.sum += seconds;
-    }
-
-    fn write(&self, out: &mut String, name: &str, labels: &str) {
-        for (bound, c) in BUCKETS.iter().zip(&self.counts) {
-            let _ = writeln!(out, "{name}_bucket{{{labels}le=\"{bound}\"}} {c}");
-        }
-        let _ = writeln!(out, "{name}_bucket{{{labels}le=\"+Inf\"}} {}", self.count);
-        let _ = writeln!(out, "{name}_sum{{{}}} {}", labels.trim_end_matches(','), self.sum);
-        let _ = writeln!(out, "{name}_count{{{}}} {}", labels.trim_end_matches(','), self.count);
-    }
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteLabels {
+    route: String,
 }
 
-#[derive(Default)]
-struct Counters {
-    /// (method, route, status) -> count
-    requests: BTreeMap<(String, String, u16), u64>,
-    /// route -> latency
-    latency: BTreeMap<String, Histogram>,
-    /// problem -> solver seconds
-    solver: BTreeMap<String, Histogram>,
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ProblemLabels {
+    problem: String,
 }
 
-#[derive(Default)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct JobLabels {
+    kind: String,
+    state: String,
+}
+
+fn latency_histogram() -> Histogram {
+    Histogram::new(BUCKETS)
+}
+
+/// The service's metrics, encoded by prometheus-client (the Prometheus project's Rust client), so
+/// that names, label escaping and histogram series follow the exposition format.
 pub struct HttpMetrics {
-    counters: Mutex<Counters>,
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    latency: Family<RouteLabels, Histogram, fn() -> Histogram>,
+    solver: Family<ProblemLabels, Histogram, fn() -> Histogram>,
+    jobs: Family<JobLabels, Gauge>,
+}
+
+impl Default for HttpMetrics {
+    fn default() -> Self {
+        let mut registry = Registry::with_prefix("rlsolver");
+        let requests = Family::<RequestLabels, Counter>::default();
+        registry.register("http_requests", "HTTP requests by method, route template and status", requests.clone());
+        let latency = Family::<RouteLabels, Histogram, fn() -> Histogram>::new_with_constructor(latency_histogram);
+        registry.register_with_unit(
+            "http_request_duration",
+            "Request latency by route template",
+            Unit::Seconds,
+            latency.clone(),
+        );
+        let solver = Family::<ProblemLabels, Histogram, fn() -> Histogram>::new_with_constructor(latency_histogram);
+        registry.register_with_unit("solver", "Solver wall time by problem", Unit::Seconds, solver.clone());
+        let jobs = Family::<JobLabels, Gauge>::default();
+        registry.register("jobs", "Jobs by kind and state", jobs.clone());
+        HttpMetrics { registry, requests, latency, solver, jobs }
+    }
 }
 
 impl HttpMetrics {
     pub fn observe_request(&self, method: &str, route: &str, status: u16, seconds: f64) {
-        let mut c = self.counters.lock().expect("metrics");
-        *c.requests.entry((method.to_string(), route.to_string(), status)).or_default() += 1;
-        c.latency.entry(route.to_string()).or_default().observe(seconds);
+        let labels = RequestLabels { method: method.to_string(), route: route.to_string(), status };
+        self.requests.get_or_create(&labels).inc();
+        self.latency.get_or_create(&RouteLabels { route: route.to_string() }).observe(seconds);
     }
 
     pub fn observe_solve(&self, problem: &str, seconds: f64) {
-        self.counters.lock().expect("metrics").solver.entry(problem.to_string()).or_default().observe(seconds);
+        self.solver.get_or_create(&ProblemLabels { problem: problem.to_string() }).observe(seconds);
     }
 
+    /// The exposition, with the job gauges set from the store's counts of this scrape.
     fn render(&self, jobs: &[(String, String, i64)]) -> String {
-        let c = self.counters.lock().expect("metrics");
-        let mut out = String::new();
-        out.push_str("# HELP rlsolver_http_requests_total HTTP requests by method, route template and status.\n# TYPE rlsolver_http_requests_total counter\n");
-        for ((method, route, status), n) in &c.requests {
-            let _ = writeln!(
-                out,
-                "rlsolver_http_requests_total{{method=\"{method}\",route=\"{route}\",status=\"{status}\"}} {n}"
-            );
-        }
-        out.push_str("# HELP rlsolver_http_request_duration_seconds Request latency by route template.\n# TYPE rlsolver_http_request_duration_seconds histogram\n");
-        for (route, h) in &c.latency {
-            h.write(&mut out, "rlsolver_http_request_duration_seconds", &format!("route=\"{route}\","));
-        }
-        out.push_str(
-            "# HELP rlsolver_solver_seconds Solver wall time by problem.\n# TYPE rlsolver_solver_seconds histogram\n",
-        );
-        for (problem, h) in &c.solver {
-            h.write(&mut out, "rlsolver_solver_seconds", &format!("problem=\"{problem}\","));
-        }
-        out.push_str("# HELP rlsolver_jobs Jobs by kind and state.\n# TYPE rlsolver_jobs gauge\n");
+        // A state no job is in any more must not keep its last count.
+        self.jobs.clear();
         for (kind, state, n) in jobs {
-            let _ = writeln!(out, "rlsolver_jobs{{kind=\"{kind}\",state=\"{state}\"}} {n}");
+            self.jobs.get_or_create(&JobLabels { kind: kind.clone(), state: state.clone() }).set(*n);
+        }
+        let mut out = String::new();
+        if let Err(error) = encode(&mut out, &self.registry) {
+            tracing::error!(%error, "encoding metrics");
         }
         out
     }
@@ -102,11 +107,12 @@ pub fn router() -> Router<AppState> {
     Router::new().route("/metrics", get(metrics))
 }
 
-/// Prometheus text format (version 0.0.4).
-#[utoipa::path(get, path = "/metrics", tag = "health", operation_id = "prometheus_metrics", responses((status = 200, description = "Prometheus text exposition", body = String, content_type = "text/plain")))]
+/// OpenMetrics text (what Prometheus scrapes natively).
+#[utoipa::path(get, path = "/metrics", tag = "health", operation_id = "prometheus_metrics", responses((status = 200, description = "OpenMetrics text exposition", body = String, content_type = "application/openmetrics-text")))]
 pub async fn metrics(State(state): State<AppState>) -> Response {
     let jobs = state.jobs.store().count_by_state().await.unwrap_or_default();
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], state.metrics.render(&jobs)).into_response()
+    let content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+    ([(header::CONTENT_TYPE, content_type)], state.metrics.render(&jobs)).into_response()
 }
 
 /// Middleware: counts every request under its route template (unmatched: `other`).

@@ -1,5 +1,6 @@
 //! `rlsolver bench maxcut`: our search and the baselines on a folder of Gset graphs, one
-//! process, one markdown table.
+//! process, one markdown table. Ours runs once per seed; a cell is the median cut over the seeds
+//! and, in brackets, the worst.
 
 use crate::problems::maxcut::{parse_gset, MaxCutInstance, BASELINES};
 use crate::problems::{device_name, IsingProblem, Limits};
@@ -15,7 +16,8 @@ pub struct BenchConfig {
     pub instances: PathBuf,
     /// One column of ours per limit; the baselines run at the first (smallest) one.
     pub time_limits_s: Vec<f64>,
-    pub seed: u64,
+    /// Seeds of our runs (each cell: median and worst); the baselines run with the first.
+    pub seeds: Vec<u64>,
     pub device: Device,
     pub chains: Option<usize>,
 }
@@ -53,12 +55,17 @@ pub fn run_maxcut(config: &BenchConfig) -> Result<String> {
     let known = best_known(&config.instances);
     let files = instance_files(&config.instances)?;
     anyhow::ensure!(!files.is_empty(), "no .txt instances in {}", config.instances.display());
+    anyhow::ensure!(!config.seeds.is_empty() && !config.time_limits_s.is_empty(), "need a seed and a time limit");
     let baseline_limit = config.time_limits_s.iter().copied().fold(f64::INFINITY, f64::min);
     let mut report = String::new();
     writeln!(
         report,
-        "| graph | n | m | best known |{} time to best at the longest limit (s) | chains | device |{}",
-        config.time_limits_s.iter().map(|t| format!(" ours {t} s |")).collect::<String>(),
+        "| graph | n | m | best known |{} time to best at the longest limit, last seed (s) | chains | device |{}",
+        config
+            .time_limits_s
+            .iter()
+            .map(|t| format!(" ours {t} s, median (worst) of {} seeds |", config.seeds.len()))
+            .collect::<String>(),
         BASELINES.iter().map(|b| format!(" {b} {baseline_limit} s |")).collect::<String>()
     )?;
     writeln!(
@@ -81,27 +88,35 @@ pub fn run_maxcut(config: &BenchConfig) -> Result<String> {
         );
         let mut last = None;
         for &limit in &config.time_limits_s {
-            let params = SearchParams {
-                time_limit_s: limit,
-                seed: config.seed,
-                device: config.device,
-                chains: config.chains,
-                target_energy: best.map(|b| graph.energy_for_objective(b)),
-                patience_rounds: usize::MAX,
-                ..SearchParams::default()
-            };
-            let outcome = minimize(graph.ising(), &params);
-            let cut = graph.cut_value(&outcome.spins);
-            eprintln!("{name} limit {limit} s: cut {cut} ({:?}, {} rounds)", outcome.stop, outcome.rounds);
-            write!(row, " {cut} |")?;
-            last = Some(outcome);
+            let mut cuts = Vec::new();
+            for &seed in &config.seeds {
+                let params = SearchParams {
+                    time_limit_s: limit,
+                    seed,
+                    device: config.device,
+                    chains: config.chains,
+                    target_energy: best.map(|b| graph.energy_for_objective(b)),
+                    patience: f64::INFINITY,
+                    ..SearchParams::default()
+                };
+                let outcome = minimize(graph.ising(), &params);
+                let cut = graph.cut_value(&outcome.spins);
+                eprintln!(
+                    "{name} limit {limit} s seed {seed}: cut {cut} ({:?}, {} rounds)",
+                    outcome.stop, outcome.rounds
+                );
+                cuts.push(cut);
+                last = Some(outcome);
+            }
+            cuts.sort_by(f64::total_cmp);
+            write!(row, " {} ({}) |", median(&cuts), cuts[0])?;
         }
-        let last = last.expect("at least one time limit");
+        let last = last.expect("at least one time limit and seed");
         let to_best = last.history.last().map_or(0.0, |p| p.elapsed.as_secs_f64());
         let limit = Duration::from_secs_f64(baseline_limit);
         write!(row, " {to_best:.1} | {} | {} |", last.chains, device_name(config.device))?;
         for baseline in BASELINES {
-            let (spins, _) = graph.run_baseline(baseline, limit, config.seed).expect("a listed baseline");
+            let (spins, _) = graph.run_baseline(baseline, limit, config.seeds[0]).expect("a listed baseline");
             let cut = graph.cut_value(&spins);
             eprintln!("{name} baseline {baseline}: cut {cut}");
             write!(row, " {cut} |")?;
@@ -110,4 +125,14 @@ pub fn run_maxcut(config: &BenchConfig) -> Result<String> {
         report.push_str(&row);
     }
     Ok(report)
+}
+
+/// The median of sorted values (the mean of the middle two for an even count).
+fn median(sorted: &[f64]) -> f64 {
+    let mid = sorted.len() / 2;
+    if sorted.len() % 2 == 1 {
+        sorted[mid]
+    } else {
+        (sorted[mid - 1] + sorted[mid]) / 2.0
+    }
 }

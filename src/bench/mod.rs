@@ -1,6 +1,7 @@
-//! Benchmarks that write markdown reports: `maxcut` (solution quality against time) and `drl`
-//! (environment throughput and time to threshold, against Stable-Baselines3 and gymnasium), `mimo`
-//! (sum rates of the baselines and the search on a channel set).
+//! Benchmarks that write markdown reports: `maxcut` (solution quality against time, median and
+//! worst over seeds), `drl` (environment throughput and time to threshold, against
+//! Stable-Baselines3 and gymnasium), `mimo` (sum rates of the baselines and the search on a channel
+//! set) and `cs` (the phase transition of the recovery methods).
 
 pub mod cs;
 pub mod drl;

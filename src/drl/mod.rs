@@ -11,3 +11,8 @@ pub mod hterm;
 pub mod marl;
 pub mod net;
 pub mod run;
+
+/// Every algorithm's name, single-agent first.
+pub fn algorithm_names() -> Vec<&'static str> {
+    run::ALGORITHMS.iter().chain(marl::run::ALGORITHMS).map(|a| a.0).collect()
+}

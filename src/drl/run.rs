@@ -449,14 +449,15 @@ pub(crate) fn create_run_dir(dir: &std::path::Path, config: &serde_json::Value) 
 /// carry over, while the replay buffer and the optimizers' moments start empty (an off-policy
 /// agent first refills `learning_starts` transitions with its own policy before updating).
 pub fn train(config: &TrainConfig) -> Result<TrainOutcome> {
-    let AlgorithmDefaults { mut schedule, num_envs, .. } =
-        defaults(&config.algorithm).with_context(|| format!("unknown algorithm '{}'", config.algorithm))?;
+    let AlgorithmDefaults { mut schedule, num_envs, .. } = defaults(&config.algorithm)
+        .with_context(|| crate::suggest::unknown("algorithm", &config.algorithm, super::algorithm_names()))?;
     if let (Some(s), Some(warmup)) = (schedule.as_mut(), config.learning_starts) {
         s.learning_starts = warmup;
     }
     tch::manual_seed(config.seed as i64);
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
-    let mut env = env::make(&config.env_id, num_envs).with_context(|| format!("unknown env '{}'", config.env_id))?;
+    let mut env = env::make(&config.env_id, num_envs)
+        .with_context(|| crate::suggest::unknown("env", &config.env_id, env::ENV_IDS.iter().copied()))?;
     let mut agent = build_agent(config, env.as_ref(), &mut rng)?;
     let (mut start, mut evaluations) = (Progress::default(), Vec::new());
     let file = match &config.out_dir {

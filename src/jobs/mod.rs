@@ -5,6 +5,7 @@
 //! queued or running; single-agent training resumes from its last checkpoint (multi-agent runs
 //! and solves start over).
 
+pub mod budget;
 pub mod solve;
 pub mod training;
 
@@ -98,8 +99,7 @@ impl JobManager {
                     if let Err(error) = manager.clone().execute(&id).await {
                         // A job that could not even start (unreadable request, store error) ends
                         // `failed` rather than staying queued.
-                        let message = format!("{error:#}");
-                        tracing::error!(job = %id, error = %message, "job failed to run");
+                        let message = client_message(&id, &error);
                         let _ = manager.store.finish(&id, JobState::Failed, None, Some(&message)).await;
                         manager.emit(&id, "state", serde_json::json!({"state": "failed", "error": message}));
                         manager.live.lock().expect("live jobs").remove(&id);
@@ -116,10 +116,6 @@ impl JobManager {
 
     pub fn store(&self) -> &Store {
         &self.store
-    }
-
-    pub fn config(&self) -> &JobsConfig {
-        &self.config
     }
 
     /// The job's folder: checkpoints, metrics.jsonl, config.json, weights.
@@ -213,8 +209,12 @@ impl JobManager {
         let (state, result, error) = match outcome {
             Ok(Ok((result, false))) => (JobState::Succeeded, Some(result), None),
             Ok(Ok((result, true))) => (JobState::Cancelled, Some(result), None),
-            Ok(Err(error)) => (JobState::Failed, None, Some(format!("{error:#}"))),
-            Err(join) => (JobState::Failed, None, Some(format!("the job's thread panicked: {join}"))),
+            Ok(Err(error)) => (JobState::Failed, None, Some(client_message(id, &error))),
+            Err(join) => {
+                // A panic's message is libtorch's whole trace more often than not.
+                let panic = anyhow::Error::msg(join.to_string()).context("the job's run stopped on an internal error");
+                (JobState::Failed, None, Some(client_message(id, &panic)))
+            }
         };
         if let Some(steps) = result.as_ref().and_then(|r| r["steps"].as_i64().or(r["rounds"].as_i64())) {
             self.store.set_steps(id, steps).await?;
@@ -282,5 +282,42 @@ impl JobManager {
             .unwrap_or_default();
         names.sort();
         names
+    }
+}
+
+/// What a client reads of a failed job: the error's first line, without libtorch's trace (which
+/// carries the server's file paths) and under 200 characters, with an id that finds the whole
+/// chain in the server's log, where it goes now.
+pub fn client_message(job: &str, error: &anyhow::Error) -> String {
+    let error_id = uuid::Uuid::new_v4();
+    tracing::error!(job = %job, error_id = %error_id, error = %format!("{error:#}"), "job failed");
+    let from_torch = error.chain().any(|cause| cause.downcast_ref::<tch::TchError>().is_some());
+    let summary = if from_torch {
+        "the tensor library failed (out of memory or an unsupported shape)".to_string()
+    } else {
+        let first = error.to_string();
+        let line = first.lines().next().unwrap_or("failed").trim();
+        match line.char_indices().nth(200) {
+            Some((cut, _)) => format!("{}...", &line[..cut]),
+            None => line.to_string(),
+        }
+    };
+    format!("{summary} (error id {error_id}; details in the server log)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_libtorch_failure_reaches_the_client_as_one_short_line_without_the_trace() {
+        let trace = "[enforce fail at alloc_cpu.cpp:117] not enough memory\nException raised from /home/build/pytorch/c10/core/impl/alloc_cpu.cpp\nframe #0: c10::Error";
+        let error = anyhow::Error::new(tch::TchError::Torch(trace.into())).context("building the agent");
+        let message = client_message("job", &error);
+        assert!(message.starts_with("the tensor library failed"), "{message}");
+        assert!(!message.contains('/') && !message.contains("frame"), "{message}");
+        assert!(message.contains("error id"), "{message}");
+        let plain = client_message("job", &anyhow::anyhow!("env reset failed\nsecond line"));
+        assert!(plain.starts_with("env reset failed (error id"), "{plain}");
     }
 }

@@ -1,6 +1,7 @@
 //! Training jobs: the catalog of algorithms and environments, the request a client submits, its
 //! validation (every error names its field), and the run itself (single- or multi-agent).
 
+use super::budget;
 use crate::drl::env::{self, ActionSpace};
 use crate::drl::hooks::RunHooks;
 use crate::drl::marl;
@@ -177,11 +178,13 @@ pub struct TrainingRequest {
 pub struct TrainingLimits {
     pub max_total_steps: usize,
     pub max_eval_episodes: usize,
+    /// Parameter and memory budget of one run (see `budget`).
+    pub resources: budget::ResourceLimits,
 }
 
 impl Default for TrainingLimits {
     fn default() -> Self {
-        TrainingLimits { max_total_steps: 10_000_000, max_eval_episodes: 1000 }
+        TrainingLimits { max_total_steps: 10_000_000, max_eval_episodes: 1000, resources: Default::default() }
     }
 }
 
@@ -219,23 +222,22 @@ impl TrainingRequest {
         let algorithm = catalog.iter().find(|a| a.name == self.algorithm).ok_or_else(|| {
             ProblemError::invalid(
                 "algorithm",
-                format!(
-                    "unknown algorithm '{}' (one of {})",
-                    self.algorithm,
-                    catalog.iter().map(|a| a.name.as_str()).collect::<Vec<_>>().join(", ")
-                ),
+                crate::suggest::unknown("algorithm", &self.algorithm, catalog.iter().map(|a| a.name.as_str())),
             )
         })?;
         let env_space = if algorithm.multi_agent {
-            marl::make(&self.env, 1).map(|e| e.action_space())
+            marl::make(&self.env, 1).map(|e| {
+                let shape = (e.observation_dim(), e.num_agents(), e.state_dim());
+                (e.action_space(), shape)
+            })
         } else {
-            env::make(&self.env, 1).map(|e| e.action_space())
+            env::make(&self.env, 1).map(|e| (e.action_space(), (e.observation_dim(), 1, 0)))
         };
-        let space = env_space.ok_or_else(|| {
+        let (space, (observation_dim, agents, state_dim)) = env_space.ok_or_else(|| {
             let ids: &[&str] = if algorithm.multi_agent { marl::ENV_IDS } else { env::ENV_IDS };
             ProblemError::invalid(
                 "env",
-                format!("unknown env '{}' for {} (one of {})", self.env, self.algorithm, ids.join(", ")),
+                format!("{} for {}", crate::suggest::unknown("env", &self.env, ids.iter().copied()), self.algorithm),
             )
         })?;
         if !algorithm.action_space.split('|').any(|k| k == space_kind(&space)) {
@@ -307,7 +309,18 @@ impl TrainingRequest {
                 return Err(ProblemError::invalid("hyperparameters", error));
             }
         }
-        Ok(())
+        let mut merged = algorithm.hyperparameters.clone();
+        if let (Some(target), Some(patch)) =
+            (merged.as_object_mut(), self.hyperparameters.as_ref().and_then(|h| h.as_object()))
+        {
+            target.extend(patch.clone());
+        }
+        let action_dim = match &space {
+            ActionSpace::Discrete { n } => *n,
+            ActionSpace::Continuous { low, .. } => low.len(),
+        };
+        let shape = budget::EnvShape { observation_dim, action_dim, agents, state_dim };
+        budget::check(&merged, shape, algorithm.num_envs, &limits.resources)
     }
 
     /// Runs the job in `run_dir` (blocking); single-agent runs resume from the checkpoint there

@@ -4,10 +4,12 @@
 //! read `registry()`, so a new problem is one module plus one entry there.
 
 pub mod cs;
-pub mod ising;
 pub mod maxcut;
 pub mod mimo;
 pub mod random;
+
+/// The Ising model lives in the engine (`search::ising`); problems build one.
+pub use crate::search::ising;
 
 use crate::search::{Incumbent, SearchOutcome, SearchParams, StopReason};
 use serde::{Deserialize, Serialize};
@@ -49,7 +51,7 @@ pub enum ProblemError {
     Invalid { field: String, message: String },
     #[error("{field}: {message}")]
     TooLarge { field: String, message: String },
-    #[error("unknown problem '{0}'")]
+    #[error("{}", crate::suggest::unknown("problem", .0, registry().iter().map(|p| p.name())))]
     UnknownProblem(String),
 }
 
@@ -341,11 +343,35 @@ pub struct PreparedSolve {
 }
 
 impl PreparedSolve {
+    /// Solves; a report whose numbers are not all finite (values so large that the arithmetic
+    /// overflowed) is an `instance` error rather than an answer with nulls in it.
     pub fn run(&self) -> Result<SolveReport, ProblemError> {
-        match self.method.as_str() {
-            "search" => Ok(self.instance.solve(&self.params)),
-            baseline => self.instance.solve_baseline(baseline, &self.params),
+        let report = match self.method.as_str() {
+            "search" => self.instance.solve(&self.params),
+            baseline => self.instance.solve_baseline(baseline, &self.params)?,
+        };
+        let finite = report.objective.is_finite()
+            && report.energy.is_finite()
+            && report.history.iter().all(|p| p.objective.is_finite())
+            && all_numbers_finite(&report.solution);
+        if !finite {
+            return Err(ProblemError::invalid(
+                "instance",
+                "the solution's values overflow a 64-bit float: scale the instance's numbers down",
+            ));
         }
+        Ok(report)
+    }
+}
+
+fn all_numbers_finite(value: &serde_json::Value) -> bool {
+    match value {
+        // serde_json turns NaN and infinities into null; a solution never holds nulls otherwise.
+        serde_json::Value::Null => false,
+        serde_json::Value::Number(n) => n.as_f64().is_some_and(f64::is_finite),
+        serde_json::Value::Array(items) => items.iter().all(all_numbers_finite),
+        serde_json::Value::Object(fields) => fields.values().all(all_numbers_finite),
+        _ => true,
     }
 }
 
@@ -363,7 +389,11 @@ pub fn prepare(
     if method != "search" && !problem.baselines().contains(&method) {
         return Err(ProblemError::invalid(
             "method",
-            format!("unknown method '{method}': use search or one of {:?}", problem.baselines()),
+            crate::suggest::unknown(
+                "method",
+                method,
+                std::iter::once("search").chain(problem.baselines().iter().copied()),
+            ),
         ));
     }
     if let Some(name) = &options.model {

@@ -3,7 +3,7 @@
 //! external field whose weight vanishes as the temperature falls, so late in the schedule the
 //! chain minimises H itself.
 
-use crate::problems::ising::IsingModel;
+use crate::search::ising::IsingModel;
 use rand::Rng;
 
 use super::tabu::flip;

@@ -5,7 +5,7 @@
 
 use super::tabu::{tabu_search, TabuParams, TabuWorkspace};
 use super::{anneal, chain_rng, tensor_anneal, tensor_tabu};
-use crate::problems::ising::{spins_to_tensor, IsingModel, IsingTensors};
+use crate::search::ising::{spins_to_tensor, IsingModel, IsingTensors};
 use rand::Rng;
 use rayon::prelude::*;
 use std::time::Instant;

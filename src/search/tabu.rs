@@ -1,7 +1,7 @@
 //! Native single-flip local search on an Ising model with incremental local-field updates:
 //! the CPU hot loop that polishes every sample of the sampler.
 
-use crate::problems::ising::IsingModel;
+use crate::search::ising::IsingModel;
 use rand::Rng;
 use std::time::Instant;
 

@@ -2,7 +2,7 @@
 //! accelerator: each step proposes a random subset of spins in every chain at once and keeps the
 //! local fields exact with one product against the dense couplings.
 
-use crate::problems::ising::IsingTensors;
+use crate::search::ising::IsingTensors;
 use tch::{Kind, Tensor};
 
 /// Uniform numbers in [0, 1) from a counter-based hash (splitmix64 finalizer) of
@@ -64,7 +64,7 @@ pub fn tensor_metropolis(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::problems::ising::{spins_to_tensor, IsingModel};
+    use crate::search::ising::{spins_to_tensor, IsingModel};
     use tch::Device;
 
     #[test]

@@ -1,7 +1,7 @@
 //! The same tabu search as `tabu.rs`, written as batched tensor ops so that all chains flip in
 //! lock-step on an accelerator: per step one argmin over [B, n] and one row gather of J.
 
-use crate::problems::ising::IsingTensors;
+use crate::search::ising::IsingTensors;
 use rand::Rng;
 use tch::{Kind, Tensor};
 
@@ -65,7 +65,7 @@ pub fn tensor_tabu_search<R: Rng>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::problems::ising::{spins_to_tensor, IsingModel};
+    use crate::search::ising::{spins_to_tensor, IsingModel};
     use crate::search::tabu::{tabu_search, TabuWorkspace};
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;

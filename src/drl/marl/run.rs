@@ -237,12 +237,13 @@ pub fn heuristic_return(env_id: &str, episodes: usize, seed: u64) -> Result<(f64
 
 /// Trains until the step budget; evaluates every `eval_every` steps and at the end.
 pub fn train(config: &MarlConfig) -> Result<MarlOutcome> {
-    let (_, default_envs) =
-        defaults(&config.algorithm).with_context(|| format!("unknown algorithm '{}'", config.algorithm))?;
+    let (_, default_envs) = defaults(&config.algorithm)
+        .with_context(|| crate::suggest::unknown("algorithm", &config.algorithm, crate::drl::algorithm_names()))?;
     let num_envs = config.num_envs.unwrap_or(default_envs);
     anyhow::ensure!(num_envs >= 1, "num_envs must be at least 1");
     tch::manual_seed(config.seed as i64);
-    let mut env = make(&config.env_id, num_envs).with_context(|| format!("unknown env '{}'", config.env_id))?;
+    let mut env = make(&config.env_id, num_envs)
+        .with_context(|| crate::suggest::unknown("env", &config.env_id, super::ENV_IDS.iter().copied()))?;
     let mut learner = build(config, env.as_ref())?;
     let mut file = match &config.out_dir {
         Some(dir) => Some(create_run_dir(

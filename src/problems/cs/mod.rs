@@ -180,51 +180,70 @@ impl CsInstance {
 }
 
 impl Instance for CsInstance {
+    /// The support search at the given sparsity; with an estimated one, a residual above the
+    /// noise level means the estimate was too small, so larger supports are tried in turn, up
+    /// to min(m, n), until one reaches it or the budget runs out.
     fn solve(&self, params: &SearchParams) -> SolveReport {
         let start = Instant::now();
         let fista = lasso(&self.a, &self.y, self.lambda(), LASSO_ITERATIONS, true);
-        let k = self.sparsity_for(&fista);
-        let omp_x = omp(&self.a, &self.y, k, 0.0);
-        let mut seeds = vec![top_k(&omp_x, k), top_k(&fista, k)];
+        let first_k = self.sparsity_for(&fista);
+        let last_k = if self.sparsity.is_some() { first_k } else { self.a.m.min(self.a.n).max(first_k) };
         // A named model that does not fit was rejected when the request was checked; here a
         // missing model only means one seed fewer.
-        if let Ok(Some((policy_x, _))) = self.policy_estimate(params.model.as_deref()) {
-            seeds.push(top_k(&policy_x, k));
-        }
+        let policy_x = self.policy_estimate(params.model.as_deref()).ok().flatten().map(|(x, _)| x);
         // Without noise a zero residual is the goal; with noise sigma, E ~ m sigma^2 is as good as it gets.
         let target = if self.noise == 0.0 {
             1e-20 * self.y.iter().map(|v| v * v).sum::<f64>()
         } else {
             self.a.m as f64 * self.noise * self.noise
         };
-        let time_limit = Duration::from_secs_f64(params.time_limit_s).saturating_sub(start.elapsed());
-        let found = support_search(
-            &self.a,
-            &self.y,
-            k,
-            0.0,
-            &seeds,
-            params.chains.unwrap_or(DEFAULT_CHAINS),
-            params.max_rounds.unwrap_or(DEFAULT_STEPS),
-            params.seed,
-            time_limit,
-            target,
-            &params.hooks.mapped(f64::sqrt),
-        );
-        let offset = start.elapsed().saturating_sub(found.history.last().map_or(Duration::ZERO, |h| h.0));
-        let history = found
-            .history
-            .iter()
-            .map(|(t, e)| HistoryPoint { elapsed_ms: (offset + *t).as_secs_f64() * 1e3, objective: e.sqrt() })
-            .collect();
-        let status = if found.energy <= target {
+        let steps = params.max_rounds.unwrap_or(DEFAULT_STEPS);
+        let budget = Duration::from_secs_f64(params.time_limit_s);
+        let hooks = params.hooks.mapped(f64::sqrt);
+        let (mut best_x, mut best_energy, mut chains, mut iterations) = (vec![0.0; self.a.n], f64::INFINITY, 0, 0);
+        let mut history = Vec::new();
+        for k in first_k..=last_k {
+            let omp_x = omp(&self.a, &self.y, k, 0.0);
+            let mut seeds = vec![top_k(&omp_x, k), top_k(&fista, k)];
+            if let Some(x) = &policy_x {
+                seeds.push(top_k(x, k));
+            }
+            let offset = start.elapsed();
+            let found = support_search(
+                &self.a,
+                &self.y,
+                k,
+                &seeds,
+                params.chains.unwrap_or(DEFAULT_CHAINS),
+                steps,
+                params.seed,
+                budget.saturating_sub(offset),
+                target,
+                &hooks,
+            );
+            for (t, e) in &found.history {
+                if *e < best_energy {
+                    best_energy = *e;
+                    history.push(HistoryPoint { elapsed_ms: (offset + *t).as_secs_f64() * 1e3, objective: e.sqrt() });
+                }
+            }
+            if found.energy <= best_energy {
+                best_x = found.x;
+            }
+            chains = found.chains;
+            iterations += found.iterations;
+            if best_energy <= target || start.elapsed() >= budget || params.hooks.cancelled() {
+                break;
+            }
+        }
+        let status = if best_energy <= target {
             StopReason::TargetReached
-        } else if found.iterations >= params.max_rounds.unwrap_or(DEFAULT_STEPS) {
+        } else if start.elapsed() < budget && !params.hooks.cancelled() {
             StopReason::RoundLimit
         } else {
             StopReason::TimeLimit
         };
-        self.report(found.x, status, start, history, found.chains, found.iterations, params.seed)
+        self.report(best_x, status, start, history, chains, iterations, params.seed)
     }
 
     fn solve_baseline(&self, name: &str, params: &SearchParams) -> Result<SolveReport, ProblemError> {

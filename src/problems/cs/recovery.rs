@@ -1,5 +1,5 @@
 //! Sparse recovery of x from y = A x + e (A: m x n, row-major f64): OMP, ISTA and FISTA for the
-//! LASSO, and a parallel MCMC over supports on the energy E(S) = ||y - A_S x_S||^2 + lambda |S|
+//! LASSO, and a parallel MCMC over supports of a fixed size on the energy E(S) = ||y - A_S x_S||^2
 //! with x_S the least-squares fit on S.
 
 use crate::problems::random::standard_normal;
@@ -189,16 +189,14 @@ pub struct SupportSearch {
 /// Parallel MCMC over supports of size `k`: every chain proposes swapping one index of its
 /// support for one outside (the outside index drawn among the columns most correlated with the
 /// residual half of the time, uniformly otherwise), accepts by Metropolis on
-/// E(S) = ||y - A_S x_S||^2 + lambda |S| at a temperature annealed from the seeds' mean energy
+/// E(S) = ||y - A_S x_S||^2 at a temperature annealed from the seeds' mean energy
 /// scale down to 1e-6 of it, and the best chains re-seed the worst every 50 steps. Seeds: the
 /// supports given (top-k of OMP and FISTA); the other chains start from random supports.
-#[allow(clippy::too_many_arguments)]
 #[allow(clippy::too_many_arguments)]
 pub fn support_search(
     a: &Matrix,
     y: &[f64],
     k: usize,
-    lambda: f64,
     seeds: &[Vec<usize>],
     chains: usize,
     steps: usize,
@@ -217,7 +215,7 @@ pub fn support_search(
             None => rand::seq::index::sample(&mut rng, a.n, k).into_vec(),
         })
         .collect();
-    let energy_of = |s: &[usize]| least_squares(a, y, s).1 + lambda * s.len() as f64;
+    let energy_of = |s: &[usize]| least_squares(a, y, s).1;
     let mut energies: Vec<f64> = supports.par_iter().map(|s| energy_of(s)).collect();
     let scale = (y.iter().map(|v| v * v).sum::<f64>() / k as f64).max(1e-30);
     let mut rngs: Vec<ChaCha8Rng> = (0..chains)
@@ -325,8 +323,7 @@ mod tests {
         assert!(r2 < 1e-20, "{r2}");
         assert!(relative_error(&omp(&a, &y, 5, 1e-9), &x) < 1e-6);
         assert!(relative_error(&lasso(&a, &y, lasso_lambda(&a, &y, 0.0), 3000, true), &x) < 1e-2);
-        let found =
-            support_search(&a, &y, 5, 0.0, &[], 8, 500, 0, Duration::from_secs(10), 1e-20, &SearchHooks::default());
+        let found = support_search(&a, &y, 5, &[], 8, 500, 0, Duration::from_secs(10), 1e-20, &SearchHooks::default());
         assert!(relative_error(&found.x, &x) < 1e-6);
     }
 }

@@ -66,8 +66,17 @@ impl<'a> EdgeChecker<'a> {
         Ok(())
     }
 
-    fn finish(self) -> MaxCutInstance {
-        MaxCutInstance::new(self.num_nodes, self.edges)
+    /// Each weight is finite, but their sum can still overflow, and every energy and cut with
+    /// it: the total of |w| must be finite too.
+    fn finish(self) -> Result<MaxCutInstance, ProblemError> {
+        let total: f64 = self.edges.iter().map(|e| e.2.abs()).sum();
+        if !total.is_finite() {
+            return Err(ProblemError::invalid(
+                "edges",
+                "the sum of the absolute edge weights overflows a 64-bit float: scale the weights down",
+            ));
+        }
+        Ok(MaxCutInstance::new(self.num_nodes, self.edges))
     }
 }
 
@@ -133,7 +142,7 @@ pub fn parse_gset(text: &str, limits: &Limits) -> Result<MaxCutInstance, Problem
             format!("the header declares {num_edges} edges but the file has {read}"),
         ));
     }
-    Ok(checker.finish())
+    checker.finish()
 }
 
 /// JSON: `{"num_nodes": n, "edges": [[u, v, w], ...]}` with 0-indexed nodes; w defaults to 1.
@@ -183,7 +192,7 @@ pub fn parse_json(value: &serde_json::Value, limits: &Limits) -> Result<MaxCutIn
         };
         checker.push(u, v, w, &field, 0)?;
     }
-    Ok(checker.finish())
+    checker.finish()
 }
 
 #[cfg(test)]
@@ -227,6 +236,13 @@ mod tests {
         for (text, line) in cases {
             assert_eq!(field_of(parse_gset(text, &limits())), line, "input {text:?}");
         }
+    }
+
+    #[test]
+    fn weights_whose_total_overflows_are_rejected_naming_the_edges() {
+        let value = json!({"num_nodes": 3, "edges": [[0, 1, 1e308], [1, 2, 1e308], [0, 2, 1e308]]});
+        assert_eq!(field_of(parse_json(&value, &limits())), "edges");
+        assert_eq!(field_of(parse_gset("3 3\n1 2 1e308\n2 3 1e308\n1 3 1e308", &limits())), "edges");
     }
 
     #[test]
