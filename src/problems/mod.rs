@@ -2,6 +2,23 @@
 //! its native text format), defines the Hamiltonian of a batch of candidates as a tensor op (via
 //! `ising`), decodes to the user's objective and runs its baselines. The CLI and the HTTP API both
 //! read `registry()`, so a new problem is one module plus one entry there.
+//!
+//! Design note: what `Instance` has to carry for the coming domains. `Instance::solve` owns its
+//! whole search and answers a `SolveReport` whose `objective` and `solution` are the domain's
+//! own, so the trait itself does not assume spins:
+//! - Ising problems with an objective affine in the energy (Max-Cut) implement `IsingProblem`
+//!   and share the engine's solve path; incumbents convert energy to objective on the fly.
+//! - Constrained binary problems (independent set, cover, knapsack, partitioning) put penalties
+//!   in the Hamiltonian, repair every incumbent to feasibility and score the repaired solution;
+//!   that objective is not affine in the energy, so they stream incumbents through a hook that
+//!   receives the spins and returns the decoded objective (open: `SearchHooks` passes energies
+//!   only today).
+//! - Permutations (tours), continuous vectors (portfolio weights), trees (contraction orders)
+//!   and sequential problems (an OR-Gym episode by a policy rollout) implement `Instance`
+//!   directly with their own moves, report through the same `SolveReport`, and stream their
+//!   incumbents through `SearchHooks` with the decoded objective (as `mimo` and `cs` do now).
+//! - Every report's numbers must be finite: `PreparedSolve::run` turns a non-finite one into an
+//!   `instance` error.
 
 pub mod cs;
 pub mod maxcut;

@@ -277,6 +277,9 @@ pub fn minimize(model: &IsingModel, params: &SearchParams) -> SearchOutcome {
             chains.reseed_worst_from_best();
         }
         sweeps_since_improvement += sweeps_per_round;
+        if params.target_energy.is_some_and(|t| best_energy <= t + 1e-9) {
+            break StopReason::TargetReached;
+        }
         if sweeps_since_improvement >= patience {
             break StopReason::Converged;
         }
@@ -382,6 +385,7 @@ mod tests {
             chains: Some(6),
             tabu_steps: Some(300),
             seed: 11,
+            patience: f64::INFINITY,
             ..SearchParams::default()
         };
         let (a, b) = (minimize(&model, &params), minimize(&model, &params));
