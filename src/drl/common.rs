@@ -31,6 +31,7 @@ pub fn optimize(optimizer: &mut nn::Optimizer, loss: &Tensor, max_grad_norm: Opt
 /// A_t = delta_t + gamma lambda (1 - done_t) A_{t+1}.
 /// `next_values[t]` is V of the true next state (the final observation when an episode was
 /// truncated), so truncation still bootstraps while `done` stops the recursion.
+#[allow(clippy::too_many_arguments)]
 pub fn gae(
     rewards: &[f32],
     values: &[f32],

@@ -675,7 +675,7 @@ fn train_off_policy(
         let before = step;
         step += b;
         agent.on_env_steps(step);
-        if step >= updates_from && buffer.len() >= 1 && before / schedule.train_every != step / schedule.train_every {
+        if step >= updates_from && !buffer.is_empty() && before / schedule.train_every != step / schedule.train_every {
             for _ in 0..schedule.updates_per_train {
                 losses = agent.update(&mut buffer, rng);
             }

@@ -24,6 +24,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, mpsc};
 use training::TrainingRequest;
 
+/// A job's run, off the async runtime: (result summary, cancelled).
+type JobWork = Box<dyn FnOnce() -> Result<(serde_json::Value, bool)> + Send>;
+
 pub const TRAINING: &str = "training";
 pub const SOLVE: &str = "solve";
 
@@ -183,22 +186,21 @@ impl JobManager {
             return Ok(());
         }
         let cancel = self.live.lock().expect("live jobs").get(id).map(|l| l.cancel.clone()).unwrap_or_default();
-        let (resume, work): (bool, Box<dyn FnOnce() -> Result<(serde_json::Value, bool)> + Send>) =
-            match job.kind.as_str() {
-                SOLVE => {
-                    let request: SolveJobRequest = serde_json::from_value(job.request.clone())?;
-                    let (hooks, limits) = (self.search_hooks(id, cancel), self.limits.clone());
-                    (false, Box::new(move || request.run(&limits, hooks)))
-                }
-                _ => {
-                    let request: TrainingRequest = serde_json::from_value(job.request.clone())?;
-                    let run_dir = self.run_dir(id);
-                    // Single-agent runs continue from their last checkpoint; others start over.
-                    let resume = !request.is_multi_agent() && run_dir.join(crate::drl::run::PROGRESS_FILE).exists();
-                    let hooks = self.run_hooks(id, cancel);
-                    (resume, Box::new(move || request.run(&run_dir, resume, hooks)))
-                }
-            };
+        let (resume, work): (bool, JobWork) = match job.kind.as_str() {
+            SOLVE => {
+                let request: SolveJobRequest = serde_json::from_value(job.request.clone())?;
+                let (hooks, limits) = (self.search_hooks(id, cancel), self.limits.clone());
+                (false, Box::new(move || request.run(&limits, hooks)))
+            }
+            _ => {
+                let request: TrainingRequest = serde_json::from_value(job.request.clone())?;
+                let run_dir = self.run_dir(id);
+                // Single-agent runs continue from their last checkpoint; others start over.
+                let resume = !request.is_multi_agent() && run_dir.join(crate::drl::run::PROGRESS_FILE).exists();
+                let hooks = self.run_hooks(id, cancel);
+                (resume, Box::new(move || request.run(&run_dir, resume, hooks)))
+            }
+        };
         if !resume {
             self.store.clear_metrics(id).await?;
         }

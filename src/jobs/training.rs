@@ -63,7 +63,7 @@ fn range_of(name: &str, default: &serde_json::Value) -> serde_json::Value {
         "noise_clip",
     ];
     match default {
-        serde_json::Value::Number(_) if unit.iter().any(|u| name == *u) => json!({"minimum": 0.0, "maximum": 1.0}),
+        serde_json::Value::Number(_) if unit.contains(&name) => json!({"minimum": 0.0, "maximum": 1.0}),
         serde_json::Value::Number(n) if n.is_u64() || n.as_f64().is_some_and(|v| v > 0.0) => {
             json!({"exclusiveMinimum": 0})
         }

@@ -273,7 +273,7 @@ pub fn minimize(model: &IsingModel, params: &SearchParams) -> SearchOutcome {
         }
         policy.update(&samples, &sample_energies, chain_count);
         rounds += 1;
-        if rounds % params.reseed_every.max(1) == 0 {
+        if rounds.is_multiple_of(params.reseed_every.max(1)) {
             chains.reseed_worst_from_best();
         }
         sweeps_since_improvement += sweeps_per_round;

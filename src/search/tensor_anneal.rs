@@ -11,9 +11,9 @@ use tch::{Kind, Tensor};
 pub fn hashed_uniform(index: &Tensor, seed: u64, counter: u64) -> Tensor {
     let offset = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(counter.wrapping_mul(0xD1B5_4A32_D192_ED03));
     let mut z = index + offset as i64;
-    z = (&z).bitwise_xor_tensor(&z.bitwise_right_shift_tensor_scalar(30)) * (0xBF58_476D_1CE4_E5B9u64 as i64);
-    z = (&z).bitwise_xor_tensor(&z.bitwise_right_shift_tensor_scalar(27)) * (0x94D0_49BB_1331_11EBu64 as i64);
-    z = (&z).bitwise_xor_tensor(&z.bitwise_right_shift_tensor_scalar(31));
+    z = z.bitwise_xor_tensor(&z.bitwise_right_shift_tensor_scalar(30)) * (0xBF58_476D_1CE4_E5B9u64 as i64);
+    z = z.bitwise_xor_tensor(&z.bitwise_right_shift_tensor_scalar(27)) * (0x94D0_49BB_1331_11EBu64 as i64);
+    z = z.bitwise_xor_tensor(&z.bitwise_right_shift_tensor_scalar(31));
     z.bitwise_and((1i64 << 24) - 1).to_kind(Kind::Float) / (1u64 << 24) as f64
 }
 
@@ -54,8 +54,8 @@ pub fn tensor_metropolis(
         let flips = proposed.logical_and(&accepted).to_kind(Kind::Float);
         // s' = s (1 - 2 m); f' = f + (s' - s) J = f - 2 (m * s) J.
         let moved = &flips * &s;
-        f = f - moved.matmul(dense_couplings) * 2.0;
-        s = s - moved * 2.0;
+        f -= moved.matmul(dense_couplings) * 2.0;
+        s -= moved * 2.0;
         temperature *= ratio;
     }
     (s, f)

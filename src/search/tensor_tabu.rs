@@ -49,8 +49,8 @@ pub fn tensor_tabu_search<R: Rng>(
         let chosen_delta = delta.gather(1, &chosen, false).squeeze_dim(1);
         let flipped = -s.gather(1, &chosen, false); // [B, 1], the new spin values
         s = s.scatter(1, &chosen, &flipped);
-        fields = fields + dense_couplings.index_select(0, &chosen.squeeze_dim(1)) * (&flipped * 2.0);
-        energy = energy + chosen_delta;
+        fields += dense_couplings.index_select(0, &chosen.squeeze_dim(1)) * (&flipped * 2.0);
+        energy += chosen_delta;
         let release = tenures.gather(1, &chosen, false) + step;
         tabu_until = tabu_until.scatter(1, &chosen, &release);
         let improved = energy.lt_tensor(&(&best_energy - eps)).unsqueeze(1);

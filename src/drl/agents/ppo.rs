@@ -255,8 +255,8 @@ impl OnPolicyAgent for Ppo {
     fn act(&mut self, obs: &Tensor, explore: bool) -> (Tensor, Tensor, Tensor) {
         tch::no_grad(|| {
             let resample = match self.config.sde_sample_freq {
-                Some(0) => self.explore_calls % self.config.rollout_steps == 0,
-                Some(k) => self.explore_calls % k == 0,
+                Some(0) => self.explore_calls.is_multiple_of(self.config.rollout_steps),
+                Some(k) => self.explore_calls.is_multiple_of(k),
                 None => false,
             };
             if explore {

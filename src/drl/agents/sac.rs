@@ -147,7 +147,7 @@ impl OffPolicyAgent for Sac {
         soft_update(&mut self.critic_target_store, &self.critic_store, self.config.tau);
         self.critic_updates += 1;
         let mut metrics = vec![("critic_loss", critic_loss.double_value(&[])), ("alpha", alpha.double_value(&[0]))];
-        if self.critic_updates % self.config.critic_updates_per_actor_update.max(1) != 0 {
+        if !self.critic_updates.is_multiple_of(self.config.critic_updates_per_actor_update.max(1)) {
             return metrics;
         }
 

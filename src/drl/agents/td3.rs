@@ -157,7 +157,7 @@ impl OffPolicyAgent for Td3 {
         buffer.update_priorities(&batch.indices, &td);
         self.updates += 1;
         let mut metrics = vec![("critic_loss", critic_loss.double_value(&[]))];
-        if self.updates % self.config.policy_delay.max(1) == 0 {
+        if self.updates.is_multiple_of(self.config.policy_delay.max(1)) {
             // Deterministic policy gradient through the first critic: max Q_1(s, mu(s)).
             let actor_loss =
                 -self.critic.forward_subset_frozen(&batch.obs, &self.actor.forward(&batch.obs), &[0]).mean(Kind::Float);

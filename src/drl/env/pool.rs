@@ -4,6 +4,9 @@
 use super::{ActionSpace, StepBatch, VecEnv};
 use rayon::prelude::*;
 
+/// One env's step: observation, reward, terminated, truncated, final observation.
+type EnvStepResult = (Vec<f32>, f32, bool, bool, Vec<f32>);
+
 /// One non-vectorized environment (its own time limit included).
 pub trait SingleEnv: Send {
     fn observation_dim(&self) -> usize;
@@ -60,7 +63,7 @@ impl<E: SingleEnv> VecEnv for ThreadPoolVecEnv<E> {
         let width = self.action_space().width();
         let dim = self.observation_dim();
         let (envs, seeds) = (&mut self.envs, &mut self.next_seeds);
-        let results: Vec<(Vec<f32>, f32, bool, bool, Vec<f32>)> = self.pool.install(|| {
+        let results: Vec<EnvStepResult> = self.pool.install(|| {
             envs.par_iter_mut()
                 .zip(seeds.par_iter_mut())
                 .zip(actions.par_chunks(width))

@@ -220,14 +220,14 @@ impl Maddpg {
                 batch.rewards.select(1, i as i64) + self.config.gamma * (1.0 - &batch.terminated) * min_q
             });
             for q in &self.critics[i] {
-                critic_loss = critic_loss + (q.forward(&input).squeeze_dim(1) - &target).square().mean(Kind::Float);
+                critic_loss += (q.forward(&input).squeeze_dim(1) - &target).square().mean(Kind::Float);
             }
         }
         // Agents' critics are independent: one step on the summed loss is each critic's own step.
         optimize(&mut self.critic_optimizer, &critic_loss, Some(0.5));
         self.updates += 1;
         let mut metrics = vec![("critic_loss", critic_loss.double_value(&[]) / n as f64)];
-        if self.updates % self.config.policy_delay == 0 {
+        if self.updates.is_multiple_of(self.config.policy_delay) {
             let mut actor_loss = Tensor::zeros([], (Kind::Float, self.device));
             for i in 0..n {
                 let raw = self.actors[i].forward(&obs_i(&batch.obs, i));

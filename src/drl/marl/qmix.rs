@@ -495,7 +495,7 @@ impl Qmix {
         let loss = td.square().sum(Kind::Float) / filled.sum(Kind::Float);
         optimize(&mut self.optimizer, &loss, Some(self.config.max_grad_norm));
         self.updates += 1;
-        if self.updates % self.config.target_update_interval == 0 {
+        if self.updates.is_multiple_of(self.config.target_update_interval) {
             self.target_store.copy(&self.store).expect("same layout");
         }
         vec![

@@ -150,6 +150,7 @@ impl CsInstance {
         x
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn report(
         &self,
         x: Vec<f64>,
@@ -334,7 +335,7 @@ mod tests {
             (json!({"A": [[1, 2], [3, 4]], "y": [1, 2], "sparsity": 0}), "sparsity"),
             (json!({"A": [[1, 2], [3, 4]], "y": [1, 2], "noise": -1}), "noise"),
         ] {
-            let error = parse_json(&value, &limits).err().expect("rejected");
+            let error = parse_json(&value, &limits).expect_err("rejected");
             assert_eq!(error.field(), Some(field), "{value}: {error}");
         }
     }

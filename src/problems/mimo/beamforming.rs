@@ -122,6 +122,7 @@ pub const PATIENCE: usize = 200;
 /// constraint by normalization), V updated by Adam on the batch's summed rate; starts are the
 /// given seeds (classical precoders, WMMSE, a policy's output) and random Gaussian ones, each
 /// perturbed. Stops at the time limit or after `max_iterations`; returns the best beamformer seen.
+#[allow(clippy::too_many_arguments)]
 pub fn parallel_gradient_search(
     h: &Tensor,
     power: f64,
@@ -149,11 +150,11 @@ pub fn parallel_gradient_search(
     for (i, s) in seeds.iter().enumerate() {
         // Seed i keeps its own start in row i; row i + |seeds| (if any) a perturbed copy.
         let s = to_power(&s.to_device(Device::Cpu), power);
-        let _ = init.get(i as i64).copy_(&s);
+        init.get(i as i64).copy_(&s);
         let j = (i + seeds.len()) as i64;
         if j < b {
             let noise_row = init.get(j) * 0.1;
-            let _ = init.get(j).copy_(&to_power(&(s + noise_row), power));
+            init.get(j).copy_(&to_power(&(s + noise_row), power));
         }
     }
     let store = tch::nn::VarStore::new(device);
