@@ -17,7 +17,7 @@ trap 'rm -rf "$TMP"' EXIT
     per_round=()
     for seed in 0 1 2; do
       per_round+=("$("$BIN" solve maxcut --input "$TMP/g.txt" --seed "$seed" --max-rounds 5 --patience inf 2>/dev/null |
-        python3 -c 'import json,sys; r=json.load(sys.stdin); print(f"{r["elapsed_ms"] / r["rounds"]:.2f}")')")
+        python3 -c "import json,sys; r=json.load(sys.stdin); print('%.2f' % (r['elapsed_ms'] / r['rounds']))")")
     done
     median=$(printf '%s\n' "${per_round[@]}" | sort -g | sed -n 2p)
     echo "| $n | $((2 * n)) | $median | ${per_round[*]} |"
