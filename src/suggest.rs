@@ -15,9 +15,9 @@ pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
 }
 
 /// `unknown <kind> '<name>' (did you mean '<closest>'? one of: ...)`.
-pub fn unknown<'a>(kind: &str, name: &str, candidates: impl IntoIterator<Item = &'a str> + Clone) -> String {
-    let all: Vec<&str> = candidates.clone().into_iter().collect();
-    match closest(name, candidates) {
+pub fn unknown<'a>(kind: &str, name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    let all: Vec<&str> = candidates.into_iter().collect();
+    match closest(name, all.iter().copied()) {
         Some(hint) => format!("unknown {kind} '{name}' (did you mean '{hint}'? one of: {})", all.join(", ")),
         None => format!("unknown {kind} '{name}' (one of: {})", all.join(", ")),
     }
