@@ -1,6 +1,7 @@
 //! What a training request may make the server spend, estimated from its hyperparameters before
-//! anything is allocated: the networks' parameters (every hidden-width hyperparameter, as an MLP
-//! from the env's input to its output, once per network the algorithm keeps) and the memory of
+//! anything is allocated: the networks' parameters (`hidden` as an MLP from the joint input of all
+//! agents to the output, once per network the algorithm keeps; QMIX's hypernetworks by their
+//! shapes) and the memory of
 //! those parameters with their gradients, optimizer moments and target copies, plus the replay
 //! buffer or rollout storage. The estimate is an upper bound in spirit (the widest input, every
 //! critic counted), so that a request within it cannot exhaust the host.
@@ -16,6 +17,8 @@ pub struct EnvShape {
     pub action_dim: usize,
     pub agents: usize,
     pub state_dim: usize,
+    /// Steps of the longest episode (the env's time limit), for episode buffers.
+    pub episode_steps: usize,
 }
 
 /// Caps on what one training run may allocate.
@@ -29,18 +32,16 @@ pub struct ResourceLimits {
 
 impl Default for ResourceLimits {
     fn default() -> Self {
-        // The largest shipped configuration (REDQ: ten 256x256 critics) is ~0.7M parameters.
+        // Every algorithm's defaults on every env fit a quarter of these (tested in jobs::training).
         ResourceLimits { max_parameters: 20_000_000, max_memory_bytes: 4 << 30 }
     }
 }
 
-/// Hyperparameters that set a layer width (arrays: one width per hidden layer).
-const WIDTHS: &[&str] = &["hidden", "mixing_embed", "hypernet_embed"];
 /// Hyperparameters that count experience kept in memory, and what one unit of each holds.
 const STORAGE: &[(&str, Unit)] = &[
     ("buffer_size", Unit::Transition),
     ("buffer_episodes", Unit::Episode),
-    ("rollout_steps", Unit::Transition),
+    ("rollout_steps", Unit::TransitionPerEnv),
     ("batch_size", Unit::Transition),
     ("batch_episodes", Unit::Episode),
 ];
@@ -48,11 +49,11 @@ const STORAGE: &[(&str, Unit)] = &[
 #[derive(Clone, Copy)]
 enum Unit {
     Transition,
-    /// An episode of up to `EPISODE_STEPS` transitions of every agent.
+    /// A transition of each of the batch's envs (on-policy rollouts).
+    TransitionPerEnv,
+    /// An episode of up to `EnvShape::episode_steps` transitions of every agent.
     Episode,
 }
-
-const EPISODE_STEPS: u64 = 200;
 /// Parameter, gradient, two Adam moments, and a target copy with its own.
 const BYTES_PER_PARAMETER: u64 = 4 * 4 * 2;
 
@@ -83,20 +84,24 @@ pub fn check(
     let joint = (shape.observation_dim.max(shape.state_dim) as u64 + shape.action_dim as u64).saturating_mul(agents);
     let networks = 2 + fields.get("critics").map_or(0, as_count);
     let mut parameters: Vec<(&str, u64)> = Vec::new();
-    for &name in WIDTHS {
-        let widths: Vec<u64> = match fields.get(name) {
-            Some(Value::Array(items)) => items.iter().map(as_count).collect(),
-            Some(v @ Value::Number(_)) => vec![as_count(v)],
-            _ => continue,
-        };
-        let per_network = mlp_parameters(joint, &widths, (shape.action_dim as u64).max(agents));
-        // A hypernetwork's output is itself a layer of the mixer: its width times the state.
-        let per_network = if name == "hidden" {
-            per_network
-        } else {
-            per_network.saturating_mul(widths.iter().copied().max().unwrap_or(1).max(1)).saturating_mul(agents)
-        };
-        parameters.push((name, per_network.saturating_mul(networks).saturating_mul(agents)));
+    let hidden: Vec<u64> = match fields.get("hidden") {
+        Some(Value::Array(items)) => items.iter().map(as_count).collect(),
+        Some(v @ Value::Number(_)) => vec![as_count(v)],
+        _ => Vec::new(),
+    };
+    if !hidden.is_empty() {
+        let per_network = mlp_parameters(joint, &hidden, (shape.action_dim as u64).max(agents));
+        parameters.push(("hidden", per_network.saturating_mul(networks).saturating_mul(agents)));
+    }
+    // QMIX's mixer (Rashid et al. 2018): hypernetworks from the state to the first mixing layer's
+    // weights (agents x M) and to the final weights (M), one-layer hypernetworks for the biases.
+    if let (Some(m), Some(h)) = (fields.get("mixing_embed").map(as_count), fields.get("hypernet_embed").map(as_count)) {
+        let state = shape.state_dim as u64;
+        let mixer = mlp_parameters(state, &[h], agents.saturating_mul(m))
+            .saturating_add(mlp_parameters(state, &[h], m))
+            .saturating_add(mlp_parameters(state, &[], m))
+            .saturating_add(mlp_parameters(state, &[m], 1));
+        parameters.push((if h >= m { "hypernet_embed" } else { "mixing_embed" }, mixer));
     }
     let total_parameters = parameters.iter().fold(0u64, |t, p| t.saturating_add(p.1));
     if total_parameters > limits.max_parameters {
@@ -110,14 +115,18 @@ pub fn check(
             ),
         ));
     }
-    let transition_bytes =
-        4 * (2 * shape.observation_dim.max(shape.state_dim) as u64 + shape.action_dim as u64 + 3) * agents;
+    // f32 observation and next observation, action, reward and done of every agent, and the state
+    // (MADDPG's replay holds 4 * (2 * 54 + 15 + 3 + 1) = 508 bytes a transition on simple_spread;
+    // this counts the state on top, for the episode buffers that keep it).
+    let per_agent = 2 * shape.observation_dim as u64 + shape.action_dim as u64 + 2;
+    let transition_bytes = 4 * (per_agent * agents + shape.state_dim as u64);
     let mut memory: Vec<(&str, u64)> = vec![("hidden", total_parameters.saturating_mul(BYTES_PER_PARAMETER))];
     for &(name, unit) in STORAGE {
         let Some(count) = fields.get(name).map(as_count) else { continue };
         let per_unit = match unit {
-            Unit::Transition => transition_bytes.saturating_mul(num_envs.max(1) as u64),
-            Unit::Episode => transition_bytes.saturating_mul(EPISODE_STEPS),
+            Unit::Transition => transition_bytes,
+            Unit::TransitionPerEnv => transition_bytes.saturating_mul(num_envs.max(1) as u64),
+            Unit::Episode => transition_bytes.saturating_mul(shape.episode_steps.max(1) as u64),
         };
         memory.push((name, count.saturating_mul(per_unit)));
     }
@@ -141,7 +150,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    const CARTPOLE: EnvShape = EnvShape { observation_dim: 4, action_dim: 2, agents: 1, state_dim: 0 };
+    const CARTPOLE: EnvShape =
+        EnvShape { observation_dim: 4, action_dim: 2, agents: 1, state_dim: 0, episode_steps: 500 };
 
     fn field(result: Result<(), ProblemError>) -> String {
         result.unwrap_err().field().unwrap().to_string()

@@ -227,13 +227,13 @@ impl TrainingRequest {
         })?;
         let env_space = if algorithm.multi_agent {
             marl::make(&self.env, 1).map(|e| {
-                let shape = (e.observation_dim(), e.num_agents(), e.state_dim());
+                let shape = (e.observation_dim(), e.num_agents(), e.state_dim(), e.episode_limit());
                 (e.action_space(), shape)
             })
         } else {
-            env::make(&self.env, 1).map(|e| (e.action_space(), (e.observation_dim(), 1, 0)))
+            env::make(&self.env, 1).map(|e| (e.action_space(), (e.observation_dim(), 1, 0, 0)))
         };
-        let (space, (observation_dim, agents, state_dim)) = env_space.ok_or_else(|| {
+        let (space, (observation_dim, agents, state_dim, episode_steps)) = env_space.ok_or_else(|| {
             let ids: &[&str] = if algorithm.multi_agent { marl::ENV_IDS } else { env::ENV_IDS };
             ProblemError::invalid(
                 "env",
@@ -272,6 +272,8 @@ impl TrainingRequest {
         if self.target_return.is_some() && algorithm.multi_agent {
             return Err(ProblemError::invalid("target_return", "multi-agent runs train for their step budget"));
         }
+        // The defaults with the request's overrides: what the run will use.
+        let mut merged = algorithm.hyperparameters.clone();
         if let Some(overrides) = &self.hyperparameters {
             let overrides =
                 overrides.as_object().ok_or_else(|| ProblemError::invalid("hyperparameters", "expected an object"))?;
@@ -301,7 +303,6 @@ impl TrainingRequest {
                 }
             }
             // The merged configuration must also deserialize (integers where integers go).
-            let mut merged = serde_json::Value::Object(defaults);
             for (k, v) in overrides {
                 merged[k] = v.clone();
             }
@@ -309,17 +310,11 @@ impl TrainingRequest {
                 return Err(ProblemError::invalid("hyperparameters", error));
             }
         }
-        let mut merged = algorithm.hyperparameters.clone();
-        if let (Some(target), Some(patch)) =
-            (merged.as_object_mut(), self.hyperparameters.as_ref().and_then(|h| h.as_object()))
-        {
-            target.extend(patch.clone());
-        }
         let action_dim = match &space {
             ActionSpace::Discrete { n } => *n,
             ActionSpace::Continuous { low, .. } => low.len(),
         };
-        let shape = budget::EnvShape { observation_dim, action_dim, agents, state_dim };
+        let shape = budget::EnvShape { observation_dim, action_dim, agents, state_dim, episode_steps };
         budget::check(&merged, shape, algorithm.num_envs, &limits.resources)
     }
 
@@ -414,5 +409,37 @@ mod tests {
         assert!(request(json!({"algorithm": "qmix", "env": "two_step", "total_steps": 10, "hyperparameters": {"learning_rate": 0.001}})).is_ok());
         assert_eq!(algorithms().len(), single::ALGORITHMS.len() + marl::run::ALGORITHMS.len());
         assert!(envs().iter().any(|e| e.id == "simple_spread" && e.agents == Some(3)));
+    }
+
+    #[test]
+    fn every_algorithm_with_its_defaults_fits_a_quarter_of_the_default_budget_on_every_env() {
+        let defaults = budget::ResourceLimits::default();
+        let tight = TrainingLimits {
+            resources: budget::ResourceLimits {
+                max_parameters: defaults.max_parameters / 4,
+                max_memory_bytes: defaults.max_memory_bytes / 4,
+            },
+            ..TrainingLimits::default()
+        };
+        let mut checked = 0;
+        for algorithm in algorithms() {
+            for env in envs().iter().filter(|e| e.multi_agent == algorithm.multi_agent) {
+                let kind = env.action_space["kind"].as_str().unwrap();
+                if !algorithm.action_space.split('|').any(|k| k == kind) {
+                    continue;
+                }
+                let value = json!({"algorithm": algorithm.name, "env": env.id, "total_steps": 10});
+                let request: TrainingRequest = serde_json::from_value(value).unwrap();
+                assert!(
+                    request.validate(&tight).is_ok(),
+                    "{} on {}: {:?}",
+                    algorithm.name,
+                    env.id,
+                    request.validate(&tight)
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked >= algorithms().len(), "{checked}");
     }
 }
