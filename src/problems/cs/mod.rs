@@ -140,6 +140,18 @@ impl CsInstance {
         Ok(Some((x, chosen.manifest.name.clone())))
     }
 
+    /// The support of `x` filled up to `k` with the outside columns most correlated with the
+    /// residual y - A x.
+    fn grown(&self, x: &[f64], k: usize) -> Vec<usize> {
+        let mut support: Vec<usize> = (0..x.len()).filter(|&i| x[i] != 0.0).collect();
+        let residual: Vec<f64> = self.a.apply(x).iter().zip(&self.y).map(|(ax, y)| y - ax).collect();
+        let correlation = self.a.apply_t(&residual);
+        let mut outside: Vec<usize> = (0..self.a.n).filter(|i| !support.contains(i)).collect();
+        outside.sort_by(|&p, &q| correlation[q].abs().total_cmp(&correlation[p].abs()));
+        support.extend(outside.into_iter().take(k.saturating_sub(support.len())));
+        support
+    }
+
     /// x with the least-squares values on `support` and zeros elsewhere.
     fn refit(&self, support: &[usize]) -> Vec<f64> {
         let (values, _) = least_squares(&self.a, &self.y, support);
@@ -204,8 +216,10 @@ impl Instance for CsInstance {
         let (mut best_x, mut best_energy, mut chains, mut iterations) = (vec![0.0; self.a.n], f64::INFINITY, 0, 0);
         let mut history = Vec::new();
         for k in first_k..=last_k {
-            let omp_x = omp(&self.a, &self.y, k, 0.0);
-            let mut seeds = vec![top_k(&omp_x, k), top_k(&fista, k)];
+            // A grown support starts from the best one so far plus the column most correlated
+            // with its residual (one OMP step, O(mn)), rather than a fresh OMP run of k steps.
+            let greedy = if k == first_k { top_k(&omp(&self.a, &self.y, k, 0.0), k) } else { self.grown(&best_x, k) };
+            let mut seeds = vec![greedy, top_k(&fista, k)];
             if let Some(x) = &policy_x {
                 seeds.push(top_k(x, k));
             }
