@@ -224,12 +224,13 @@ struct TrainArgs {
     steps: usize,
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Evaluate every this many env steps.
-    #[arg(long, default_value_t = 5_000)]
-    eval_every: usize,
-    /// Deterministic evaluation episodes.
-    #[arg(long, default_value_t = 10)]
-    eval_episodes: usize,
+    /// Evaluate every this many env steps (default: the library's, 5000 single-agent, 10000
+    /// multi-agent).
+    #[arg(long)]
+    eval_every: Option<usize>,
+    /// Deterministic evaluation episodes (default: the library's, 10 single-agent, 32 multi-agent).
+    #[arg(long)]
+    eval_episodes: Option<usize>,
     /// Stop when the evaluation mean reaches this.
     #[arg(long, allow_hyphen_values = true)]
     target_return: Option<f64>,
@@ -239,15 +240,18 @@ struct TrainArgs {
     /// Prioritized experience replay (off-policy agents).
     #[arg(long)]
     per: bool,
-    /// Off-policy random warm-up steps (default: the algorithm's).
+    /// Off-policy random warm-up steps (the `learning_starts` hyperparameter; default: the
+    /// algorithm's).
     #[arg(long)]
     learning_starts: Option<usize>,
-    /// Continue the run checkpointed in --out (weights, statistics, counters; see `train`).
+    /// Continue the run checkpointed in --out exactly (agent, optimizer moments, replay, envs
+    /// and random streams).
     #[arg(long)]
     resume: bool,
-    /// A reached target counts only if this many further episodes confirm it (0 = no check).
-    #[arg(long, default_value_t = 100)]
-    confirm_episodes: usize,
+    /// A reached target counts only if this many further episodes confirm it (0 = no check;
+    /// default: the library's, 100).
+    #[arg(long)]
+    confirm_episodes: Option<usize>,
     /// H-term weight lambda (0 = off).
     #[arg(long, default_value_t = 0.0)]
     h_term_lambda: f64,
@@ -400,44 +404,56 @@ fn run() -> Result<()> {
             );
             Ok(())
         }
-        Command::Train(args) if rlsolver::drl::marl::run::is_multi_agent(&args.algo) => {
-            let config = rlsolver::drl::marl::run::MarlConfig {
-                eval_every: args.eval_every,
-                eval_episodes: args.eval_episodes,
-                out_dir: args.out,
-                device: problems::parse_device(Some(&args.device))?,
-                overrides: serde_json::from_str(&args.hyper).context("--hyper is not JSON")?,
-                num_envs: args.num_envs,
-                ..rlsolver::drl::marl::run::MarlConfig::new(&args.algo, &args.env, args.steps, args.seed)
-            };
-            let outcome = rlsolver::drl::marl::run::train(&config)?;
-            println!("{}", serde_json::to_string_pretty(&outcome)?);
-            Ok(())
-        }
         Command::Train(args) => {
-            let config = rlsolver::drl::run::TrainConfig {
-                eval_every: args.eval_every,
-                eval_episodes: args.eval_episodes,
-                target_return: args.target_return,
-                confirm_episodes: args.confirm_episodes,
-                out_dir: args.out,
-                device: problems::parse_device(Some(&args.device))?,
-                prioritized: args.per,
-                overrides: serde_json::from_str(&args.hyper).context("--hyper is not JSON")?,
-                learning_starts: args.learning_starts,
-                h_term_lambda: args.h_term_lambda,
-                resume: args.resume,
-                ..rlsolver::drl::run::TrainConfig::new(&args.algo, &args.env, args.steps, args.seed)
-            };
-            let outcome = rlsolver::drl::run::train(&config)?;
-            println!("{}", serde_json::to_string_pretty(&outcome)?);
+            let mut overrides: serde_json::Value = serde_json::from_str(&args.hyper).context("--hyper is not JSON")?;
+            if let (Some(warmup), Some(patch)) = (args.learning_starts, overrides.as_object_mut()) {
+                patch.insert("learning_starts".into(), warmup.into());
+            }
+            let device = problems::parse_device(Some(&args.device))?;
+            if rlsolver::drl::marl::run::is_multi_agent(&args.algo) {
+                let defaults = rlsolver::drl::marl::run::MarlConfig::new(&args.algo, &args.env, args.steps, args.seed);
+                let config = rlsolver::drl::marl::run::MarlConfig {
+                    eval_every: args.eval_every.unwrap_or(defaults.eval_every),
+                    eval_episodes: args.eval_episodes.unwrap_or(defaults.eval_episodes),
+                    out_dir: args.out,
+                    resume: args.resume,
+                    device,
+                    overrides,
+                    num_envs: args.num_envs,
+                    ..defaults
+                };
+                let outcome = rlsolver::drl::marl::run::train(&config)?;
+                println!("{}", serde_json::to_string_pretty(&outcome)?);
+            } else {
+                let defaults = rlsolver::drl::run::TrainConfig::new(&args.algo, &args.env, args.steps, args.seed);
+                let config = rlsolver::drl::run::TrainConfig {
+                    eval_every: args.eval_every.unwrap_or(defaults.eval_every),
+                    eval_episodes: args.eval_episodes.unwrap_or(defaults.eval_episodes),
+                    confirm_episodes: args.confirm_episodes.unwrap_or(defaults.confirm_episodes),
+                    target_return: args.target_return,
+                    out_dir: args.out,
+                    device,
+                    prioritized: args.per,
+                    overrides,
+                    h_term_lambda: args.h_term_lambda,
+                    resume: args.resume,
+                    ..defaults
+                };
+                let outcome = rlsolver::drl::run::train(&config)?;
+                println!("{}", serde_json::to_string_pretty(&outcome)?);
+            }
             Ok(())
         }
         Command::TrainPolicy(args) => train_policy(args),
         Command::Evaluate(args) => {
-            let (mut agent, env_id) = rlsolver::drl::run::load_checkpoint(&args.checkpoint, tch::Device::Cpu)?;
-            let (mean, std) =
-                rlsolver::drl::run::evaluate_agent(&mut agent, &env_id, args.episodes, args.seed, tch::Device::Cpu);
+            let (mut learner, env_id) = rlsolver::drl::run::load_checkpoint(&args.checkpoint, tch::Device::Cpu)?;
+            let (mean, std) = rlsolver::drl::run::evaluate_learner(
+                &mut learner,
+                &env_id,
+                args.episodes,
+                args.seed,
+                tch::Device::Cpu,
+            )?;
             println!(
                 "{}",
                 serde_json::json!({"env": env_id, "episodes": args.episodes, "return_mean": mean, "return_std": std})
@@ -445,18 +461,13 @@ fn run() -> Result<()> {
             Ok(())
         }
         Command::Algorithms => {
-            for (name, space, family) in rlsolver::drl::run::ALGORITHMS {
-                let defaults = rlsolver::drl::run::defaults(name).expect("listed");
+            for a in rlsolver::drl::algorithms::all() {
                 println!(
                     "{}",
-                    serde_json::json!({"name": name, "action_space": space, "family": family, "defaults": defaults})
-                );
-            }
-            for (name, space, family) in rlsolver::drl::marl::run::ALGORITHMS {
-                let (defaults, num_envs) = rlsolver::drl::marl::run::defaults(name).expect("listed");
-                println!(
-                    "{}",
-                    serde_json::json!({"name": name, "action_space": space, "family": family, "multi_agent": true, "defaults": {"hyperparameters": defaults, "num_envs": num_envs}})
+                    serde_json::json!({
+                        "name": a.name, "action_space": a.action_spaces.join("|"), "family": a.family,
+                        "multi_agent": a.multi_agent, "num_envs": a.num_envs, "hyperparameters": (a.defaults)(),
+                    })
                 );
             }
             Ok(())

@@ -242,7 +242,9 @@ impl ModelRegistry {
             for entry in std::fs::read_dir(run_dir)? {
                 let path = entry?.path();
                 let file = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
-                if file.ends_with(".safetensors") || file == "config.json" || file == "observation_norm.json" {
+                // The policy alone: the whole-run checkpoint (replay, optimizer moments) stays behind.
+                let policy_file = file.ends_with(".safetensors") && file != crate::drl::state::TENSORS_FILE;
+                if policy_file || file == "config.json" || file == "observation_norm.json" {
                     std::fs::copy(&path, staging.join(&file))?;
                     files.insert(file.clone(), sha256_hex(&staging.join(&file))?);
                 }

@@ -47,9 +47,8 @@ fn dqn_family_and_ppo_discrete_learn_cartpole_beyond_random() {
     tch::set_num_threads(1);
     for algorithm in ["dqn", "double_dqn", "d3qn"] {
         let run = TrainConfig {
-            learning_starts: Some(500),
             eval_every: 5000,
-            ..config(algorithm, "CartPole-v1", 20_000, json!({}))
+            ..config(algorithm, "CartPole-v1", 20_000, json!({"learning_starts": 500}))
         };
         check(&train(&run).unwrap(), "CartPole-v1", 50.0);
     }
@@ -62,15 +61,12 @@ fn dqn_family_and_ppo_discrete_learn_cartpole_beyond_random() {
 #[test]
 fn off_policy_continuous_agents_learn_pendulum_beyond_random() {
     tch::set_num_threads(1);
-    let small = json!({"hidden": [64, 64]});
+    let small = json!({"hidden": [64, 64], "learning_starts": 500});
     for (algorithm, steps) in [("ddpg", 5000), ("td3", 5000), ("sac", 5000)] {
-        let run = TrainConfig { learning_starts: Some(500), ..config(algorithm, "Pendulum-v1", steps, small.clone()) };
-        check(&train(&run).unwrap(), "Pendulum-v1", 200.0);
+        check(&train(&config(algorithm, "Pendulum-v1", steps, small.clone())).unwrap(), "Pendulum-v1", 200.0);
     }
-    let redq = TrainConfig {
-        learning_starts: Some(300),
-        ..config("redq", "Pendulum-v1", 1500, json!({"hidden": [64, 64], "batch_size": 128}))
-    };
+    let redq =
+        config("redq", "Pendulum-v1", 1500, json!({"hidden": [64, 64], "batch_size": 128, "learning_starts": 300}));
     check(&train(&redq).unwrap(), "Pendulum-v1", 200.0);
 }
 
@@ -81,16 +77,16 @@ fn prioritized_replay_trains_dqn_and_checkpoints_reload_to_the_same_policy() {
     let run = TrainConfig {
         prioritized: true,
         out_dir: Some(dir.clone()),
-        learning_starts: Some(500),
-        ..config("d3qn", "CartPole-v1", 6000, json!({"hidden": [64, 64]}))
+        ..config("d3qn", "CartPole-v1", 6000, json!({"hidden": [64, 64], "learning_starts": 500}))
     };
     let outcome = train(&run).unwrap();
     check(&outcome, "CartPole-v1", 20.0);
     let metrics = std::fs::read_to_string(dir.join("metrics.jsonl")).unwrap();
     assert_eq!(metrics.lines().count(), outcome.evaluations.len());
-    let (mut agent, env_id) = rlsolver::drl::run::load_checkpoint(&dir, Device::Cpu).unwrap();
+    let (mut learner, env_id) = rlsolver::drl::run::load_checkpoint(&dir, Device::Cpu).unwrap();
     let last = outcome.evaluations.last().unwrap();
-    let (mean, _) = rlsolver::drl::run::evaluate_agent(&mut agent, &env_id, 10, last.eval_seed, Device::Cpu);
+    let (mean, _) =
+        rlsolver::drl::run::evaluate_learner(&mut learner, &env_id, 10, last.eval_seed, Device::Cpu).unwrap();
     assert_eq!(mean, last.return_mean, "reloaded policy differs");
 }
 
@@ -98,10 +94,9 @@ fn prioritized_replay_trains_dqn_and_checkpoints_reload_to_the_same_policy() {
 fn sac_with_the_h_term_logs_a_finite_h_term_loss_and_still_learns() {
     tch::set_num_threads(1);
     let run = TrainConfig {
-        learning_starts: Some(500),
         h_term_lambda: 0.1,
         eval_every: 1500,
-        ..config("sac", "Pendulum-v1", 4500, json!({"hidden": [64, 64]}))
+        ..config("sac", "Pendulum-v1", 4500, json!({"hidden": [64, 64], "learning_starts": 500}))
     };
     let outcome = train(&run).unwrap();
     let last = outcome.evaluations.last().unwrap();
@@ -109,25 +104,99 @@ fn sac_with_the_h_term_logs_a_finite_h_term_loss_and_still_learns() {
     check(&outcome, "Pendulum-v1", 200.0);
 }
 
+/// Every variable of every `<store>.safetensors` in `dir`, by file and name.
+fn weights(dir: &std::path::Path) -> Vec<(String, Vec<(String, Tensor)>)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|f| f.ends_with(".safetensors") && f != "state.safetensors")
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|f| {
+            let mut tensors = Tensor::read_safetensors(dir.join(&f)).unwrap();
+            tensors.sort_by(|a, b| a.0.cmp(&b.0));
+            (f, tensors)
+        })
+        .collect()
+}
+
+/// Hooks that stop a run once it reaches `step` (as a cancel or a crash after the checkpoint
+/// there would).
+fn stop_at(step: usize) -> rlsolver::drl::hooks::RunHooks {
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = cancel.clone();
+    rlsolver::drl::hooks::RunHooks {
+        on_progress: Some(std::sync::Arc::new(move |s| {
+            if s >= step {
+                flag.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        })),
+        cancel: Some(cancel),
+        ..Default::default()
+    }
+}
+
+/// A run of 2N steps, and the same run stopped at N and resumed, end bit for bit the same:
+/// weights, evaluations, losses, and what they log.
+fn resumes_exactly(first: TrainConfig, half: usize) {
+    let base = std::env::temp_dir().join(format!("rlsolver-exact-{}-{}", first.algorithm, std::process::id()));
+    let (whole_dir, split_dir) = (base.join("whole"), base.join("split"));
+    let first = TrainConfig { total_steps: 2 * half, ..first };
+    let whole = train(&TrainConfig { out_dir: Some(whole_dir.clone()), ..first.clone() }).unwrap();
+    let stopped =
+        train(&TrainConfig { out_dir: Some(split_dir.clone()), hooks: stop_at(half), ..first.clone() }).unwrap();
+    assert_eq!((stopped.steps, stopped.cancelled), (half, true));
+    let resumed = train(&TrainConfig { out_dir: Some(split_dir.clone()), resume: true, ..first }).unwrap();
+    assert_eq!(resumed.steps, whole.steps);
+    let returns = |o: &TrainOutcome| o.evaluations.iter().map(|e| (e.step, e.return_mean)).collect::<Vec<_>>();
+    assert_eq!(returns(&resumed), returns(&whole), "the resumed run's evaluations differ");
+    let losses = |o: &TrainOutcome| o.evaluations.last().unwrap().losses.clone();
+    assert_eq!(losses(&resumed), losses(&whole));
+    let (a, b) = (weights(&whole_dir), weights(&split_dir));
+    assert_eq!(a.len(), b.len());
+    for ((file, x), (_, y)) in a.iter().zip(&b) {
+        for ((name, u), (_, v)) in x.iter().zip(y) {
+            assert!(u.equal(v), "{file} {name} differs after the resume");
+        }
+    }
+    let logged = std::fs::read_to_string(split_dir.join("metrics.jsonl")).unwrap();
+    assert_eq!(logged.lines().count(), whole.evaluations.len(), "the log continues, not restarts");
+    let _ = std::fs::remove_dir_all(&base);
+}
+
 #[test]
-fn a_resumed_run_continues_from_its_checkpoint() {
+fn a_resumed_on_policy_run_continues_exactly() {
     tch::set_num_threads(1);
-    let dir = std::env::temp_dir().join(format!("rlsolver-resume-{}", std::process::id()));
-    let first =
-        TrainConfig { out_dir: Some(dir.clone()), eval_every: 1024, ..config("a2c", "Pendulum-v1", 2048, json!({})) };
-    let outcome = train(&first).unwrap();
-    let progress: rlsolver::drl::run::Progress =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("progress.json")).unwrap()).unwrap();
-    assert_eq!(progress.step, outcome.steps);
-    // The observation statistics moved during training and come back with the checkpoint.
-    let norm = std::fs::read_to_string(dir.join("observation_norm.json")).unwrap();
-    assert!(!norm.contains("\"count\":0.0001"), "{norm}");
-    let second = TrainConfig { resume: true, total_steps: 4096, ..first.clone() };
-    let resumed = train(&second).unwrap();
-    assert_eq!(resumed.steps, 4096);
-    let steps: Vec<usize> = resumed.evaluations.iter().map(|e| e.step).collect();
-    assert_eq!(steps, vec![1024, 2048, 3072, 4096], "the log continues, not restarts");
-    let logged = std::fs::read_to_string(dir.join("metrics.jsonl")).unwrap();
-    assert_eq!(logged.lines().count(), 4);
-    let _ = std::fs::remove_dir_all(&dir);
+    // A2C on Pendulum: RMSprop, gSDE noise held across the stop, running observation statistics.
+    resumes_exactly(TrainConfig { eval_every: 512, ..config("a2c", "Pendulum-v1", 0, json!({})) }, 1024);
+}
+
+#[test]
+fn a_resumed_off_policy_run_continues_exactly() {
+    tch::set_num_threads(1);
+    // D3QN with prioritized replay (sum tree, beta schedule), epsilon schedule, target copies.
+    let dqn = json!({"hidden": [32, 32], "learning_starts": 300, "train_every": 64, "updates_per_train": 8});
+    resumes_exactly(TrainConfig { eval_every: 700, prioritized: true, ..config("d3qn", "CartPole-v1", 0, dqn) }, 1400);
+    // SAC: Adam moments of three optimizers, the temperature, the replay, Gaussian noise streams.
+    let sac = json!({"hidden": [32, 32], "learning_starts": 200, "batch_size": 64});
+    resumes_exactly(TrainConfig { eval_every: 400, ..config("sac", "Pendulum-v1", 0, sac) }, 600);
+}
+
+#[test]
+fn concurrent_runs_in_one_process_give_what_each_gives_alone() {
+    tch::set_num_threads(1);
+    let run = |seed| {
+        let config = TrainConfig { seed, eval_every: 2048, ..config("ppo_discrete", "CartPole-v1", 4096, json!({})) };
+        train(&config).unwrap().evaluations.iter().map(|e| e.return_mean).collect::<Vec<_>>()
+    };
+    let alone: Vec<_> = (1..=3).map(run).collect();
+    let together: Vec<_> = (1..=3)
+        .map(|seed| std::thread::spawn(move || run(seed)))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|h| h.join().unwrap())
+        .collect();
+    assert_eq!(alone, together);
 }

@@ -78,9 +78,6 @@ pub async fn promote(State(state): State<AppState>, body: Result<Bytes, BytesRej
             message: format!("job '{}' is {}; promote a finished job", job.id, job.state.as_str()),
         });
     }
-    if job.request["algorithm"].as_str().is_some_and(crate::drl::marl::run::is_multi_agent) {
-        return Err(ApiError::Problem(ProblemError::invalid("job_id", "multi-agent policies cannot be promoted yet")));
-    }
     let run_dir = state.jobs.run_dir(&job.id);
     let training = serde_json::json!({"job_id": job.id, "request": job.request});
     let metrics = serde_json::json!({"latest_evaluation": job.latest, "result": job.result});

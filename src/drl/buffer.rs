@@ -2,6 +2,8 @@
 //! replay (Schaul et al. 2016, proportional variant) with a sum tree, priority exponent alpha,
 //! importance-sampling exponent beta annealed to 1, and weights normalised by their maximum.
 
+use super::state::StateDict;
+use anyhow::{ensure, Result};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use tch::{Device, Tensor};
@@ -132,6 +134,41 @@ impl ReplayBuffer {
 
     pub fn len(&self) -> usize {
         self.len
+    }
+
+    /// The stored transitions (only the filled rows), the cursor and the priorities, under `prefix`.
+    pub fn save(&self, prefix: &str, state: &mut StateDict) -> Result<()> {
+        let rows = self.len;
+        state.put_floats(format!("{prefix}.obs"), &self.obs[..rows * self.obs_dim]);
+        state.put_floats(format!("{prefix}.actions"), &self.actions[..rows * self.action_width]);
+        state.put_floats(format!("{prefix}.rewards"), &self.rewards[..rows * self.reward_width]);
+        state.put_floats(format!("{prefix}.next_obs"), &self.next_obs[..rows * self.obs_dim]);
+        state.put_floats(format!("{prefix}.terminated"), &self.terminated[..rows]);
+        let priorities = self.prioritized.as_ref().map(|(_, tree, max)| (tree.nodes.clone(), *max));
+        state.put(format!("{prefix}.position"), &(self.len, self.cursor, self.samples_drawn, priorities))
+    }
+
+    pub fn load(&mut self, prefix: &str, state: &StateDict) -> Result<()> {
+        let (len, cursor, samples_drawn, priorities): (usize, usize, usize, Option<(Vec<f64>, f64)>) =
+            state.get(&format!("{prefix}.position"))?;
+        ensure!(len <= self.capacity, "{prefix}: {len} transitions saved, capacity {}", self.capacity);
+        let fill = |target: &mut Vec<f32>, name: &str, width: usize| -> Result<()> {
+            let saved = state.floats(&format!("{prefix}.{name}"))?;
+            ensure!(saved.len() == len * width, "{prefix}.{name}: {} values for {len} rows", saved.len());
+            target[..saved.len()].copy_from_slice(&saved);
+            Ok(())
+        };
+        fill(&mut self.obs, "obs", self.obs_dim)?;
+        fill(&mut self.actions, "actions", self.action_width)?;
+        fill(&mut self.rewards, "rewards", self.reward_width)?;
+        fill(&mut self.next_obs, "next_obs", self.obs_dim)?;
+        fill(&mut self.terminated, "terminated", 1)?;
+        (self.len, self.cursor, self.samples_drawn) = (len, cursor, samples_drawn);
+        if let (Some((_, tree, max)), Some((nodes, saved_max))) = (self.prioritized.as_mut(), priorities) {
+            ensure!(nodes.len() == tree.nodes.len(), "{prefix}: priority tree of another capacity");
+            (tree.nodes, *max) = (nodes, saved_max);
+        }
+        Ok(())
     }
 
     pub fn is_empty(&self) -> bool {

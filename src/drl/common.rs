@@ -1,5 +1,5 @@
 //! Pieces every agent shares, written once: target-network updates, generalized advantage
-//! estimation, running observation normalization.
+//! estimation, running observation normalization (optimizers: `optim`).
 
 use tch::{nn, Tensor};
 
@@ -13,17 +13,6 @@ pub fn soft_update(target: &mut nn::VarStore, online: &nn::VarStore, tau: f64) {
             t.copy_(&(source * tau + &t * (1.0 - tau)));
         }
     });
-}
-
-/// One optimizer step on `loss`: zero the gradients, backpropagate, clip the global gradient
-/// norm when asked, step.
-pub fn optimize(optimizer: &mut nn::Optimizer, loss: &Tensor, max_grad_norm: Option<f64>) {
-    optimizer.zero_grad();
-    loss.backward();
-    if let Some(max) = max_grad_norm {
-        optimizer.clip_grad_norm(max);
-    }
-    optimizer.step();
 }
 
 /// GAE (Schulman et al. 2016, eq. 11-16) over a rollout of T steps x B envs, time-major:

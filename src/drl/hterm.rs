@@ -31,6 +31,7 @@ impl Default for HTermConfig {
     }
 }
 
+#[derive(serde::Serialize, serde::Deserialize)]
 struct Trajectory {
     obs: Vec<f32>,
     actions: Vec<f32>,
@@ -44,6 +45,18 @@ pub struct HTermBuffer {
     obs_dim: usize,
     action_width: usize,
     trajectories: Vec<Trajectory>,
+}
+
+impl HTermBuffer {
+    /// The kept trajectories, for a checkpoint.
+    pub fn save_state(&self) -> anyhow::Result<serde_json::Value> {
+        Ok(serde_json::to_value(&self.trajectories)?)
+    }
+
+    pub fn load_state(&mut self, state: &serde_json::Value) -> anyhow::Result<()> {
+        self.trajectories = serde_json::from_value(state.clone())?;
+        Ok(())
+    }
 }
 
 /// A batch of windows as tensors: obs [W*k, d], actions [W*k, a], weights [W].

@@ -3,6 +3,7 @@
 //! deterministic, tanh-squashed Gaussian (SAC) and state-independent Gaussian (PPO) actors;
 //! categorical actors; value nets.
 
+use super::random::TensorRng;
 use serde::{Deserialize, Serialize};
 use tch::nn::{self, Module};
 use tch::{Kind, Tensor};
@@ -269,11 +270,11 @@ impl SquashedGaussianActor {
     }
 
     /// (action in the box, log pi(action | s) [B]) with the reparameterization trick.
-    pub fn sample(&self, obs: &Tensor) -> (Tensor, Tensor) {
+    pub fn sample(&self, obs: &Tensor, rng: &mut TensorRng) -> (Tensor, Tensor) {
         let h = self.body.forward(obs).relu();
         let mean = self.mean.forward(&h);
         let log_std = self.log_std.forward(&h).clamp(LOG_STD_RANGE.0, LOG_STD_RANGE.1);
-        let noise = mean.randn_like();
+        let noise = rng.normal_like(&mean);
         let u = &mean + log_std.exp() * &noise;
         let a = u.tanh();
         let log_normal = (noise.square() * -0.5 - &log_std - LOG_SQRT_2PI).sum_dim_intlist(1, false, Kind::Float);
@@ -314,7 +315,7 @@ pub struct GaussianActor {
     /// [actions], or [features, actions] under gSDE.
     pub log_std: Tensor,
     sde: bool,
-    /// gSDE's current noise matrices [B, features, actions].
+    /// gSDE's current noise matrices [B, features, actions] (`exploration_noise` saves them).
     exploration: Option<Tensor>,
 }
 
@@ -365,19 +366,28 @@ impl GaussianActor {
 
     /// An exploratory action per row; under gSDE `resample` draws new noise matrices (they are
     /// also drawn when the batch size changes).
-    pub fn sample(&mut self, obs: &Tensor, resample: bool) -> Tensor {
+    pub fn sample(&mut self, obs: &Tensor, resample: bool, rng: &mut TensorRng) -> Tensor {
         let (mean, std, features) = self.distribution(obs);
         if !self.sde {
-            return &mean + std * mean.randn_like();
+            return &mean + std * rng.normal_like(&mean);
         }
         let batch = obs.size()[0];
         if resample || self.exploration.as_ref().is_none_or(|e| e.size()[0] != batch) {
             let sigma = self.log_std.exp().detach();
             let shape = [batch, sigma.size()[0], sigma.size()[1]];
-            self.exploration = Some(Tensor::randn(shape, (Kind::Float, obs.device())) * sigma.unsqueeze(0));
+            self.exploration = Some(rng.normal(&shape, obs.device()) * sigma.unsqueeze(0));
         }
         let noise = features.detach().unsqueeze(1).bmm(self.exploration.as_ref().expect("drawn")).squeeze_dim(1);
         mean + noise
+    }
+
+    /// gSDE's held noise matrices, for a checkpoint.
+    pub fn exploration_noise(&self) -> Option<&Tensor> {
+        self.exploration.as_ref()
+    }
+
+    pub fn set_exploration_noise(&mut self, noise: Option<Tensor>) {
+        self.exploration = noise;
     }
 }
 
@@ -410,8 +420,8 @@ impl CategoricalActor {
         (chosen, entropy)
     }
 
-    pub fn sample(&self, obs: &Tensor) -> Tensor {
-        self.logits(obs).softmax(-1, Kind::Float).multinomial(1, true).squeeze_dim(1)
+    pub fn sample(&self, obs: &Tensor, rng: &mut TensorRng) -> Tensor {
+        rng.categorical(&self.logits(obs).softmax(-1, Kind::Float))
     }
 }
 

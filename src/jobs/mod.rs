@@ -195,8 +195,8 @@ impl JobManager {
             _ => {
                 let request: TrainingRequest = serde_json::from_value(job.request.clone())?;
                 let run_dir = self.run_dir(id);
-                // Single-agent runs continue from their last checkpoint; others start over.
-                let resume = !request.is_multi_agent() && run_dir.join(crate::drl::run::PROGRESS_FILE).exists();
+                // A run with a checkpoint continues from it exactly; others start over.
+                let resume = crate::drl::run::has_checkpoint(&run_dir);
                 let hooks = self.run_hooks(id, cancel);
                 (resume, Box::new(move || request.run(&run_dir, resume, hooks)))
             }

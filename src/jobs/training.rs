@@ -6,6 +6,7 @@ use crate::drl::env::{self, ActionSpace};
 use crate::drl::hooks::RunHooks;
 use crate::drl::marl;
 use crate::drl::run::{self as single, TrainConfig};
+use crate::drl::{self};
 use crate::problems::ProblemError;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -46,73 +47,20 @@ pub struct EnvInfo {
     pub state_dim: Option<usize>,
 }
 
-/// The range rule every numeric hyperparameter follows: finite; learning rates, widths, counts
-/// and intervals > 0; discounts and probabilities in [0, 1].
-fn range_of(name: &str, default: &serde_json::Value) -> serde_json::Value {
-    let unit = [
-        "gamma",
-        "gae_lambda",
-        "td_lambda",
-        "tau",
-        "epsilon_start",
-        "epsilon_end",
-        "alpha",
-        "beta",
-        "clip_range",
-        "policy_noise",
-        "noise_clip",
-    ];
-    match default {
-        serde_json::Value::Number(_) if unit.contains(&name) => json!({"minimum": 0.0, "maximum": 1.0}),
-        serde_json::Value::Number(n) if n.is_u64() || n.as_f64().is_some_and(|v| v > 0.0) => {
-            json!({"exclusiveMinimum": 0})
-        }
-        serde_json::Value::Number(_) => json!({"type": "number"}),
-        serde_json::Value::Bool(_) => json!({"type": "boolean"}),
-        serde_json::Value::Array(_) => json!({"type": "array", "items": {"exclusiveMinimum": 0}}),
-        serde_json::Value::String(_) => json!({"type": "string"}),
-        _ => json!({}),
-    }
-}
-
-fn ranges(hyperparameters: &serde_json::Value) -> serde_json::Value {
-    serde_json::Value::Object(
-        hyperparameters
-            .as_object()
-            .map(|o| o.iter().map(|(k, v)| (k.clone(), range_of(k, v))).collect())
-            .unwrap_or_default(),
-    )
-}
-
+/// Every algorithm of the table, as `GET /v1/algorithms` lists it.
 pub fn algorithms() -> Vec<AlgorithmInfo> {
-    let mut list: Vec<AlgorithmInfo> = single::ALGORITHMS
+    drl::algorithms::all()
         .iter()
-        .map(|(name, space, family)| {
-            let defaults = single::defaults(name).expect("listed");
-            AlgorithmInfo {
-                name: name.to_string(),
-                action_space: space.to_string(),
-                family: family.to_string(),
-                multi_agent: false,
-                num_envs: defaults.num_envs,
-                ranges: ranges(&defaults.hyperparameters),
-                hyperparameters: defaults.hyperparameters,
-            }
+        .map(|a| AlgorithmInfo {
+            name: a.name.to_string(),
+            action_space: a.action_spaces.join("|"),
+            family: a.family.to_string(),
+            multi_agent: a.multi_agent,
+            num_envs: a.num_envs,
+            hyperparameters: (a.defaults)(),
+            ranges: drl::hyper::ranges_schema(&(a.ranges)()),
         })
-        .collect();
-    list.extend(marl::run::ALGORITHMS.iter().map(|(name, space, family)| {
-        let (hyperparameters, num_envs) = marl::run::defaults(name).expect("listed");
-        AlgorithmInfo {
-            name: name.to_string(),
-            action_space: space.to_string(),
-            family: family.to_string(),
-            multi_agent: true,
-            num_envs,
-            ranges: ranges(&hyperparameters),
-            hyperparameters,
-        }
-    }));
-    list
+        .collect()
 }
 
 pub fn envs() -> Vec<EnvInfo> {
@@ -188,18 +136,6 @@ impl Default for TrainingLimits {
     }
 }
 
-fn same_json_type(a: &serde_json::Value, b: &serde_json::Value) -> bool {
-    use serde_json::Value::*;
-    matches!(
-        (a, b),
-        (Number(_), Number(_))
-            | (Bool(_), Bool(_))
-            | (String(_), String(_))
-            | (Array(_), Array(_))
-            | (Object(_), Object(_))
-    )
-}
-
 fn space_kind(space: &ActionSpace) -> &'static str {
     match space {
         ActionSpace::Discrete { .. } => "discrete",
@@ -218,13 +154,8 @@ impl TrainingRequest {
 
     /// Checks every field; the error names the first bad one.
     pub fn validate(&self, limits: &TrainingLimits) -> Result<(), ProblemError> {
-        let catalog = algorithms();
-        let algorithm = catalog.iter().find(|a| a.name == self.algorithm).ok_or_else(|| {
-            ProblemError::invalid(
-                "algorithm",
-                crate::suggest::unknown("algorithm", &self.algorithm, catalog.iter().map(|a| a.name.as_str())),
-            )
-        })?;
+        let algorithm = drl::algorithms::find(&self.algorithm)
+            .map_err(|error| ProblemError::invalid("algorithm", format!("{error:#}")))?;
         let env_space = if algorithm.multi_agent {
             marl::make(&self.env, 1).map(|e| {
                 let shape = (e.observation_dim(), e.num_agents(), e.state_dim(), e.episode_limit());
@@ -240,13 +171,13 @@ impl TrainingRequest {
                 format!("{} for {}", crate::suggest::unknown("env", &self.env, ids.iter().copied()), self.algorithm),
             )
         })?;
-        if !algorithm.action_space.split('|').any(|k| k == space_kind(&space)) {
+        if !algorithm.takes(&space) {
             return Err(ProblemError::invalid(
                 "env",
                 format!(
                     "{} needs {} actions; {} has {} actions",
                     self.algorithm,
-                    algorithm.action_space,
+                    algorithm.action_spaces.join("|"),
                     self.env,
                     space_kind(&space)
                 ),
@@ -272,44 +203,23 @@ impl TrainingRequest {
         if self.target_return.is_some() && algorithm.multi_agent {
             return Err(ProblemError::invalid("target_return", "multi-agent runs train for their step budget"));
         }
-        // The defaults with the request's overrides: what the run will use.
-        let mut merged = algorithm.hyperparameters.clone();
+        // Each override against its declared range, then the whole configuration as the
+        // algorithm's config type: what the run will use.
         if let Some(overrides) = &self.hyperparameters {
             let overrides =
                 overrides.as_object().ok_or_else(|| ProblemError::invalid("hyperparameters", "expected an object"))?;
-            let defaults = algorithm.hyperparameters.as_object().cloned().unwrap_or_default();
             for (key, value) in overrides {
                 let field = format!("hyperparameters.{key}");
-                let default = defaults.get(key).ok_or_else(|| {
+                let range = algorithm.range(key).ok_or_else(|| {
                     ProblemError::invalid(&field, format!("{} has no hyperparameter '{key}'", self.algorithm))
                 })?;
-                if !same_json_type(default, value) {
-                    return Err(ProblemError::invalid(&field, format!("expected a value like the default {default}")));
-                }
-                let range = range_of(key, default);
-                let number = value.as_f64();
-                let bad = match number {
-                    Some(v) if !v.is_finite() => true,
-                    Some(v) => {
-                        range.get("exclusiveMinimum").is_some() && v <= 0.0
-                            || range.get("maximum").is_some() && !(0.0..=1.0).contains(&v)
-                    }
-                    None => value.as_array().is_some_and(|items| {
-                        items.is_empty() || items.iter().any(|i| i.as_f64().is_none_or(|v| v <= 0.0))
-                    }),
-                };
-                if bad {
-                    return Err(ProblemError::invalid(&field, format!("out of range {range}")));
-                }
-            }
-            // The merged configuration must also deserialize (integers where integers go).
-            for (k, v) in overrides {
-                merged[k] = v.clone();
-            }
-            if let Err(error) = check_config(&self.algorithm, &merged) {
-                return Err(ProblemError::invalid("hyperparameters", error));
+                range.check(value).map_err(|message| ProblemError::invalid(&field, message))?;
             }
         }
+        let overrides = self.hyperparameters.clone().unwrap_or(serde_json::Value::Null);
+        let merged = algorithm
+            .configure(&overrides)
+            .map_err(|error| ProblemError::invalid("hyperparameters", format!("{error:#}")))?;
         let action_dim = match &space {
             ActionSpace::Discrete { n } => *n,
             ActionSpace::Continuous { low, .. } => low.len(),
@@ -318,8 +228,8 @@ impl TrainingRequest {
         budget::check(&merged, shape, algorithm.num_envs, &limits.resources)
     }
 
-    /// Runs the job in `run_dir` (blocking); single-agent runs resume from the checkpoint there
-    /// when `resume`. Returns the outcome summary.
+    /// Runs the job in `run_dir` (blocking); with `resume` it continues the checkpoint there
+    /// exactly. Returns the outcome summary.
     pub fn run(&self, run_dir: &Path, resume: bool, hooks: RunHooks) -> Result<(serde_json::Value, bool)> {
         let overrides = self.hyperparameters.clone().unwrap_or_else(|| json!({}));
         let eval_episodes = self.eval_episodes.unwrap_or(10);
@@ -329,6 +239,7 @@ impl TrainingRequest {
                 eval_episodes,
                 overrides,
                 out_dir: Some(run_dir.to_path_buf()),
+                resume,
                 hooks,
                 ..marl::run::MarlConfig::new(&self.algorithm, &self.env, self.total_steps, self.seed)
             };
@@ -354,16 +265,6 @@ impl TrainingRequest {
             ))
         }
     }
-}
-
-/// Deserializes the merged hyperparameters as the algorithm's config type.
-fn check_config(algorithm: &str, merged: &serde_json::Value) -> Result<(), String> {
-    let result = if marl::run::is_multi_agent(algorithm) {
-        marl::run::check_hyperparameters(algorithm, merged)
-    } else {
-        single::check_hyperparameters(algorithm, merged)
-    };
-    result.map_err(|e| format!("{e:#}"))
 }
 
 #[cfg(test)]
@@ -407,7 +308,7 @@ mod tests {
             assert_eq!(error.field(), Some(field), "{value}: {error}");
         }
         assert!(request(json!({"algorithm": "qmix", "env": "two_step", "total_steps": 10, "hyperparameters": {"learning_rate": 0.001}})).is_ok());
-        assert_eq!(algorithms().len(), single::ALGORITHMS.len() + marl::run::ALGORITHMS.len());
+        assert_eq!(algorithms().len(), drl::algorithms::all().len());
         assert!(envs().iter().any(|e| e.id == "simple_spread" && e.agents == Some(3)));
     }
 

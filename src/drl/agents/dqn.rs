@@ -1,18 +1,23 @@
 //! DQN (Mnih et al. 2015), Double DQN (van Hasselt et al. 2016) and D3QN (dueling, Wang et al.
 //! 2016, + double). One file: the variants differ only in the target (eq. below) and the net.
 
-use super::{Metrics, OffPolicyAgent};
+use super::{load_stores, patched, save_stores, AgentState, Metrics, OffPolicyAgent, OffPolicySchedule};
 use crate::drl::buffer::ReplayBuffer;
-use crate::drl::common::{optimize, soft_update};
+use crate::drl::common::soft_update;
+use crate::drl::hyper::{Hyperparameters, Range};
 use crate::drl::net::QNet;
-use rand::Rng;
+use crate::drl::optim::Optimizer;
+use crate::drl::state::StateDict;
+use anyhow::Result;
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-use tch::nn::OptimizerConfig;
 use tch::{nn, Device, Kind, Tensor};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DqnConfig {
+    #[serde(flatten)]
+    pub schedule: OffPolicySchedule,
     /// Hidden layer widths.
     pub hidden: Vec<i64>,
     pub learning_rate: f64,
@@ -33,10 +38,34 @@ pub struct DqnConfig {
     pub max_grad_norm: f64,
 }
 
+impl Hyperparameters for DqnConfig {
+    fn ranges() -> Vec<(&'static str, Range)> {
+        let own = [
+            ("hidden", Range::Widths),
+            ("learning_rate", Range::Positive),
+            ("gamma", Range::Unit),
+            ("batch_size", Range::Positive),
+            ("double", Range::Flag),
+            ("dueling", Range::Flag),
+            ("target_update_every", Range::Positive),
+            ("epsilon_decay_steps", Range::Positive),
+            ("epsilon_start", Range::Unit),
+            ("epsilon_end", Range::Unit),
+            ("max_grad_norm", Range::Positive),
+        ];
+        [OffPolicySchedule::RANGES, &own].concat()
+    }
+}
+
+/// Fields that shape the networks or the buffer (a patch may not change them).
+const STRUCTURAL: &[&str] = &["hidden", "dueling", "buffer_size"];
+
 impl DqnConfig {
     /// The Stable-Baselines3 zoo's CartPole-v1 settings, shared by the three variants.
     pub fn new(double: bool, dueling: bool) -> Self {
         DqnConfig {
+            // Updates every 256 steps, 128 at a time: the zoo's train_freq 256 / gradient_steps 128.
+            schedule: OffPolicySchedule::new(256, 128),
             hidden: vec![256, 256],
             learning_rate: 2.3e-3,
             gamma: 0.99,
@@ -58,7 +87,7 @@ pub struct Dqn {
     target_store: nn::VarStore,
     online: QNet,
     target: QNet,
-    optimizer: nn::Optimizer,
+    optimizer: Optimizer,
     actions: i64,
     epsilon: f64,
     env_steps: usize,
@@ -66,7 +95,9 @@ pub struct Dqn {
 }
 
 impl Dqn {
-    pub fn new(config: DqnConfig, obs_dim: usize, actions: usize, device: Device, rng: ChaCha8Rng) -> Self {
+    /// Initial weights from libtorch's initializers under `seed` (see `random::seeded`), the
+    /// exploration stream from `seed` too.
+    pub fn new(config: DqnConfig, obs_dim: usize, actions: usize, device: Device, seed: u64) -> Self {
         let online_store = nn::VarStore::new(device);
         let mut target_store = nn::VarStore::new(device);
         let online =
@@ -74,7 +105,7 @@ impl Dqn {
         let target =
             QNet::new(&(target_store.root() / "q"), obs_dim as i64, &config.hidden, actions as i64, config.dueling);
         soft_update(&mut target_store, &online_store, 1.0);
-        let optimizer = nn::Adam::default().build(&online_store, config.learning_rate).expect("Adam");
+        let optimizer = Optimizer::adam(&online_store, config.learning_rate);
         let epsilon = config.epsilon_start;
         Dqn {
             config,
@@ -86,12 +117,16 @@ impl Dqn {
             actions: actions as i64,
             epsilon,
             env_steps: 0,
-            rng,
+            rng: ChaCha8Rng::seed_from_u64(seed ^ 0xD0),
         }
     }
 }
 
 impl OffPolicyAgent for Dqn {
+    fn schedule(&self) -> &OffPolicySchedule {
+        &self.config.schedule
+    }
+
     fn act(&mut self, obs: &Tensor, explore: bool) -> Tensor {
         let greedy = tch::no_grad(|| self.online.forward(obs).argmax(-1, false));
         let greedy: Vec<i64> = greedy.to_device(Device::Cpu).try_into().expect("actions");
@@ -137,13 +172,34 @@ impl OffPolicyAgent for Dqn {
         let td = &q - &target;
         // Huber loss, importance-weighted for prioritized replay.
         let loss = (q.huber_loss(&target, tch::Reduction::None, 1.0) * &batch.weights).mean(Kind::Float);
-        optimize(&mut self.optimizer, &loss, Some(self.config.max_grad_norm));
+        self.optimizer.minimize(&loss, Some(self.config.max_grad_norm));
         let td: Vec<f32> = td.detach().to_device(Device::Cpu).try_into().expect("td");
         buffer.update_priorities(&batch.indices, &td);
         vec![("q_loss", loss.double_value(&[])), ("epsilon", self.epsilon)]
     }
+}
 
+impl AgentState for Dqn {
     fn var_stores(&mut self) -> Vec<(&'static str, &mut nn::VarStore)> {
         vec![("online", &mut self.online_store), ("target", &mut self.target_store)]
+    }
+
+    fn save_state(&mut self, state: &mut StateDict) -> Result<()> {
+        self.optimizer.save("optimizer", state);
+        state.put("dqn", &(self.epsilon, self.env_steps, &self.rng))?;
+        save_stores(self.var_stores(), state);
+        Ok(())
+    }
+
+    fn load_state(&mut self, state: &StateDict) -> Result<()> {
+        self.optimizer.load("optimizer", state)?;
+        (self.epsilon, self.env_steps, self.rng) = state.get("dqn")?;
+        load_stores(self.var_stores(), state)
+    }
+
+    fn set_hyperparameters(&mut self, patch: &serde_json::Value) -> Result<()> {
+        self.config = patched(&self.config, patch, STRUCTURAL)?;
+        self.optimizer.set_learning_rate(self.config.learning_rate);
+        Ok(())
     }
 }

@@ -3,11 +3,16 @@
 //! (Mnih et al. 2016, synchronous) is the same actor-critic with one full-batch step per
 //! rollout and the plain policy gradient -A log pi instead of the clipped ratio.
 
-use super::{Metrics, OnPolicyAgent, Rollout};
-use crate::drl::common::{optimize, RunningNorm};
+use super::{load_stores, patched, save_stores, AgentState, Metrics, OnPolicyAgent, Rollout};
+use crate::drl::common::RunningNorm;
+use crate::drl::hyper::{Hyperparameters, Range};
 use crate::drl::net::{value_net, Activation, CategoricalActor, GaussianActor, GaussianActorOptions, LayerInit};
+use crate::drl::optim::{Optimizer, Rule};
+use crate::drl::random::TensorRng;
+use crate::drl::state::StateDict;
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
-use tch::nn::{Module, OptimizerConfig};
+use tch::nn::Module;
 use tch::{nn, Device, Kind, Tensor};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -47,6 +52,43 @@ pub struct PpoConfig {
     /// Running mean/std normalization of observations (the run loop applies it, clipped to +-10).
     pub normalize_observations: bool,
 }
+
+impl Hyperparameters for PpoConfig {
+    fn ranges() -> Vec<(&'static str, Range)> {
+        vec![
+            ("hidden", Range::Widths),
+            ("learning_rate", Range::Positive),
+            ("gamma", Range::Unit),
+            ("gae_lambda", Range::Unit),
+            ("clip_range", Range::OptionalPositive),
+            ("value_clip", Range::OptionalPositive),
+            ("entropy_coef", Range::NonNegative),
+            ("value_coef", Range::NonNegative),
+            ("epochs", Range::Positive),
+            ("minibatch_size", Range::OptionalPositive),
+            ("rollout_steps", Range::Positive),
+            ("max_grad_norm", Range::Positive),
+            ("normalize_advantages", Range::Flag),
+            ("reward_scale", Range::Positive),
+            ("rmsprop", Range::Flag),
+            ("orthogonal_init", Range::Flag),
+            ("activation", Range::OneOf(&["tanh", "relu"])),
+            ("log_std_init", Range::Finite),
+            ("sde_sample_freq", Range::OptionalNonNegative),
+            ("normalize_observations", Range::Flag),
+        ]
+    }
+}
+
+const STRUCTURAL: &[&str] = &[
+    "hidden",
+    "rmsprop",
+    "orthogonal_init",
+    "activation",
+    "log_std_init",
+    "sde_sample_freq",
+    "normalize_observations",
+];
 
 impl PpoConfig {
     /// Stable-Baselines3 zoo's PPO CartPole-v1 (8 envs x 32 steps, 20 epochs, batch 256).
@@ -101,51 +143,6 @@ impl PpoConfig {
             normalize_observations: false,
         }
     }
-
-    /// Continuous A2C: the zoo's A2C Pendulum-v1 (8 envs x 8 steps, gamma 0.9, GAE 0.9, value
-    /// weight 0.4, RMSprop, gSDE redrawn once per rollout from log sigma -2, PyTorch init,
-    /// normalized observations). The zoo's reward normalization is a fixed reward scale of 0.05
-    /// here and its linear learning-rate decay is left out.
-    pub fn a2c_continuous() -> Self {
-        PpoConfig {
-            rollout_steps: 8,
-            gamma: 0.9,
-            gae_lambda: 0.9,
-            value_coef: 0.4,
-            sde_sample_freq: Some(0),
-            log_std_init: -2.0,
-            orthogonal_init: false,
-            normalize_observations: true,
-            reward_scale: 0.05,
-            ..Self::a2c()
-        }
-    }
-
-    /// A2C defaults (Mnih et al. 2016 as in SB3): 5 steps per env, one full-batch step.
-    pub fn a2c() -> Self {
-        PpoConfig {
-            hidden: vec![64, 64],
-            learning_rate: 7e-4,
-            gamma: 0.99,
-            gae_lambda: 1.0,
-            clip_range: None,
-            value_clip: None,
-            entropy_coef: 0.0,
-            value_coef: 0.5,
-            epochs: 1,
-            minibatch_size: None,
-            rollout_steps: 5,
-            max_grad_norm: 0.5,
-            normalize_advantages: false,
-            reward_scale: 1.0,
-            rmsprop: true,
-            orthogonal_init: true,
-            activation: Activation::Tanh,
-            log_std_init: 0.0,
-            sde_sample_freq: None,
-            normalize_observations: false,
-        }
-    }
 }
 
 enum Policy {
@@ -158,7 +155,8 @@ pub struct Ppo {
     store: nn::VarStore,
     policy: Policy,
     value: nn::Sequential,
-    optimizer: nn::Optimizer,
+    optimizer: Optimizer,
+    rng: TensorRng,
     /// Exploratory `act` calls so far (gSDE redraws its noise every `sde_sample_freq` of them).
     explore_calls: usize,
     observation_norm: Option<RunningNorm>,
@@ -172,6 +170,7 @@ impl Ppo {
         action_dim: usize,
         discrete_actions: Option<usize>,
         device: Device,
+        seed: u64,
     ) -> Self {
         let store = nn::VarStore::new(device);
         let root = store.root();
@@ -197,15 +196,16 @@ impl Ppo {
             }
         };
         let value = value_net(&(&root / "critic"), obs_dim as i64, &config.hidden, init, activation);
-        let optimizer = if config.rmsprop {
-            nn::RmsProp { alpha: 0.99, eps: 1e-5, ..Default::default() }.build(&store, config.learning_rate)
+        let rule = if config.rmsprop {
+            Rule::RmsProp { alpha: 0.99, eps: 1e-5 }
         } else {
             // eps 1e-5 as in OpenAI baselines' PPO and SB3 (Huang et al. 2022, detail 3).
-            nn::Adam { eps: 1e-5, ..Default::default() }.build(&store, config.learning_rate)
-        }
-        .expect("optimizer");
+            Rule::Adam { beta1: 0.9, beta2: 0.999, eps: 1e-5 }
+        };
+        let optimizer = Optimizer::new(&store, rule, config.learning_rate);
         let observation_norm = config.normalize_observations.then(|| RunningNorm::new(obs_dim));
-        Ppo { config, store, policy, value, optimizer, explore_calls: 0, observation_norm }
+        let rng = TensorRng::new(seed ^ 0x990);
+        Ppo { config, store, policy, value, optimizer, rng, explore_calls: 0, observation_norm }
     }
 
     fn log_prob_entropy(&self, obs: &Tensor, actions: &Tensor) -> (Tensor, Tensor) {
@@ -246,7 +246,7 @@ impl Ppo {
         };
         let entropy = entropy.mean(Kind::Float);
         let loss = &policy_loss + self.config.value_coef * &value_loss - self.config.entropy_coef * &entropy;
-        optimize(&mut self.optimizer, &loss, Some(self.config.max_grad_norm));
+        self.optimizer.minimize(&loss, Some(self.config.max_grad_norm));
         (policy_loss.double_value(&[]), value_loss.double_value(&[]), entropy.double_value(&[]))
     }
 }
@@ -263,9 +263,11 @@ impl OnPolicyAgent for Ppo {
                 self.explore_calls += 1;
             }
             let actions = match (&mut self.policy, explore) {
-                (Policy::Gaussian(actor), true) => actor.sample(obs, resample),
+                (Policy::Gaussian(actor), true) => actor.sample(obs, resample, &mut self.rng),
                 (Policy::Gaussian(actor), false) => actor.mean(obs),
-                (Policy::Categorical(actor), true) => actor.sample(obs).to_kind(Kind::Float).view([-1, 1]),
+                (Policy::Categorical(actor), true) => {
+                    actor.sample(obs, &mut self.rng).to_kind(Kind::Float).view([-1, 1])
+                }
                 (Policy::Categorical(actor), false) => {
                     actor.logits(obs).argmax(-1, false).to_kind(Kind::Float).view([-1, 1])
                 }
@@ -284,7 +286,7 @@ impl OnPolicyAgent for Ppo {
         let minibatch = self.config.minibatch_size.map_or(n, |m| (m as i64).min(n));
         let (mut policy, mut value, mut entropy, mut count) = (0.0, 0.0, 0.0, 0.0);
         for _ in 0..self.config.epochs {
-            let order = Tensor::randperm(n, (Kind::Int64, rollout.obs.device()));
+            let order = self.rng.permutation(n, rollout.obs.device());
             let mut start = 0;
             while start < n {
                 let index = order.narrow(0, start, minibatch.min(n - start));
@@ -311,19 +313,49 @@ impl OnPolicyAgent for Ppo {
         self.config.reward_scale as f32
     }
 
-    fn var_stores(&mut self) -> Vec<(&'static str, &mut nn::VarStore)> {
-        vec![("actor_critic", &mut self.store)]
-    }
-
     fn actor_log_prob(&self, obs: &Tensor, actions: &Tensor) -> Option<Tensor> {
         Some(self.log_prob_entropy(obs, actions).0)
     }
 
     fn actor_step(&mut self, loss: &Tensor) {
-        optimize(&mut self.optimizer, loss, Some(self.config.max_grad_norm));
+        self.optimizer.minimize(loss, Some(self.config.max_grad_norm));
     }
 
     fn observation_normalizer(&mut self) -> Option<&mut RunningNorm> {
         self.observation_norm.as_mut()
+    }
+}
+
+impl AgentState for Ppo {
+    fn var_stores(&mut self) -> Vec<(&'static str, &mut nn::VarStore)> {
+        vec![("actor_critic", &mut self.store)]
+    }
+
+    fn save_state(&mut self, state: &mut StateDict) -> Result<()> {
+        self.optimizer.save("optimizer", state);
+        state.put("ppo", &(self.explore_calls, &self.rng, &self.observation_norm))?;
+        if let Policy::Gaussian(actor) = &self.policy {
+            if let Some(noise) = actor.exploration_noise() {
+                state.put_tensor("gsde_noise", noise);
+            }
+        }
+        save_stores(self.var_stores(), state);
+        Ok(())
+    }
+
+    fn load_state(&mut self, state: &StateDict) -> Result<()> {
+        self.optimizer.load("optimizer", state)?;
+        (self.explore_calls, self.rng, self.observation_norm) = state.get("ppo")?;
+        if let Policy::Gaussian(actor) = &mut self.policy {
+            let device = self.store.device();
+            actor.set_exploration_noise(state.tensor("gsde_noise").ok().map(|t| t.to(device)));
+        }
+        load_stores(self.var_stores(), state)
+    }
+
+    fn set_hyperparameters(&mut self, patch: &serde_json::Value) -> Result<()> {
+        self.config = patched(&self.config, patch, STRUCTURAL)?;
+        self.optimizer.set_learning_rate(self.config.learning_rate);
+        Ok(())
     }
 }

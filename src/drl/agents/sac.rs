@@ -1,21 +1,26 @@
 //! SAC (Haarnoja et al. 2018, "SAC: algorithms and applications") with automatic temperature
 //! (eq. 17/18, target entropy -|A|) and clipped double Q. REDQ (Chen et al. 2021) is the same
-//! agent with an ensemble of N = 10 critics, a random subset of M = 2 in every target (eq. in
-//! Algorithm 1, line 8), the actor trained against the ensemble mean, and an update-to-data ratio
-//! G = 20 (set by the run loop's updates per env step).
+//! agent with an ensemble of critics, a random subset in every target, the actor trained against
+//! the ensemble mean and a high update-to-data ratio (its preset: `redq`).
 
-use super::{Metrics, OffPolicyAgent};
+use super::{load_stores, patched, save_stores, AgentState, Metrics, OffPolicyAgent, OffPolicySchedule};
 use crate::drl::buffer::ReplayBuffer;
-use crate::drl::common::{optimize, soft_update};
+use crate::drl::common::soft_update;
+use crate::drl::hyper::{Hyperparameters, Range};
 use crate::drl::net::{ActionScale, CriticEnsemble, SquashedGaussianActor};
+use crate::drl::optim::Optimizer;
+use crate::drl::random::TensorRng;
+use crate::drl::state::StateDict;
+use anyhow::Result;
 use rand::seq::index::sample;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-use tch::nn::OptimizerConfig;
 use tch::{nn, Device, Kind, Tensor};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SacConfig {
+    #[serde(flatten)]
+    pub schedule: OffPolicySchedule,
     pub hidden: Vec<i64>,
     pub learning_rate: f64,
     pub gamma: f64,
@@ -34,10 +39,31 @@ pub struct SacConfig {
     pub critic_updates_per_actor_update: usize,
 }
 
+impl Hyperparameters for SacConfig {
+    fn ranges() -> Vec<(&'static str, Range)> {
+        let own = [
+            ("hidden", Range::Widths),
+            ("learning_rate", Range::Positive),
+            ("gamma", Range::Unit),
+            ("tau", Range::Unit),
+            ("batch_size", Range::Positive),
+            ("critics", Range::Positive),
+            ("target_subset", Range::Positive),
+            ("actor_on_mean", Range::Flag),
+            ("initial_alpha", Range::Positive),
+            ("critic_updates_per_actor_update", Range::Positive),
+        ];
+        [OffPolicySchedule::RANGES, &own].concat()
+    }
+}
+
+const STRUCTURAL: &[&str] = &["hidden", "critics", "buffer_size", "initial_alpha"];
+
 impl SacConfig {
     /// Zoo's SAC Pendulum-v1 (lr 1e-3, 256-256) with the paper's defaults otherwise.
     pub fn sac() -> Self {
         SacConfig {
+            schedule: OffPolicySchedule::new(1, 1),
             hidden: vec![256, 256],
             learning_rate: 1e-3,
             gamma: 0.99,
@@ -48,16 +74,6 @@ impl SacConfig {
             actor_on_mean: false,
             initial_alpha: 1.0,
             critic_updates_per_actor_update: 1,
-        }
-    }
-
-    pub fn redq() -> Self {
-        SacConfig {
-            critics: 10,
-            target_subset: 2,
-            actor_on_mean: true,
-            critic_updates_per_actor_update: 20,
-            ..Self::sac()
         }
     }
 }
@@ -74,13 +90,14 @@ pub struct Sac {
     critic_target: CriticEnsemble,
     log_alpha: Tensor,
     target_entropy: f64,
-    actor_optimizer: nn::Optimizer,
-    critic_optimizer: nn::Optimizer,
-    alpha_optimizer: nn::Optimizer,
+    actor_optimizer: Optimizer,
+    critic_optimizer: Optimizer,
+    alpha_optimizer: Optimizer,
+    noise: TensorRng,
 }
 
 impl Sac {
-    pub fn new(config: SacConfig, obs_dim: usize, low: &[f32], high: &[f32], device: Device) -> Self {
+    pub fn new(config: SacConfig, obs_dim: usize, low: &[f32], high: &[f32], device: Device, seed: u64) -> Self {
         let (o, a) = (obs_dim as i64, low.len() as i64);
         let actor_store = nn::VarStore::new(device);
         let critic_store = nn::VarStore::new(device);
@@ -98,7 +115,7 @@ impl Sac {
             CriticEnsemble::new(&(critic_target_store.root() / "critic"), o, a, &config.hidden, config.critics);
         soft_update(&mut critic_target_store, &critic_store, 1.0);
         let log_alpha = alpha_store.root().var("log_alpha", &[1], nn::Init::Const(config.initial_alpha.ln()));
-        let build = |store: &nn::VarStore| nn::Adam::default().build(store, config.learning_rate).expect("Adam");
+        let build = |store: &nn::VarStore| Optimizer::adam(store, config.learning_rate);
         let (actor_optimizer, critic_optimizer, alpha_optimizer) =
             (build(&actor_store), build(&critic_store), build(&alpha_store));
         Sac {
@@ -116,13 +133,18 @@ impl Sac {
             critic_optimizer,
             alpha_optimizer,
             critic_updates: 0,
+            noise: TensorRng::new(seed ^ 0x5AC),
         }
     }
 }
 
 impl OffPolicyAgent for Sac {
+    fn schedule(&self) -> &OffPolicySchedule {
+        &self.config.schedule
+    }
+
     fn act(&mut self, obs: &Tensor, explore: bool) -> Tensor {
-        tch::no_grad(|| if explore { self.actor.sample(obs).0 } else { self.actor.deterministic(obs) })
+        tch::no_grad(|| if explore { self.actor.sample(obs, &mut self.noise).0 } else { self.actor.deterministic(obs) })
     }
 
     fn update(&mut self, buffer: &mut ReplayBuffer, rng: &mut ChaCha8Rng) -> Metrics {
@@ -132,7 +154,7 @@ impl OffPolicyAgent for Sac {
             sample(rng, self.config.critics, self.config.target_subset.min(self.config.critics)).into_vec();
         let target: Tensor = tch::no_grad(|| {
             // y = r + gamma (1 - d) (min_{k in M} Q'_k(s', a') - alpha log pi(a'|s')), a' ~ pi(.|s')
-            let (next, next_log_prob) = self.actor.sample(&batch.next_obs);
+            let (next, next_log_prob) = self.actor.sample(&batch.next_obs, &mut self.noise);
             let next_q = self.critic_target.forward_subset(&batch.next_obs, &next, &subset).amin(0, false);
             &batch.rewards + (1.0 - &batch.terminated) * self.config.gamma * (next_q - &alpha * next_log_prob)
         });
@@ -140,7 +162,7 @@ impl OffPolicyAgent for Sac {
         let td = &q - target.unsqueeze(0);
         let critic_loss =
             (td.square() * batch.weights.unsqueeze(0)).mean(Kind::Float) * (0.5 * self.critic.len() as f64);
-        optimize(&mut self.critic_optimizer, &critic_loss, None);
+        self.critic_optimizer.minimize(&critic_loss, None);
         let td: Vec<f32> =
             td.detach().abs().mean_dim(0, false, Kind::Float).to_device(Device::Cpu).try_into().expect("td");
         buffer.update_priorities(&batch.indices, &td);
@@ -152,15 +174,15 @@ impl OffPolicyAgent for Sac {
         }
 
         // J_pi = E[alpha log pi(a|s) - Q(s, a)], a = tanh(mu + sigma eps) (eq. 12)
-        let (action, log_prob) = self.actor.sample(&batch.obs);
+        let (action, log_prob) = self.actor.sample(&batch.obs, &mut self.noise);
         let q_all = self.critic.forward_all_frozen(&batch.obs, &action);
         let q_pi = if self.config.actor_on_mean { q_all.mean_dim(0, false, Kind::Float) } else { q_all.amin(0, false) };
         let actor_loss = (&alpha * &log_prob - q_pi).mean(Kind::Float);
-        optimize(&mut self.actor_optimizer, &actor_loss, None);
+        self.actor_optimizer.minimize(&actor_loss, None);
 
         // J(alpha) = E[-alpha (log pi + target entropy)] (eq. 18), on log alpha.
         let alpha_loss = -(&self.log_alpha * (log_prob.detach() + self.target_entropy)).mean(Kind::Float);
-        optimize(&mut self.alpha_optimizer, &alpha_loss, None);
+        self.alpha_optimizer.minimize(&alpha_loss, None);
         metrics.push(("actor_loss", actor_loss.double_value(&[])));
         metrics
     }
@@ -170,9 +192,11 @@ impl OffPolicyAgent for Sac {
     }
 
     fn actor_step(&mut self, loss: &Tensor) {
-        optimize(&mut self.actor_optimizer, loss, None);
+        self.actor_optimizer.minimize(loss, None);
     }
+}
 
+impl AgentState for Sac {
     fn var_stores(&mut self) -> Vec<(&'static str, &mut nn::VarStore)> {
         vec![
             ("actor", &mut self.actor_store),
@@ -180,5 +204,30 @@ impl OffPolicyAgent for Sac {
             ("critic_target", &mut self.critic_target_store),
             ("alpha", &mut self.alpha_store),
         ]
+    }
+
+    fn save_state(&mut self, state: &mut StateDict) -> Result<()> {
+        self.actor_optimizer.save("actor_optimizer", state);
+        self.critic_optimizer.save("critic_optimizer", state);
+        self.alpha_optimizer.save("alpha_optimizer", state);
+        state.put("sac", &(self.critic_updates, &self.noise))?;
+        save_stores(self.var_stores(), state);
+        Ok(())
+    }
+
+    fn load_state(&mut self, state: &StateDict) -> Result<()> {
+        self.actor_optimizer.load("actor_optimizer", state)?;
+        self.critic_optimizer.load("critic_optimizer", state)?;
+        self.alpha_optimizer.load("alpha_optimizer", state)?;
+        (self.critic_updates, self.noise) = state.get("sac")?;
+        load_stores(self.var_stores(), state)
+    }
+
+    fn set_hyperparameters(&mut self, patch: &serde_json::Value) -> Result<()> {
+        self.config = patched(&self.config, patch, STRUCTURAL)?;
+        for optimizer in [&mut self.actor_optimizer, &mut self.critic_optimizer, &mut self.alpha_optimizer] {
+            optimizer.set_learning_rate(self.config.learning_rate);
+        }
+        Ok(())
     }
 }

@@ -1,18 +1,24 @@
 //! TD3 (Fujimoto et al. 2018, Algorithm 1): twin critics with the minimum target, target-policy
 //! smoothing with clipped noise, delayed actor and target updates. DDPG (Lillicrap et al. 2016)
-//! is its special case: one critic, no smoothing, no delay.
+//! is its special case: one critic, no smoothing, no delay (its preset: `ddpg`).
 
-use super::{Metrics, OffPolicyAgent};
+use super::{load_stores, patched, save_stores, AgentState, Metrics, OffPolicyAgent, OffPolicySchedule};
 use crate::drl::buffer::ReplayBuffer;
-use crate::drl::common::{optimize, soft_update};
+use crate::drl::common::soft_update;
+use crate::drl::hyper::{Hyperparameters, Range};
 use crate::drl::net::{ActionScale, CriticEnsemble, DeterministicActor};
+use crate::drl::optim::Optimizer;
+use crate::drl::random::TensorRng;
+use crate::drl::state::StateDict;
+use anyhow::Result;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-use tch::nn::OptimizerConfig;
 use tch::{nn, Device, Kind, Tensor};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Td3Config {
+    #[serde(flatten)]
+    pub schedule: OffPolicySchedule,
     pub hidden: Vec<i64>,
     pub actor_learning_rate: f64,
     pub critic_learning_rate: f64,
@@ -32,10 +38,32 @@ pub struct Td3Config {
     pub policy_delay: usize,
 }
 
+impl Hyperparameters for Td3Config {
+    fn ranges() -> Vec<(&'static str, Range)> {
+        let own = [
+            ("hidden", Range::Widths),
+            ("actor_learning_rate", Range::Positive),
+            ("critic_learning_rate", Range::Positive),
+            ("gamma", Range::Unit),
+            ("tau", Range::Unit),
+            ("batch_size", Range::Positive),
+            ("critics", Range::Positive),
+            ("exploration_noise", Range::NonNegative),
+            ("policy_noise", Range::NonNegative),
+            ("noise_clip", Range::NonNegative),
+            ("policy_delay", Range::Positive),
+        ];
+        [OffPolicySchedule::RANGES, &own].concat()
+    }
+}
+
+const STRUCTURAL: &[&str] = &["hidden", "critics", "buffer_size"];
+
 impl Td3Config {
     /// Paper defaults with the zoo's Pendulum sizes (400-300 nets, lr 1e-3, gamma 0.98).
     pub fn td3() -> Self {
         Td3Config {
+            schedule: OffPolicySchedule::new(1, 1),
             hidden: vec![400, 300],
             actor_learning_rate: 1e-3,
             critic_learning_rate: 1e-3,
@@ -49,10 +77,6 @@ impl Td3Config {
             policy_delay: 2,
         }
     }
-
-    pub fn ddpg() -> Self {
-        Td3Config { critics: 1, policy_noise: 0.0, noise_clip: 0.0, policy_delay: 1, ..Self::td3() }
-    }
 }
 
 pub struct Td3 {
@@ -65,13 +89,14 @@ pub struct Td3 {
     actor_target: DeterministicActor,
     critic: CriticEnsemble,
     critic_target: CriticEnsemble,
-    actor_optimizer: nn::Optimizer,
-    critic_optimizer: nn::Optimizer,
+    actor_optimizer: Optimizer,
+    critic_optimizer: Optimizer,
     updates: usize,
+    noise: TensorRng,
 }
 
 impl Td3 {
-    pub fn new(config: Td3Config, obs_dim: usize, low: &[f32], high: &[f32], device: Device) -> Self {
+    pub fn new(config: Td3Config, obs_dim: usize, low: &[f32], high: &[f32], device: Device, seed: u64) -> Self {
         let (o, a) = (obs_dim as i64, low.len() as i64);
         let actor_store = nn::VarStore::new(device);
         let mut actor_target_store = nn::VarStore::new(device);
@@ -96,8 +121,8 @@ impl Td3 {
             CriticEnsemble::new(&(critic_target_store.root() / "critic"), o, a, &config.hidden, config.critics);
         soft_update(&mut actor_target_store, &actor_store, 1.0);
         soft_update(&mut critic_target_store, &critic_store, 1.0);
-        let actor_optimizer = nn::Adam::default().build(&actor_store, config.actor_learning_rate).expect("Adam");
-        let critic_optimizer = nn::Adam::default().build(&critic_store, config.critic_learning_rate).expect("Adam");
+        let actor_optimizer = Optimizer::adam(&actor_store, config.actor_learning_rate);
+        let critic_optimizer = Optimizer::adam(&critic_store, config.critic_learning_rate);
         Td3 {
             config,
             actor_store,
@@ -111,6 +136,7 @@ impl Td3 {
             actor_optimizer,
             critic_optimizer,
             updates: 0,
+            noise: TensorRng::new(seed ^ 0x7D3),
         }
     }
 
@@ -123,13 +149,17 @@ impl Td3 {
 }
 
 impl OffPolicyAgent for Td3 {
+    fn schedule(&self) -> &OffPolicySchedule {
+        &self.config.schedule
+    }
+
     fn act(&mut self, obs: &Tensor, explore: bool) -> Tensor {
         tch::no_grad(|| {
             let mean = self.actor.forward(obs);
             if !explore {
                 return mean;
             }
-            let noise = mean.randn_like() * &self.actor.bounds.scale * self.config.exploration_noise;
+            let noise = self.noise.normal_like(&mean) * &self.actor.bounds.scale * self.config.exploration_noise;
             self.clamp_to_box(&(mean + noise))
         })
     }
@@ -140,7 +170,7 @@ impl OffPolicyAgent for Td3 {
             // a' = clip(mu'(s') + clip(eps, -c, c), low, high), eps ~ N(0, sigma)
             let next = self.actor_target.forward(&batch.next_obs);
             let scale = &self.actor.bounds.scale;
-            let noise = (next.randn_like() * self.config.policy_noise * scale)
+            let noise = (self.noise.normal_like(&next) * self.config.policy_noise * scale)
                 .maximum(&(-(scale * self.config.noise_clip)))
                 .minimum(&(scale * self.config.noise_clip));
             let next = self.clamp_to_box(&(next + noise));
@@ -151,7 +181,7 @@ impl OffPolicyAgent for Td3 {
         let q = self.critic.forward_all(&batch.obs, &batch.actions);
         let td = &q - target.unsqueeze(0);
         let critic_loss = (td.square() * batch.weights.unsqueeze(0)).mean(Kind::Float) * self.critic.len() as f64;
-        optimize(&mut self.critic_optimizer, &critic_loss, None);
+        self.critic_optimizer.minimize(&critic_loss, None);
         let td: Vec<f32> =
             td.detach().abs().mean_dim(0, false, Kind::Float).to_device(Device::Cpu).try_into().expect("td");
         buffer.update_priorities(&batch.indices, &td);
@@ -161,7 +191,7 @@ impl OffPolicyAgent for Td3 {
             // Deterministic policy gradient through the first critic: max Q_1(s, mu(s)).
             let actor_loss =
                 -self.critic.forward_subset_frozen(&batch.obs, &self.actor.forward(&batch.obs), &[0]).mean(Kind::Float);
-            optimize(&mut self.actor_optimizer, &actor_loss, None);
+            self.actor_optimizer.minimize(&actor_loss, None);
             soft_update(&mut self.actor_target_store, &self.actor_store, self.config.tau);
             soft_update(&mut self.critic_target_store, &self.critic_store, self.config.tau);
             metrics.push(("actor_loss", actor_loss.double_value(&[])));
@@ -177,9 +207,11 @@ impl OffPolicyAgent for Td3 {
     }
 
     fn actor_step(&mut self, loss: &Tensor) {
-        optimize(&mut self.actor_optimizer, loss, None);
+        self.actor_optimizer.minimize(loss, None);
     }
+}
 
+impl AgentState for Td3 {
     fn var_stores(&mut self) -> Vec<(&'static str, &mut nn::VarStore)> {
         vec![
             ("actor", &mut self.actor_store),
@@ -187,5 +219,27 @@ impl OffPolicyAgent for Td3 {
             ("critic", &mut self.critic_store),
             ("critic_target", &mut self.critic_target_store),
         ]
+    }
+
+    fn save_state(&mut self, state: &mut StateDict) -> Result<()> {
+        self.actor_optimizer.save("actor_optimizer", state);
+        self.critic_optimizer.save("critic_optimizer", state);
+        state.put("td3", &(self.updates, &self.noise))?;
+        save_stores(self.var_stores(), state);
+        Ok(())
+    }
+
+    fn load_state(&mut self, state: &StateDict) -> Result<()> {
+        self.actor_optimizer.load("actor_optimizer", state)?;
+        self.critic_optimizer.load("critic_optimizer", state)?;
+        (self.updates, self.noise) = state.get("td3")?;
+        load_stores(self.var_stores(), state)
+    }
+
+    fn set_hyperparameters(&mut self, patch: &serde_json::Value) -> Result<()> {
+        self.config = patched(&self.config, patch, STRUCTURAL)?;
+        self.actor_optimizer.set_learning_rate(self.config.actor_learning_rate);
+        self.critic_optimizer.set_learning_rate(self.config.critic_learning_rate);
+        Ok(())
     }
 }

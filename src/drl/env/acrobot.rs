@@ -18,6 +18,7 @@ const MAX_VEL_1: f64 = 4.0 * PI;
 const MAX_VEL_2: f64 = 9.0 * PI;
 const AVAILABLE_TORQUE: [f64; 3] = [-1.0, 0.0, 1.0];
 
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Acrobot {
     state: [f64; 4],
 }

@@ -17,6 +17,7 @@ const TAU: f64 = 0.02;
 const THETA_LIMIT: f64 = 12.0 * 2.0 * std::f64::consts::PI / 360.0;
 const X_LIMIT: f64 = 2.4;
 
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct CartPole {
     state: [f64; 4],
 }

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 const PARALLEL_CHUNK: usize = 512;
 
 /// The dynamics of one classic-control task, in f64 as Gymnasium computes them.
-pub trait ClassicDynamics: Send + Sized {
+pub trait ClassicDynamics: Send + Sized + serde::Serialize + serde::de::DeserializeOwned {
     const OBSERVATION_DIM: usize;
     /// Gymnasium's TimeLimit for the registered id.
     const MAX_EPISODE_STEPS: usize;
@@ -75,6 +75,17 @@ impl<D: ClassicDynamics> VecEnv for ClassicVecEnv<D> {
 
     fn action_space(&self) -> ActionSpace {
         D::action_space()
+    }
+
+    fn save_state(&self) -> anyhow::Result<serde_json::Value> {
+        Ok(serde_json::to_value((&self.envs, &self.steps, &self.rngs))?)
+    }
+
+    fn load_state(&mut self, state: &serde_json::Value) -> anyhow::Result<()> {
+        let (envs, steps, rngs): (Vec<D>, Vec<usize>, Vec<ChaCha8Rng>) = serde_json::from_value(state.clone())?;
+        anyhow::ensure!(envs.len() == self.envs.len(), "{} envs saved, {} here", envs.len(), self.envs.len());
+        (self.envs, self.steps, self.rngs) = (envs, steps, rngs);
+        Ok(())
     }
 
     fn reset(&mut self, seed: u64) -> Vec<f32> {

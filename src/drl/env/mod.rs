@@ -56,6 +56,13 @@ pub trait VecEnv: Send {
     fn reset(&mut self, seed: u64) -> Vec<f32>;
     /// `actions` is [B, action width] (discrete: the index as f32).
     fn step(&mut self, actions: &[f32]) -> StepBatch;
+    /// Every env's physical state, episode clock and random stream, for an exact checkpoint.
+    fn save_state(&self) -> anyhow::Result<serde_json::Value> {
+        anyhow::bail!("this environment cannot be checkpointed")
+    }
+    fn load_state(&mut self, _state: &serde_json::Value) -> anyhow::Result<()> {
+        anyhow::bail!("this environment cannot be checkpointed")
+    }
 }
 
 /// Every native environment by its Gymnasium id.

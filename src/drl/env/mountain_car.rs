@@ -26,6 +26,7 @@ fn reset_state(rng: &mut ChaCha8Rng) -> (f64, f64) {
     (rng.gen_range(-0.6..-0.4), 0.0)
 }
 
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct MountainCar {
     position: f64,
     velocity: f64,
@@ -63,6 +64,7 @@ impl ClassicDynamics for MountainCar {
 
 /// Gymnasium keeps this env's state in float32 after the first step (and computes the push in
 /// float32 under NumPy 2's promotion rules); replaying its trajectories needs the same rounding.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct MountainCarContinuous {
     position: f64,
     velocity: f64,

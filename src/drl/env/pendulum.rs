@@ -14,6 +14,7 @@ const G: f64 = 10.0;
 const M: f64 = 1.0;
 const L: f64 = 1.0;
 
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Pendulum {
     theta: f64,
     theta_dot: f64,

@@ -4,19 +4,24 @@
 //! grad_{a_i} Q_i,1 with the other agents' actions from the buffer. Discrete actions pass through
 //! the Gumbel-softmax (Jang et al. 2017) as in the original code; continuous ones through a sigmoid
 //! onto the [0, 1] box. MATD3 adds TD3's twin critics, clipped target-policy noise (continuous)
-//! and delayed actor updates.
+//! and delayed actor updates (its preset: `matd3`).
 
 use super::run::{Memory, MultiAgentLearner};
 use super::{MultiAgentObservation, MultiAgentStep};
-use crate::drl::agents::Metrics;
+use crate::drl::agents::{load_stores, patched, save_stores, AgentState, Metrics};
 use crate::drl::buffer::ReplayBuffer;
-use crate::drl::common::{optimize, soft_update};
+use crate::drl::common::soft_update;
 use crate::drl::env::ActionSpace;
+use crate::drl::hyper::{Hyperparameters, Range};
 use crate::drl::net::mlp;
+use crate::drl::optim::Optimizer;
+use crate::drl::random::TensorRng;
+use crate::drl::state::StateDict;
+use anyhow::Result;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-use tch::nn::{Module, OptimizerConfig};
+use tch::nn::Module;
 use tch::{nn, Device, Kind, Tensor};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -46,6 +51,31 @@ pub struct MaddpgConfig {
     pub action_regularization: f64,
 }
 
+impl Hyperparameters for MaddpgConfig {
+    fn ranges() -> Vec<(&'static str, Range)> {
+        vec![
+            ("hidden", Range::Widths),
+            ("actor_learning_rate", Range::Positive),
+            ("critic_learning_rate", Range::Positive),
+            ("gamma", Range::Unit),
+            ("tau", Range::Unit),
+            ("batch_size", Range::Positive),
+            ("buffer_size", Range::Positive),
+            ("learning_starts", Range::NonNegative),
+            ("train_every", Range::Positive),
+            ("updates_per_train", Range::Positive),
+            ("critics", Range::Positive),
+            ("policy_noise", Range::NonNegative),
+            ("noise_clip", Range::NonNegative),
+            ("policy_delay", Range::Positive),
+            ("exploration_noise", Range::NonNegative),
+            ("action_regularization", Range::NonNegative),
+        ]
+    }
+}
+
+const STRUCTURAL: &[&str] = &["hidden", "critics", "buffer_size"];
+
 impl MaddpgConfig {
     /// The paper's MPE settings (gamma 0.95, tau 0.01, batch 1024, 64-64 nets, a training round
     /// every 100 transitions once 1024 x 25 are stored) except the learning rates: 5e-3 for both
@@ -71,20 +101,6 @@ impl MaddpgConfig {
             action_regularization: 1e-3,
         }
     }
-
-    /// MADDPG's settings with twin critics, target smoothing and delayed actors, at the paper's
-    /// learning rate 1e-2 (82% of the simple_spread gap at 2M steps, seeds 0-2).
-    pub fn matd3() -> Self {
-        MaddpgConfig {
-            critics: 2,
-            policy_noise: 0.2,
-            noise_clip: 0.5,
-            policy_delay: 2,
-            actor_learning_rate: 1e-2,
-            critic_learning_rate: 1e-2,
-            ..Self::maddpg()
-        }
-    }
 }
 
 pub struct Maddpg {
@@ -98,10 +114,11 @@ pub struct Maddpg {
     /// critics[i][k]: agent i's k-th critic.
     critics: Vec<Vec<nn::Sequential>>,
     critic_targets: Vec<Vec<nn::Sequential>>,
-    actor_optimizer: nn::Optimizer,
-    critic_optimizer: nn::Optimizer,
+    actor_optimizer: Optimizer,
+    critic_optimizer: Optimizer,
     buffer: ReplayBuffer,
     rng: ChaCha8Rng,
+    noise: TensorRng,
     /// (agents, obs_dim, width of one agent's action in the critic: actions or box dims).
     shape: (usize, usize, usize),
     discrete: bool,
@@ -111,8 +128,8 @@ pub struct Maddpg {
 }
 
 /// Gumbel-softmax sample (soft): softmax(logits + Gumbel noise).
-fn gumbel_softmax(logits: &Tensor) -> Tensor {
-    let u = logits.rand_like().clamp(1e-10, 1.0 - 1e-10);
+fn gumbel_softmax(logits: &Tensor, noise: &mut TensorRng) -> Tensor {
+    let u = noise.uniform_like(logits).clamp(1e-10, 1.0 - 1e-10);
     (logits - (-u.log()).log()).softmax(-1, Kind::Float)
 }
 
@@ -155,9 +172,8 @@ impl Maddpg {
         let critic_targets = critics_in(&critic_target_store);
         actor_target_store.copy(&actor_store).expect("same layout");
         critic_target_store.copy(&critic_store).expect("same layout");
-        let actor_optimizer = nn::Adam::default().build(&actor_store, config.actor_learning_rate).expect("optimizer");
-        let critic_optimizer =
-            nn::Adam::default().build(&critic_store, config.critic_learning_rate).expect("optimizer");
+        let actor_optimizer = Optimizer::adam(&actor_store, config.actor_learning_rate);
+        let critic_optimizer = Optimizer::adam(&critic_store, config.critic_learning_rate);
         let buffer = ReplayBuffer::with_reward_width(config.buffer_size, n * o, n * a, n, None);
         Maddpg {
             config,
@@ -173,6 +189,7 @@ impl Maddpg {
             critic_optimizer,
             buffer,
             rng: ChaCha8Rng::seed_from_u64(seed),
+            noise: TensorRng::new(seed ^ 0x6D),
             shape: (n, o, a),
             discrete,
             env_steps: 0,
@@ -182,9 +199,9 @@ impl Maddpg {
     }
 
     /// Agent i's action as the critic sees it, from its actor's output.
-    fn critic_action(&self, raw: &Tensor, sample: bool) -> Tensor {
+    fn critic_action(&mut self, raw: &Tensor, sample: bool) -> Tensor {
         match (self.discrete, sample) {
-            (true, true) => gumbel_softmax(raw),
+            (true, true) => gumbel_softmax(raw, &mut self.noise),
             (true, false) => raw.softmax(-1, Kind::Float),
             (false, _) => raw.sigmoid(),
         }
@@ -200,7 +217,7 @@ impl Maddpg {
                     let raw = self.actor_targets[j].forward(&obs_i(&batch.next_obs, j));
                     let mut action = self.critic_action(&raw, true);
                     if !self.discrete && self.config.policy_noise > 0.0 {
-                        let noise = (action.randn_like() * self.config.policy_noise)
+                        let noise = (self.noise.normal_like(&action) * self.config.policy_noise)
                             .clamp(-self.config.noise_clip, self.config.noise_clip);
                         action = (action + noise).clamp(0.0, 1.0);
                     }
@@ -224,7 +241,7 @@ impl Maddpg {
             }
         }
         // Agents' critics are independent: one step on the summed loss is each critic's own step.
-        optimize(&mut self.critic_optimizer, &critic_loss, Some(0.5));
+        self.critic_optimizer.minimize(&critic_loss, Some(0.5));
         self.updates += 1;
         let mut metrics = vec![("critic_loss", critic_loss.double_value(&[]) / n as f64)];
         if self.updates.is_multiple_of(self.config.policy_delay) {
@@ -239,7 +256,7 @@ impl Maddpg {
                 actor_loss = actor_loss - self.critics[i][0].forward(&joint).mean(Kind::Float)
                     + self.config.action_regularization * raw.square().mean(Kind::Float);
             }
-            optimize(&mut self.actor_optimizer, &actor_loss, Some(0.5));
+            self.actor_optimizer.minimize(&actor_loss, Some(0.5));
             soft_update(&mut self.actor_target_store, &self.actor_store, self.config.tau);
             soft_update(&mut self.critic_target_store, &self.critic_store, self.config.tau);
             metrics.push(("actor_loss", actor_loss.double_value(&[]) / n as f64));
@@ -259,11 +276,10 @@ impl MultiAgentLearner for Maddpg {
                     let raw = self.actors[i].forward(&obs.select(1, i as i64));
                     match (self.discrete, explore) {
                         // A Gumbel-max sample is a sample of softmax(logits).
-                        (true, true) => gumbel_softmax(&raw).argmax(-1, true).to_kind(Kind::Float),
+                        (true, true) => gumbel_softmax(&raw, &mut self.noise).argmax(-1, true).to_kind(Kind::Float),
                         (true, false) => raw.argmax(-1, true).to_kind(Kind::Float),
-                        (false, true) => {
-                            (raw.sigmoid() + raw.randn_like() * self.config.exploration_noise).clamp(0.0, 1.0)
-                        }
+                        (false, true) => (raw.sigmoid() + self.noise.normal_like(&raw) * self.config.exploration_noise)
+                            .clamp(0.0, 1.0),
                         (false, false) => raw.sigmoid(),
                     }
                 })
@@ -307,7 +323,9 @@ impl MultiAgentLearner for Maddpg {
         }
         metrics
     }
+}
 
+impl AgentState for Maddpg {
     fn var_stores(&mut self) -> Vec<(&'static str, &mut nn::VarStore)> {
         vec![
             ("actors", &mut self.actor_store),
@@ -315,5 +333,29 @@ impl MultiAgentLearner for Maddpg {
             ("critics", &mut self.critic_store),
             ("critic_targets", &mut self.critic_target_store),
         ]
+    }
+
+    fn save_state(&mut self, state: &mut StateDict) -> Result<()> {
+        self.actor_optimizer.save("actor_optimizer", state);
+        self.critic_optimizer.save("critic_optimizer", state);
+        state.put("maddpg", &(&self.rng, &self.noise, self.env_steps, self.updates))?;
+        self.buffer.save("replay", state)?;
+        save_stores(self.var_stores(), state);
+        Ok(())
+    }
+
+    fn load_state(&mut self, state: &StateDict) -> Result<()> {
+        self.actor_optimizer.load("actor_optimizer", state)?;
+        self.critic_optimizer.load("critic_optimizer", state)?;
+        (self.rng, self.noise, self.env_steps, self.updates) = state.get("maddpg")?;
+        self.buffer.load("replay", state)?;
+        load_stores(self.var_stores(), state)
+    }
+
+    fn set_hyperparameters(&mut self, patch: &serde_json::Value) -> Result<()> {
+        self.config = patched(&self.config, patch, STRUCTURAL)?;
+        self.actor_optimizer.set_learning_rate(self.config.actor_learning_rate);
+        self.critic_optimizer.set_learning_rate(self.config.critic_learning_rate);
+        Ok(())
     }
 }

@@ -6,12 +6,17 @@
 
 use super::run::{Memory, MultiAgentLearner};
 use super::{elapsed_column, MultiAgentObservation, MultiAgentStep};
-use crate::drl::agents::Metrics;
-use crate::drl::common::{gae, optimize, RunningNorm};
+use crate::drl::agents::{load_stores, patched, save_stores, AgentState, Metrics};
+use crate::drl::common::{gae, RunningNorm};
 use crate::drl::env::ActionSpace;
+use crate::drl::hyper::{Hyperparameters, Range};
 use crate::drl::net::{mlp_with, Activation, CategoricalActor, GaussianActor, GaussianActorOptions, LayerInit};
+use crate::drl::optim::{Optimizer, Rule};
+use crate::drl::random::TensorRng;
+use crate::drl::state::StateDict;
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
-use tch::nn::{Module, OptimizerConfig};
+use tch::nn::Module;
 use tch::{nn, Device, Kind, Tensor};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -34,6 +39,28 @@ pub struct MappoConfig {
     /// fraction t/T and the limit ends the return (no bootstrap from the last state).
     pub finite_horizon: bool,
 }
+
+impl Hyperparameters for MappoConfig {
+    fn ranges() -> Vec<(&'static str, Range)> {
+        vec![
+            ("hidden", Range::Widths),
+            ("actor_learning_rate", Range::Positive),
+            ("critic_learning_rate", Range::Positive),
+            ("gamma", Range::Unit),
+            ("gae_lambda", Range::Unit),
+            ("clip_range", Range::Positive),
+            ("epochs", Range::Positive),
+            ("minibatches", Range::Positive),
+            ("entropy_coef", Range::NonNegative),
+            ("max_grad_norm", Range::Positive),
+            ("value_normalization", Range::Flag),
+            ("log_std_init", Range::Finite),
+            ("finite_horizon", Range::Flag),
+        ]
+    }
+}
+
+const STRUCTURAL: &[&str] = &["hidden", "log_std_init", "finite_horizon"];
 
 impl Default for MappoConfig {
     /// The MAPPO paper's MPE settings (lr 7e-4, 10 epochs, 1 minibatch, gamma 0.99, GAE 0.95,
@@ -77,8 +104,9 @@ pub struct Mappo {
     critic_store: nn::VarStore,
     policy: Policy,
     critic: nn::Sequential,
-    actor_optimizer: nn::Optimizer,
-    critic_optimizer: nn::Optimizer,
+    actor_optimizer: Optimizer,
+    critic_optimizer: Optimizer,
+    rng: TensorRng,
     value_norm: RunningNorm,
     shape: (usize, usize, usize),
     steps: Vec<Collected>,
@@ -100,6 +128,7 @@ impl Mappo {
         space: &ActionSpace,
         episode_limit: usize,
         device: Device,
+        seed: u64,
     ) -> Self {
         let (n, o, s) = shape;
         let actor_store = nn::VarStore::new(device);
@@ -140,9 +169,9 @@ impl Mappo {
             LayerInit::Orthogonal { output_gain: 1.0 },
             Activation::Relu,
         );
-        let adam = nn::Adam { eps: 1e-5, ..Default::default() };
-        let actor_optimizer = adam.build(&actor_store, config.actor_learning_rate).expect("optimizer");
-        let critic_optimizer = adam.build(&critic_store, config.critic_learning_rate).expect("optimizer");
+        let adam = Rule::Adam { beta1: 0.9, beta2: 0.999, eps: 1e-5 };
+        let actor_optimizer = Optimizer::new(&actor_store, adam, config.actor_learning_rate);
+        let critic_optimizer = Optimizer::new(&critic_store, adam, config.critic_learning_rate);
         Mappo {
             config,
             actor_store,
@@ -151,6 +180,7 @@ impl Mappo {
             critic,
             actor_optimizer,
             critic_optimizer,
+            rng: TensorRng::new(seed ^ 0x3A9),
             value_norm: RunningNorm::new(1),
             shape,
             steps: Vec::new(),
@@ -238,7 +268,7 @@ impl Mappo {
         let minibatch = (total / self.config.minibatches.max(1) as i64).max(1);
         let (mut policy_loss_sum, mut value_loss_sum, mut entropy_sum, mut count) = (0.0, 0.0, 0.0, 0.0);
         for _ in 0..self.config.epochs {
-            let order = Tensor::randperm(total, (Kind::Int64, self.device));
+            let order = self.rng.permutation(total, self.device);
             let mut start = 0;
             while start < total {
                 let index = order.narrow(0, start, minibatch.min(total - start));
@@ -250,10 +280,10 @@ impl Mappo {
                     .minimum(&(ratio.clamp(1.0 - self.config.clip_range, 1.0 + self.config.clip_range) * &adv));
                 let entropy = entropy.mean(Kind::Float);
                 let policy_loss = -surrogate.mean(Kind::Float) - self.config.entropy_coef * &entropy;
-                optimize(&mut self.actor_optimizer, &policy_loss, Some(self.config.max_grad_norm));
+                self.actor_optimizer.minimize(&policy_loss, Some(self.config.max_grad_norm));
                 let v = self.critic.forward(&critic_input.index_select(0, &index)).squeeze_dim(1);
                 let value_loss = (v - targets.index_select(0, &index)).square().mean(Kind::Float);
-                optimize(&mut self.critic_optimizer, &value_loss, Some(self.config.max_grad_norm));
+                self.critic_optimizer.minimize(&value_loss, Some(self.config.max_grad_norm));
                 policy_loss_sum += policy_loss.double_value(&[]);
                 value_loss_sum += value_loss.double_value(&[]);
                 entropy_sum += entropy.double_value(&[]);
@@ -282,11 +312,13 @@ impl MultiAgentLearner for Mappo {
         }
         memory.step += 1;
         let actions = tch::no_grad(|| match (&mut self.policy, explore) {
-            (Policy::Categorical(actor), true) => actor.sample(&actor_input).to_kind(Kind::Float).view([-1, 1]),
+            (Policy::Categorical(actor), true) => {
+                actor.sample(&actor_input, &mut self.rng).to_kind(Kind::Float).view([-1, 1])
+            }
             (Policy::Categorical(actor), false) => {
                 actor.logits(&actor_input).argmax(-1, false).to_kind(Kind::Float).view([-1, 1])
             }
-            (Policy::Gaussian(actor), true) => actor.sample(&actor_input, true),
+            (Policy::Gaussian(actor), true) => actor.sample(&actor_input, true, &mut self.rng),
             (Policy::Gaussian(actor), false) => actor.mean(&actor_input),
         });
         if explore {
@@ -321,8 +353,34 @@ impl MultiAgentLearner for Mappo {
             Vec::new()
         }
     }
+}
 
+impl AgentState for Mappo {
     fn var_stores(&mut self) -> Vec<(&'static str, &mut nn::VarStore)> {
         vec![("actor", &mut self.actor_store), ("critic", &mut self.critic_store)]
+    }
+
+    /// Taken between rollouts (one rollout is one episode of every env).
+    fn save_state(&mut self, state: &mut StateDict) -> Result<()> {
+        anyhow::ensure!(self.steps.is_empty(), "MAPPO state is saved between rollouts");
+        self.actor_optimizer.save("actor_optimizer", state);
+        self.critic_optimizer.save("critic_optimizer", state);
+        state.put("mappo", &(&self.rng, &self.value_norm, self.last_step))?;
+        save_stores(self.var_stores(), state);
+        Ok(())
+    }
+
+    fn load_state(&mut self, state: &StateDict) -> Result<()> {
+        self.actor_optimizer.load("actor_optimizer", state)?;
+        self.critic_optimizer.load("critic_optimizer", state)?;
+        (self.rng, self.value_norm, self.last_step) = state.get("mappo")?;
+        load_stores(self.var_stores(), state)
+    }
+
+    fn set_hyperparameters(&mut self, patch: &serde_json::Value) -> Result<()> {
+        self.config = patched(&self.config, patch, STRUCTURAL)?;
+        self.actor_optimizer.set_learning_rate(self.config.actor_learning_rate);
+        self.critic_optimizer.set_learning_rate(self.config.critic_learning_rate);
+        Ok(())
     }
 }

@@ -1,13 +1,16 @@
 //! Multi-agent deep RL: vectorized multi-agent environments (the QMIX two-step game, MPE
-//! simple_spread), value decomposition (VDN, QMIX), MADDPG and MATD3, MAPPO, and their run loop.
+//! simple_spread), value decomposition (`vdn`, `qmix`), `maddpg` and `matd3`, `mappo`, and their
+//! run loop.
 
 pub mod heuristic;
 pub mod maddpg;
 pub mod mappo;
+pub mod matd3;
 pub mod qmix;
 pub mod run;
 pub mod simple_spread;
 pub mod two_step;
+pub mod vdn;
 
 use super::env::ActionSpace;
 

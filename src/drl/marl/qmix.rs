@@ -9,13 +9,17 @@
 
 use super::run::{Memory, MultiAgentLearner};
 use super::{elapsed_column, MultiAgentObservation, MultiAgentStep};
-use crate::drl::agents::Metrics;
-use crate::drl::common::{optimize, RunningNorm};
+use crate::drl::agents::{load_stores, patched, save_stores, AgentState, Metrics};
+use crate::drl::common::RunningNorm;
+use crate::drl::hyper::{Hyperparameters, Range};
 use crate::drl::net::{linear, LayerInit};
+use crate::drl::optim::{Optimizer, Rule};
+use crate::drl::state::StateDict;
+use anyhow::Result;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-use tch::nn::{Module, OptimizerConfig};
+use tch::nn::Module;
 use tch::{nn, Device, Kind, Tensor};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -81,6 +85,47 @@ pub struct QmixConfig {
     /// every team reward collected so far (EPyMARL's `standardise_rewards`), before `reward_scale`.
     pub standardize_rewards: bool,
 }
+
+impl Hyperparameters for QmixConfig {
+    fn ranges() -> Vec<(&'static str, Range)> {
+        vec![
+            ("mixer", Range::OneOf(&["vdn", "qmix"])),
+            ("hidden", Range::Positive),
+            ("recurrent", Range::Flag),
+            ("last_action_input", Range::Flag),
+            ("mixing_embed", Range::Positive),
+            ("hypernet_embed", Range::Positive),
+            ("optimizer", Range::OneOf(&["rms_prop", "adam"])),
+            ("learning_rate", Range::Positive),
+            ("gamma", Range::Unit),
+            ("batch_episodes", Range::Positive),
+            ("buffer_episodes", Range::Positive),
+            ("updates_per_collection", Range::Positive),
+            ("target_update_interval", Range::Positive),
+            ("epsilon_start", Range::Unit),
+            ("epsilon_end", Range::Unit),
+            ("epsilon_anneal_steps", Range::Positive),
+            ("double_q", Range::Flag),
+            ("finite_horizon", Range::Flag),
+            ("td_lambda", Range::Unit),
+            ("max_grad_norm", Range::Positive),
+            ("reward_scale", Range::Positive),
+            ("standardize_rewards", Range::Flag),
+        ]
+    }
+}
+
+const STRUCTURAL: &[&str] = &[
+    "mixer",
+    "hidden",
+    "recurrent",
+    "last_action_input",
+    "mixing_embed",
+    "hypernet_embed",
+    "optimizer",
+    "buffer_episodes",
+    "finite_horizon",
+];
 
 impl QmixConfig {
     /// PyMARL's schedule (lr 5e-4, batch 32 episodes, buffer 5000, target every 200 episodes,
@@ -242,6 +287,38 @@ impl EpisodeBuffer {
         self.obs.size()[0] as usize
     }
 
+    fn parts(&mut self) -> [(&'static str, &mut Tensor); 7] {
+        [
+            ("obs", &mut self.obs),
+            ("state", &mut self.state),
+            ("avail", &mut self.avail),
+            ("actions", &mut self.actions),
+            ("rewards", &mut self.rewards),
+            ("terminated", &mut self.terminated),
+            ("filled", &mut self.filled),
+        ]
+    }
+
+    /// The stored episodes (filled slots only) and the cursor.
+    fn save(&mut self, state: &mut StateDict) -> Result<()> {
+        let (len, next) = (self.len as i64, self.next);
+        for (name, tensor) in self.parts() {
+            state.put_tensor(format!("episodes.{name}"), &tensor.narrow(0, 0, len));
+        }
+        state.put("episodes.position", &(self.len, next))
+    }
+
+    fn load(&mut self, state: &StateDict) -> Result<()> {
+        let (len, next): (usize, usize) = state.get("episodes.position")?;
+        anyhow::ensure!(len <= self.capacity(), "{len} episodes saved, capacity {}", self.capacity());
+        for (name, tensor) in self.parts() {
+            let saved = state.tensor(&format!("episodes.{name}"))?;
+            tensor.narrow(0, 0, len as i64).copy_(saved);
+        }
+        (self.len, self.next) = (len, next);
+        Ok(())
+    }
+
     /// Appends a batch of B episodes given as [B, ...] tensors.
     fn push(&mut self, episodes: &PendingEpisodes) {
         let b = episodes.obs.size()[0];
@@ -321,7 +398,7 @@ pub struct Qmix {
     target_agent: AgentNet,
     mixer: Option<QmixMixer>,
     target_mixer: Option<QmixMixer>,
-    optimizer: nn::Optimizer,
+    optimizer: Optimizer,
     buffer: EpisodeBuffer,
     collecting: Collecting,
     /// Per env of the collecting batch: its episode already ended (steps after it are padding).
@@ -362,13 +439,11 @@ impl Qmix {
             ),
         };
         target_store.copy(&store).expect("same layout");
-        let optimizer = match config.optimizer {
-            QmixOptimizer::RmsProp => {
-                nn::RmsProp { alpha: 0.99, eps: 1e-5, ..Default::default() }.build(&store, config.learning_rate)
-            }
-            QmixOptimizer::Adam => nn::Adam::default().build(&store, config.learning_rate),
-        }
-        .expect("optimizer");
+        let rule = match config.optimizer {
+            QmixOptimizer::RmsProp => Rule::RmsProp { alpha: 0.99, eps: 1e-5 },
+            QmixOptimizer::Adam => Rule::adam(),
+        };
+        let optimizer = Optimizer::new(&store, rule, config.learning_rate);
         let buffer = EpisodeBuffer::new(config.buffer_episodes, episode_limit, n, o, s, a);
         let episode_limit = episode_limit.max(1);
         Qmix {
@@ -493,7 +568,7 @@ impl Qmix {
         );
         let td: Tensor = (&q_tot - y) * &filled;
         let loss = td.square().sum(Kind::Float) / filled.sum(Kind::Float);
-        optimize(&mut self.optimizer, &loss, Some(self.config.max_grad_norm));
+        self.optimizer.minimize(&loss, Some(self.config.max_grad_norm));
         self.updates += 1;
         if self.updates.is_multiple_of(self.config.target_update_interval) {
             self.target_store.copy(&self.store).expect("same layout");
@@ -610,9 +685,34 @@ impl MultiAgentLearner for Qmix {
         }
         metrics
     }
+}
 
+impl AgentState for Qmix {
     fn var_stores(&mut self) -> Vec<(&'static str, &mut nn::VarStore)> {
         vec![("online", &mut self.store), ("target", &mut self.target_store)]
+    }
+
+    /// Taken between episodes (nothing is being collected then).
+    fn save_state(&mut self, state: &mut StateDict) -> Result<()> {
+        anyhow::ensure!(self.collecting.obs.is_empty(), "QMIX state is saved between episodes");
+        self.optimizer.save("optimizer", state);
+        state.put("qmix", &(&self.rng, &self.reward_stats, self.env_steps, self.updates))?;
+        self.buffer.save(state)?;
+        save_stores(self.var_stores(), state);
+        Ok(())
+    }
+
+    fn load_state(&mut self, state: &StateDict) -> Result<()> {
+        self.optimizer.load("optimizer", state)?;
+        (self.rng, self.reward_stats, self.env_steps, self.updates) = state.get("qmix")?;
+        self.buffer.load(state)?;
+        load_stores(self.var_stores(), state)
+    }
+
+    fn set_hyperparameters(&mut self, patch: &serde_json::Value) -> Result<()> {
+        self.config = patched(&self.config, patch, STRUCTURAL)?;
+        self.optimizer.set_learning_rate(self.config.learning_rate);
+        Ok(())
     }
 }
 

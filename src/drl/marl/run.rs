@@ -1,26 +1,28 @@
 //! The multi-agent run loop: a batch of B envs plays whole episodes, the learner sees every
-//! transition (and updates when its schedule says), deterministic evaluations on fresh episodes
-//! report the team return (the sum over agents and steps of the agents' rewards).
+//! transition (and updates when its schedule says), and at the end of every batch of episodes
+//! the shared `Monitor::after_iteration` evaluates when due (deterministic evaluations on fresh
+//! episodes report the team return, the sum over agents and steps of the agents' rewards) and
+//! checkpoints the whole run (learner, buffers, generators, counters), so that `resume`
+//! continues exactly. Evaluations therefore fall on the first episode boundary at or after each
+//! multiple of `eval_every`.
 
 use super::heuristic::{heuristic_actions, random_actions};
-use super::maddpg::{Maddpg, MaddpgConfig};
-use super::mappo::{Mappo, MappoConfig};
-use super::qmix::{Mixer, Qmix, QmixConfig};
 use super::simple_spread::SimpleSpread;
 use super::{make, MultiAgentEnv, MultiAgentObservation, MultiAgentStep};
-use crate::drl::agents::Metrics;
+use crate::drl::agents::{AgentState, Metrics};
+use crate::drl::algorithms::{self, EnvSpec, Learner};
 use crate::drl::env::ActionSpace;
 use crate::drl::hooks::RunHooks;
-use crate::drl::run::{create_run_dir, merged};
+pub use crate::drl::monitor::{evaluation_seed, Evaluation};
+use crate::drl::monitor::{EvaluationPlan, Monitor};
+use crate::drl::state::StateDict;
 use anyhow::{bail, Context, Result};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use serde_json::json;
-use std::io::Write;
-use std::path::PathBuf;
-use std::time::Instant;
-use tch::{nn, Device, Tensor};
+use std::path::{Path, PathBuf};
+use tch::{Device, Tensor};
 
 /// A learner's per-episode acting state (recurrent hidden state, last actions), one per batch.
 #[derive(Default)]
@@ -31,7 +33,7 @@ pub struct Memory {
     pub step: usize,
 }
 
-pub trait MultiAgentLearner {
+pub trait MultiAgentLearner: AgentState {
     /// Fresh acting state for a batch of `b` envs starting episodes.
     fn begin(&self, _b: usize) -> Memory {
         Memory::default()
@@ -41,42 +43,21 @@ pub trait MultiAgentLearner {
     /// One batch transition (from `before` under `actions`); learns when its schedule says so
     /// and returns that update's metrics (empty otherwise).
     fn observe(&mut self, before: &MultiAgentObservation, actions: &[f32], step: &MultiAgentStep) -> Metrics;
-    fn var_stores(&mut self) -> Vec<(&'static str, &mut nn::VarStore)>;
 }
-
-/// (name, action spaces, family).
-pub const ALGORITHMS: &[(&str, &str, &str)] = &[
-    ("vdn", "discrete", "value_decomposition"),
-    ("qmix", "discrete", "value_decomposition"),
-    ("maddpg", "discrete|continuous", "centralized_critic"),
-    ("matd3", "discrete|continuous", "centralized_critic"),
-    ("mappo", "discrete|continuous", "on_policy"),
-];
 
 pub fn is_multi_agent(algorithm: &str) -> bool {
-    ALGORITHMS.iter().any(|a| a.0 == algorithm)
+    algorithms::find(algorithm).is_ok_and(|a| a.multi_agent)
 }
 
-/// The algorithm's default hyperparameters and batch size of envs.
-pub fn defaults(algorithm: &str) -> Option<(serde_json::Value, usize)> {
-    Some(match algorithm {
-        "vdn" => (json!(QmixConfig::new(Mixer::Vdn)), 8),
-        "qmix" => (json!(QmixConfig::new(Mixer::Qmix)), 8),
-        "maddpg" => (json!(MaddpgConfig::maddpg()), 8),
-        "matd3" => (json!(MaddpgConfig::matd3()), 8),
-        "mappo" => (json!(MappoConfig::default()), 32),
-        _ => return None,
-    })
-}
-
-/// Whether `hyperparameters` (a whole configuration) deserializes as the algorithm's config.
-pub fn check_hyperparameters(algorithm: &str, hyperparameters: &serde_json::Value) -> Result<()> {
-    let (no_overrides, base) = (json!({}), hyperparameters.clone());
-    match algorithm {
-        "vdn" | "qmix" => merged::<QmixConfig>(base, &no_overrides).map(drop),
-        "maddpg" | "matd3" => merged::<MaddpgConfig>(base, &no_overrides).map(drop),
-        "mappo" => merged::<MappoConfig>(base, &no_overrides).map(drop),
-        other => bail!("unknown algorithm '{other}'"),
+/// What the algorithm table's builders need to know of a multi-agent env.
+pub fn env_spec(env_id: &str, env: &dyn MultiAgentEnv) -> EnvSpec {
+    EnvSpec {
+        id: env_id.into(),
+        observation_dim: env.observation_dim(),
+        action_space: env.action_space(),
+        agents: env.num_agents(),
+        state_dim: env.state_dim(),
+        episode_limit: env.episode_limit(),
     }
 }
 
@@ -92,6 +73,8 @@ pub struct MarlConfig {
     /// Envs stepped as one batch (None = the algorithm's default from `defaults`).
     pub num_envs: Option<usize>,
     pub out_dir: Option<PathBuf>,
+    /// Continue the run checkpointed in `out_dir`.
+    pub resume: bool,
     pub device: Device,
     /// Progress and evaluation callbacks, and the cancel flag (the job service's).
     pub hooks: RunHooks,
@@ -109,6 +92,7 @@ impl MarlConfig {
             overrides: json!({}),
             num_envs: None,
             out_dir: None,
+            resume: false,
             device: Device::Cpu,
             hooks: RunHooks::default(),
         }
@@ -116,49 +100,17 @@ impl MarlConfig {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct MarlEvaluation {
-    pub step: usize,
-    pub episodes: usize,
-    pub return_mean: f64,
-    pub return_std: f64,
-    pub wall_s: f64,
-    pub losses: serde_json::Value,
-}
-
-#[derive(Debug, Clone, Serialize)]
 pub struct MarlOutcome {
-    pub evaluations: Vec<MarlEvaluation>,
+    pub evaluations: Vec<Evaluation>,
     pub steps: usize,
     pub wall_s: f64,
     /// Stopped by `hooks.cancel` before the budget.
     pub cancelled: bool,
 }
 
-fn build(config: &MarlConfig, env: &dyn MultiAgentEnv) -> Result<Box<dyn MultiAgentLearner>> {
-    let (base, _) = defaults(&config.algorithm).with_context(|| format!("unknown algorithm '{}'", config.algorithm))?;
-    let (n, o, s) = (env.num_agents(), env.observation_dim(), env.state_dim());
-    let space = env.action_space();
-    let o_ = &config.overrides;
-    Ok(match (config.algorithm.as_str(), &space) {
-        ("vdn" | "qmix", ActionSpace::Discrete { n: a }) => {
-            Box::new(Qmix::new(merged(base, o_)?, (n, o, s, *a), env.episode_limit(), config.device, config.seed))
-        }
-        ("vdn" | "qmix", _) => bail!("{} needs discrete actions; {} is continuous", config.algorithm, config.env_id),
-        ("maddpg" | "matd3", _) => {
-            Box::new(Maddpg::new(merged(base, o_)?, (n, o, s), &space, config.device, config.seed))
-        }
-        ("mappo", _) => Box::new(Mappo::new(merged(base, o_)?, (n, o, s), &space, env.episode_limit(), config.device)),
-        (other, _) => bail!("unknown algorithm '{other}'"),
-    })
-}
-
 /// Env seed of the k-th batch of training episodes, and of the k-th evaluation.
 fn episode_seed(seed: u64, k: usize) -> u64 {
     seed.wrapping_mul(0x9E37_79B9).wrapping_add(k as u64)
-}
-
-pub fn evaluation_seed(seed: u64, k: usize) -> u64 {
-    seed.wrapping_add(1_000_003).wrapping_add(k as u64 * 7_919)
 }
 
 /// Mean and std of the team return over `episodes` episodes (one per env of a fresh batch)
@@ -192,7 +144,7 @@ fn mean_std(values: &[f64]) -> (f64, f64) {
     (mean, (values.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / n).sqrt())
 }
 
-fn evaluate_learner(
+pub fn evaluate_learner(
     learner: &mut dyn MultiAgentLearner,
     env_id: &str,
     episodes: usize,
@@ -235,79 +187,119 @@ pub fn heuristic_return(env_id: &str, episodes: usize, seed: u64) -> Result<(f64
     Ok(mean_std(&returns))
 }
 
-/// Trains until the step budget; evaluates every `eval_every` steps and at the end.
+/// Where a multi-agent run stands between episode batches; part of every checkpoint.
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+struct Position {
+    step: usize,
+    episodes: usize,
+    batches: usize,
+}
+
+struct Iteration<'a> {
+    config: &'a MarlConfig,
+    learner: &'a mut dyn MultiAgentLearner,
+    position: Position,
+    /// A checkpoint can be taken only between episode batches.
+    between_batches: bool,
+}
+
+impl crate::drl::monitor::Iteration for Iteration<'_> {
+    fn evaluate(&mut self, episodes: usize, seed: u64) -> Result<(f64, f64)> {
+        evaluate_learner(&mut *self.learner, &self.config.env_id, episodes, seed)
+    }
+
+    fn checkpoint(&mut self, dir: &Path, _reached: Option<usize>) -> Result<()> {
+        if self.between_batches {
+            let mut state = StateDict::default();
+            self.learner.save_state(&mut state)?;
+            state.put("position", &self.position)?;
+            state.write(dir)?;
+        }
+        for (name, store) in self.learner.var_stores() {
+            store.save(dir.join(format!("{name}.safetensors")))?;
+        }
+        Ok(())
+    }
+}
+
+/// Trains until the step budget; evaluates every `eval_every` steps (at episode boundaries) and
+/// at the end; with `resume`, continues the run checkpointed in `out_dir` exactly.
 pub fn train(config: &MarlConfig) -> Result<MarlOutcome> {
-    let (_, default_envs) = defaults(&config.algorithm)
-        .with_context(|| crate::suggest::unknown("algorithm", &config.algorithm, crate::drl::algorithm_names()))?;
-    let num_envs = config.num_envs.unwrap_or(default_envs);
+    let algorithm = algorithms::find(&config.algorithm)?;
+    if !algorithm.multi_agent {
+        bail!("{} is single-agent; train it with drl::run::train", algorithm.name);
+    }
+    let hyperparameters = algorithm.configure(&config.overrides)?;
+    let num_envs = config.num_envs.unwrap_or(algorithm.num_envs);
     anyhow::ensure!(num_envs >= 1, "num_envs must be at least 1");
-    tch::manual_seed(config.seed as i64);
     let mut env = make(&config.env_id, num_envs)
         .with_context(|| crate::suggest::unknown("env", &config.env_id, super::ENV_IDS.iter().copied()))?;
-    let mut learner = build(config, env.as_ref())?;
-    let mut file = match &config.out_dir {
-        Some(dir) => Some(create_run_dir(
-            dir,
-            &json!({
-                "algorithm": config.algorithm, "env": config.env_id, "seed": config.seed,
-                "total_steps": config.total_steps, "num_envs": num_envs, "overrides": config.overrides,
-            }),
-        )?),
-        None => None,
+    if !algorithm.takes(&env.action_space()) {
+        bail!(
+            "{} needs {} actions; {} has {:?}",
+            algorithm.name,
+            algorithm.action_spaces.join("|"),
+            config.env_id,
+            env.action_space()
+        );
+    }
+    let spec = env_spec(&config.env_id, env.as_ref());
+    let Learner::Multi(mut learner) = (algorithm.build)(&hyperparameters, &spec, config.device, config.seed)? else {
+        bail!("{} built a single-agent agent", algorithm.name);
     };
-    let start = Instant::now();
+    let mut position = Position::default();
+    let resumed = match &config.out_dir {
+        Some(dir) if config.resume => {
+            let state = StateDict::read(dir).context("resume: no whole-run checkpoint in the run folder")?;
+            learner.load_state(&state)?;
+            position = state.get("position")?;
+            Some(position.step)
+        }
+        _ => None,
+    };
+    let run_config = json!({
+        "algorithm": config.algorithm, "env": config.env_id, "seed": config.seed,
+        "total_steps": config.total_steps, "num_envs": num_envs, "overrides": config.overrides,
+        "hyperparameters": hyperparameters,
+    });
+    let plan = EvaluationPlan {
+        seed: config.seed,
+        eval_every: config.eval_every,
+        eval_episodes: config.eval_episodes,
+        target_return: None,
+        confirm_episodes: 0,
+        total_steps: config.total_steps,
+    };
+    let mut monitor = Monitor::new(plan, config.hooks.clone(), config.out_dir.as_deref(), &run_config, resumed)?;
     let b = env.num_envs();
-    let (mut step, mut episodes, mut next_eval, mut batches) = (0usize, 0usize, config.eval_every, 0usize);
-    let mut observation = env.reset(episode_seed(config.seed, 0));
+    let mut observation = env.reset(episode_seed(config.seed, position.batches));
     let mut memory = learner.begin(b);
     let mut losses: Metrics = Vec::new();
-    let mut evaluations = Vec::new();
-    while step < config.total_steps && !config.hooks.cancelled() {
-        config.hooks.progress(step);
+    while monitor.running(position.step) {
         let actions = learner.act(&observation, &mut memory, true);
         let result = env.step(&actions);
         let metrics = learner.observe(&observation, &actions, &result);
         if !metrics.is_empty() {
             losses = metrics;
         }
-        step += b;
-        if result.terminated.iter().zip(&result.truncated).all(|(t, u)| *t || *u) {
-            episodes += b;
-            batches += 1;
-            observation = env.reset(episode_seed(config.seed, batches));
+        position.step += b;
+        let between_batches = result.terminated.iter().zip(&result.truncated).all(|(t, u)| *t || *u);
+        if between_batches {
+            position.episodes += b;
+            position.batches += 1;
+            observation = env.reset(episode_seed(config.seed, position.batches));
             memory = learner.begin(b);
         } else {
             observation = result.next;
         }
-        if step >= next_eval || step >= config.total_steps {
-            next_eval += config.eval_every;
-            let (mean, std) = evaluate_learner(
-                learner.as_mut(),
-                &config.env_id,
-                config.eval_episodes,
-                evaluation_seed(config.seed, evaluations.len()),
-            )?;
-            let evaluation = MarlEvaluation {
-                step,
-                episodes,
-                return_mean: mean,
-                return_std: std,
-                wall_s: start.elapsed().as_secs_f64(),
-                losses: serde_json::Value::Object(losses.iter().map(|(k, v)| (k.to_string(), json!(v))).collect()),
-            };
-            tracing::info!(step, mean, std, "evaluation");
-            if let Some(f) = &mut file {
-                writeln!(f, "{}", serde_json::to_string(&evaluation)?)?;
-            }
-            config.hooks.evaluation(&evaluation);
-            evaluations.push(evaluation);
+        if between_batches || position.step >= config.total_steps {
+            let (step, episodes) = (position.step, position.episodes);
+            let mut iteration =
+                Iteration { config, learner: learner.as_mut(), position: position.clone(), between_batches };
+            monitor.after_iteration(step, episodes, &losses, &mut iteration)?;
         }
     }
-    if let Some(dir) = &config.out_dir {
-        for (name, store) in learner.var_stores() {
-            store.save(dir.join(format!("{name}.safetensors")))?;
-        }
-    }
-    let cancelled = step < config.total_steps;
-    Ok(MarlOutcome { evaluations, steps: step, wall_s: start.elapsed().as_secs_f64(), cancelled })
+    let cancelled = position.step < config.total_steps;
+    let (wall_s, _) = monitor.clock();
+    Ok(MarlOutcome { evaluations: monitor.evaluations, steps: position.step, wall_s, cancelled })
 }

@@ -1,0 +1,288 @@
+//! The single-agent train-and-evaluate loops: `off_policy` (explore, store, replay updates) and
+//! `on_policy` (rollouts, GAE, updates), each calling the shared `Monitor::after_iteration`
+//! (evaluate on fresh episodes, log, checkpoint, stop at the target). A checkpoint holds the whole
+//! run (agent, optimizer moments, replay, envs, generators), so a resumed run continues exactly
+//! as one that never stopped; `load_checkpoint` rebuilds any agent (single- or multi-agent) from
+//! a run folder for evaluation and serving.
+
+mod off_policy;
+mod on_policy;
+mod state;
+
+use super::agents::{Agent, OnPolicyAgent};
+use super::algorithms::{self, EnvSpec, Learner};
+use super::env::{self, VecEnv};
+use super::hooks::RunHooks;
+use super::marl;
+pub use super::monitor::{evaluation_seed, Evaluation};
+use super::monitor::{EvaluationPlan, Monitor};
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use tch::{Device, Tensor};
+
+#[derive(Debug, Clone)]
+pub struct TrainConfig {
+    pub algorithm: String,
+    pub env_id: String,
+    /// Env steps summed over the batch of envs.
+    pub total_steps: usize,
+    pub seed: u64,
+    pub eval_every: usize,
+    /// Deterministic episodes per evaluation; every evaluation draws fresh initial states
+    /// (seed `evaluation_seed(seed, k)` for the k-th), as SB3's EvalCallback does, so that no
+    /// fixed handful of starts decides the run.
+    pub eval_episodes: usize,
+    /// Stop when an evaluation mean reaches this and a confirmation over `confirm_episodes`
+    /// further fresh episodes also does (a lucky evaluation alone does not count).
+    pub target_return: Option<f64>,
+    pub confirm_episodes: usize,
+    /// Metrics (`metrics.jsonl`), checkpoints and `config.json` go here.
+    pub out_dir: Option<PathBuf>,
+    pub device: Device,
+    /// Prioritized replay for off-policy agents.
+    pub prioritized: bool,
+    /// Agent hyperparameters overriding the defaults (JSON object, by field name; off-policy
+    /// agents' schedule included: `buffer_size`, `learning_starts`, `train_every`, ...).
+    pub overrides: serde_json::Value,
+    /// H-term weight (see `hterm`); 0 = off.
+    pub h_term_lambda: f64,
+    /// Continue the run checkpointed in `out_dir` (see `train`).
+    pub resume: bool,
+    /// Progress and evaluation callbacks, and the cancel flag (the job service's).
+    pub hooks: RunHooks,
+}
+
+impl TrainConfig {
+    /// Defaults: evaluate every 5000 steps over 10 episodes, confirm a reached target over 100,
+    /// CPU, uniform replay, the algorithm's hyperparameters, no H-term.
+    pub fn new(algorithm: &str, env_id: &str, total_steps: usize, seed: u64) -> Self {
+        TrainConfig {
+            algorithm: algorithm.into(),
+            env_id: env_id.into(),
+            total_steps,
+            seed,
+            eval_every: 5_000,
+            eval_episodes: 10,
+            target_return: None,
+            confirm_episodes: 100,
+            out_dir: None,
+            device: Device::Cpu,
+            prioritized: false,
+            overrides: json!({}),
+            h_term_lambda: 0.0,
+            resume: false,
+            hooks: RunHooks::default(),
+        }
+    }
+}
+
+/// Where a run stands; part of every checkpoint.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Progress {
+    pub step: usize,
+    pub episodes: usize,
+    pub reached_target_at: Option<usize>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TrainOutcome {
+    pub evaluations: Vec<Evaluation>,
+    pub reached_target_at: Option<usize>,
+    pub steps: usize,
+    pub wall_s: f64,
+    /// `wall_s` less the time spent evaluating.
+    pub train_s: f64,
+    /// Stopped by `hooks.cancel` before the budget or target.
+    pub cancelled: bool,
+}
+
+/// Whether `dir` holds a checkpoint that `resume` can continue.
+pub fn has_checkpoint(dir: &Path) -> bool {
+    super::state::StateDict::exists(dir)
+}
+
+fn env_spec(env_id: &str, env: &dyn VecEnv) -> EnvSpec {
+    EnvSpec {
+        id: env_id.into(),
+        observation_dim: env.observation_dim(),
+        action_space: env.action_space(),
+        agents: 1,
+        state_dim: 0,
+        episode_limit: 0,
+    }
+}
+
+/// Trains until the target return or the step budget. With `out_dir`, every evaluation writes
+/// a checkpoint of the whole run; `resume` continues from the last one exactly (same weights,
+/// moments, replay, envs and random streams as a run that never stopped).
+pub fn train(config: &TrainConfig) -> Result<TrainOutcome> {
+    let algorithm = algorithms::find(&config.algorithm)?;
+    if algorithm.multi_agent {
+        bail!("{} is multi-agent; train it with marl::run::train", algorithm.name);
+    }
+    let hyperparameters = algorithm.configure(&config.overrides)?;
+    let mut env = env::make(&config.env_id, algorithm.num_envs)
+        .with_context(|| crate::suggest::unknown("env", &config.env_id, env::ENV_IDS.iter().copied()))?;
+    if !algorithm.takes(&env.action_space()) {
+        bail!(
+            "{} needs {} actions; {} has {:?}",
+            algorithm.name,
+            algorithm.action_spaces.join("|"),
+            config.env_id,
+            env.action_space()
+        );
+    }
+    let spec = env_spec(&config.env_id, env.as_ref());
+    let Learner::Single(mut agent) = (algorithm.build)(&hyperparameters, &spec, config.device, config.seed)? else {
+        bail!("{} built a multi-agent learner", algorithm.name);
+    };
+    let resumed = match &config.out_dir {
+        Some(dir) if config.resume => {
+            Some(super::state::StateDict::read(dir).context("resume: no whole-run checkpoint in the run folder")?)
+        }
+        _ => None,
+    };
+    let saved: Option<Progress> = resumed.as_ref().map(|s| s.get("progress")).transpose()?;
+    let run_config = json!({
+        "algorithm": config.algorithm, "env": config.env_id, "seed": config.seed,
+        "total_steps": config.total_steps, "prioritized": config.prioritized,
+        "overrides": config.overrides, "hyperparameters": hyperparameters,
+    });
+    let plan = EvaluationPlan {
+        seed: config.seed,
+        eval_every: config.eval_every,
+        eval_episodes: config.eval_episodes,
+        target_return: config.target_return,
+        confirm_episodes: config.confirm_episodes,
+        total_steps: config.total_steps,
+    };
+    let mut monitor = Monitor::new(
+        plan,
+        config.hooks.clone(),
+        config.out_dir.as_deref(),
+        &run_config,
+        saved.as_ref().map(|p| p.step),
+    )?;
+    monitor.reached_target_at = saved.as_ref().and_then(|p| p.reached_target_at);
+    let mut run = state::RunState::start(config, env.as_mut(), &mut agent, resumed.as_ref())?;
+    let steps = match &mut agent {
+        Agent::OffPolicy(agent) => {
+            off_policy::train(config, env.as_mut(), agent.as_mut(), &mut run, &mut monitor, resumed.as_ref())?
+        }
+        Agent::OnPolicy(agent) => on_policy::train(config, env.as_mut(), agent.as_mut(), &mut run, &mut monitor)?,
+    };
+    let (wall_s, train_s) = monitor.clock();
+    let reached = monitor.reached_target_at;
+    let cancelled = config.hooks.cancelled() && reached.is_none() && steps < config.total_steps;
+    Ok(TrainOutcome { evaluations: monitor.evaluations, reached_target_at: reached, steps, wall_s, train_s, cancelled })
+}
+
+/// Rebuilds the agent or multi-agent learner a `train --out DIR` run (or a promoted model)
+/// saved and loads its weights; returns it with the env id.
+pub fn load_checkpoint(dir: &Path, device: Device) -> Result<(Learner, String)> {
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).context("config.json")?)?;
+    let text = |k: &str| saved[k].as_str().map(str::to_string).with_context(|| format!("config.json lacks {k}"));
+    let (name, env_id) = (text("algorithm")?, text("env")?);
+    let algorithm = algorithms::find(&name).context("config.json")?;
+    let hyperparameters = algorithm.configure(&saved["overrides"])?;
+    let spec = if algorithm.multi_agent {
+        let env =
+            marl::make(&env_id, 1).with_context(|| format!("unknown multi-agent env '{env_id}' in config.json"))?;
+        marl::run::env_spec(&env_id, env.as_ref())
+    } else {
+        let env = env::make(&env_id, 1).with_context(|| format!("unknown env '{env_id}' in config.json"))?;
+        env_spec(&env_id, env.as_ref())
+    };
+    let mut learner = (algorithm.build)(&hyperparameters, &spec, device, saved["seed"].as_u64().unwrap_or(0))?;
+    let stores = match &mut learner {
+        Learner::Single(agent) => agent.state().var_stores(),
+        Learner::Multi(learner) => learner.var_stores(),
+    };
+    for (name, store) in stores {
+        store.load(dir.join(format!("{name}.safetensors"))).with_context(|| format!("loading {name}.safetensors"))?;
+    }
+    if let Learner::Single(Agent::OnPolicy(agent)) = &mut learner {
+        if let Some(norm) = agent.observation_normalizer() {
+            let text = std::fs::read_to_string(dir.join(state::OBSERVATION_NORM_FILE))
+                .context(state::OBSERVATION_NORM_FILE)?;
+            *norm = serde_json::from_str(&text)?;
+        }
+    }
+    Ok((learner, env_id))
+}
+
+/// Mean and std of the (team) return of `episodes` deterministic episodes of a loaded agent.
+pub fn evaluate_learner(
+    learner: &mut Learner,
+    env_id: &str,
+    episodes: usize,
+    seed: u64,
+    device: Device,
+) -> Result<(f64, f64)> {
+    match learner {
+        Learner::Single(agent) => Ok(evaluate_agent(agent, env_id, episodes, seed, device)),
+        Learner::Multi(learner) => marl::run::evaluate_learner(learner.as_mut(), env_id, episodes, seed),
+    }
+}
+
+/// Deterministic evaluation of a single-agent agent.
+pub fn evaluate_agent(agent: &mut Agent, env_id: &str, episodes: usize, seed: u64, device: Device) -> (f64, f64) {
+    match agent {
+        Agent::OffPolicy(a) => evaluate(env_id, episodes, seed, device, &mut |o| a.act(o, false)),
+        Agent::OnPolicy(a) => evaluate_on_policy(a.as_mut(), env_id, episodes, seed, device),
+    }
+}
+
+pub(crate) fn obs_tensor(obs: &[f32], dim: usize, device: Device) -> Tensor {
+    Tensor::from_slice(obs).view([(obs.len() / dim) as i64, dim as i64]).to(device)
+}
+
+pub(crate) fn to_vec(t: &Tensor) -> Vec<f32> {
+    t.to_device(Device::Cpu).to_kind(tch::Kind::Float).flatten(0, -1).try_into().expect("f32 tensor")
+}
+
+/// Mean and std of `episodes` deterministic episodes (one per env of a fresh batch).
+pub fn evaluate(
+    env_id: &str,
+    episodes: usize,
+    seed: u64,
+    device: Device,
+    act: &mut dyn FnMut(&Tensor) -> Tensor,
+) -> (f64, f64) {
+    let mut env = env::make(env_id, episodes).expect("known env");
+    let dim = env.observation_dim();
+    let mut obs = env.reset(seed);
+    let mut returns = vec![0.0f64; episodes];
+    let mut finished = vec![false; episodes];
+    while finished.iter().any(|f| !f) {
+        let actions = to_vec(&act(&obs_tensor(&obs, dim, device)));
+        let step = env.step(&actions);
+        for i in 0..episodes {
+            if !finished[i] {
+                returns[i] += f64::from(step.rewards[i]);
+                finished[i] = step.terminated[i] || step.truncated[i];
+            }
+        }
+        obs = step.observations;
+    }
+    let mean = returns.iter().sum::<f64>() / episodes as f64;
+    let std = (returns.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / episodes as f64).sqrt();
+    (mean, std)
+}
+
+pub(crate) fn evaluate_on_policy(
+    agent: &mut dyn OnPolicyAgent,
+    env_id: &str,
+    episodes: usize,
+    seed: u64,
+    device: Device,
+) -> (f64, f64) {
+    let norm = agent.observation_normalizer().cloned();
+    evaluate(env_id, episodes, seed, device, &mut |o| {
+        let input = norm.as_ref().map_or_else(|| o.shallow_clone(), |n| n.normalize_tensor(o));
+        agent.act(&input, false).0
+    })
+}
