@@ -222,9 +222,10 @@ impl ModelRegistry {
             && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
             && !name.starts_with('.');
         if !valid {
-            return Err(PromoteError::Invalid(
-                "name: 1-64 letters, digits, '.', '_' or '-', not starting with '.'".into(),
-            ));
+            return Err(PromoteError::Invalid {
+                field: "name",
+                message: "1-64 letters, digits, '.', '_' or '-', not starting with '.'".into(),
+            });
         }
         let _guard = PROMOTING.lock().expect("promote lock");
         let folder = dir.join(name);
@@ -234,7 +235,10 @@ impl ModelRegistry {
         let config: serde_json::Value = std::fs::read_to_string(run_dir.join("config.json"))
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok())
-            .ok_or_else(|| PromoteError::Invalid("the job has no checkpoint (config.json)".into()))?;
+            .ok_or_else(|| PromoteError::Invalid {
+                field: "job_id",
+                message: "the job has no checkpoint (config.json)".into(),
+            })?;
         let mut files = std::collections::BTreeMap::new();
         let staging = dir.join(format!(".{name}.tmp"));
         let copy = || -> Result<()> {
@@ -270,7 +274,7 @@ impl ModelRegistry {
             Ok(model) => model,
             Err(error) => {
                 let _ = std::fs::remove_dir_all(&staging);
-                return Err(PromoteError::Invalid(format!("{error:#}")));
+                return Err(PromoteError::Invalid { field: "job_id", message: format!("{error:#}") });
             }
         };
         std::fs::rename(&staging, &folder).map_err(|e| PromoteError::Io(e.into()))?;
@@ -305,8 +309,9 @@ impl ModelRegistry {
 pub enum PromoteError {
     #[error("a model named '{0}' exists")]
     Exists(String),
-    #[error("{0}")]
-    Invalid(String),
+    /// The request's `field` is at fault.
+    #[error("{field}: {message}")]
+    Invalid { field: &'static str, message: String },
     #[error(transparent)]
     Io(anyhow::Error),
 }

@@ -136,7 +136,7 @@ fn every_bad_input_gets_a_problem_json_4xx_naming_the_field() {
         422,
         Some("device"),
     );
-    expect_problem(post_json(json!({"instance": {"num_nodes": 3, "edges": []}, "colour": 1})), 400, Some("body"));
+    expect_problem(post_json(json!({"instance": {"num_nodes": 3, "edges": []}, "colour": 1})), 400, Some("colour"));
     let text = |body: &str, query: &str| {
         c.post(format!("{solve}{query}")).header("content-type", "text/plain").body(body.to_string()).send().unwrap()
     };

@@ -44,7 +44,7 @@ fn every_algorithm_trains_briefly_on_simple_spread_with_finite_losses_and_its_me
         ("mappo", "simple_spread", 40_000, json!({})),
         ("mappo", "simple_spread_continuous", 40_000, json!({})),
         ("maddpg", "simple_spread", 40_000, json!({"learning_starts": 4096, "batch_size": 256})),
-        ("matd3", "simple_spread_continuous", 40_000, json!({"learning_starts": 4096, "batch_size": 256})),
+        ("matd3", "simple_spread_continuous", 80_000, json!({"learning_starts": 4096, "batch_size": 256})),
         ("qmix", "simple_spread", 150_000, json!({"epsilon_anneal_steps": 50_000, "updates_per_collection": 1})),
         ("vdn", "simple_spread", 150_000, json!({"epsilon_anneal_steps": 50_000, "updates_per_collection": 1})),
     ];

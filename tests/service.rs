@@ -113,6 +113,25 @@ fn a_training_job_streams_its_progress_and_its_artifacts_download_and_load() {
 }
 
 #[test]
+fn a_multi_agent_job_is_promoted_with_its_policy_and_without_its_run_state() {
+    let base = start_server(ServerConfig::default());
+    let c = client();
+    let body = json!({"algorithm": "vdn", "env": "two_step", "total_steps": 800, "eval_every": 400, "seed": 2});
+    let response = submit(&c, &base, None, body);
+    assert_eq!(response.status(), 202);
+    let id = response.json::<Value>().unwrap()["id"].as_str().unwrap().to_string();
+    let finished = wait_for(&c, &base, &id, 120, |j| j["state"] != "queued" && j["state"] != "running");
+    assert_eq!(finished["state"], "succeeded", "{finished}");
+    let name = format!("two-step-vdn-{}", std::process::id());
+    let created = c.post(format!("{base}/v1/models")).json(&json!({"job_id": id, "name": name})).send().unwrap();
+    assert_eq!(created.status(), 201);
+    let manifest: Value = created.json().unwrap();
+    let files = manifest["files"].as_object().unwrap();
+    assert!(files.contains_key("online.safetensors") && files.contains_key("config.json"), "{manifest}");
+    assert!(!files.contains_key("state.safetensors"), "the replay and moments stay with the job: {manifest}");
+}
+
+#[test]
 fn keys_guard_mutations_a_full_queue_answers_429_and_cancel_ends_queued_and_running_jobs() {
     let config = ServerConfig {
         api_keys: vec!["secret".into()],

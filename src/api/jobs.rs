@@ -5,8 +5,7 @@ use super::error::ApiError;
 use super::state::AppState;
 use crate::jobs::SubmitError;
 use crate::store::{JobRecord, JobState};
-use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::rejection::QueryRejection;
 use axum::extract::Query;
 use axum::http::{header, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -46,20 +45,6 @@ pub async fn found(state: &AppState, id: &str, kind: &str) -> Result<Job, ApiErr
         .filter(|j| j.kind == kind)
         .ok_or_else(|| ApiError::not_found("id", format!("no {kind} job '{id}'")))?;
     Ok(Job { artifacts: state.jobs.artifacts(&job.id), job })
-}
-
-/// The JSON body as `T`; serde's message names a missing or unknown field, which becomes the
-/// error's field.
-pub fn parse_body<T: serde::de::DeserializeOwned>(
-    body: Result<Bytes, BytesRejection>,
-    what: &str,
-) -> Result<T, ApiError> {
-    let body = body.map_err(|e| ApiError::bad_request("body", e.body_text()))?;
-    serde_json::from_slice(&body).map_err(|e| {
-        let message = e.to_string();
-        let field = message.split('`').nth(1).filter(|_| message.contains("field")).unwrap_or("body").to_string();
-        ApiError::bad_request(field, format!("invalid {what}: {message}"))
-    })
 }
 
 /// Queues the request as a job of `kind`: 202 with `Location: {base}/{id}`.

@@ -1,6 +1,7 @@
 //! The HTTP service: one router module per resource, merged here.
 
 pub mod auth;
+pub mod body;
 pub mod catalog;
 pub mod docs;
 pub mod error;

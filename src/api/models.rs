@@ -1,14 +1,12 @@
 //! `GET /v1/models` and `GET /v1/models/{name}`: the verified model registry.
 
+use super::body::JsonBody;
 use super::error::{ApiError, ProblemDetails};
-use super::jobs;
 use super::state::AppState;
 use crate::jobs::TRAINING;
 use crate::models::{registry, Manifest, PromoteError};
 use crate::problems::ProblemError;
 use crate::store::JobState;
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -63,8 +61,10 @@ pub struct PromoteRequest {
     ),
     security((), ("bearer" = []))
 )]
-pub async fn promote(State(state): State<AppState>, body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
-    let request: PromoteRequest = jobs::parse_body(body, "promotion")?;
+pub async fn promote(
+    State(state): State<AppState>,
+    JsonBody(request): JsonBody<PromoteRequest>,
+) -> Result<Response, ApiError> {
     let job = state
         .jobs
         .store()
@@ -94,10 +94,7 @@ pub async fn promote(State(state): State<AppState>, body: Result<Bytes, BytesRej
         Err(PromoteError::Exists(name)) => {
             Err(ApiError::Conflict { field: "name".into(), message: format!("a model named '{name}' exists") })
         }
-        Err(PromoteError::Invalid(message)) => Err(ApiError::Problem(ProblemError::invalid(
-            if message.starts_with("name") { "name" } else { "job_id" },
-            message,
-        ))),
+        Err(PromoteError::Invalid { field, message }) => Err(ApiError::Problem(ProblemError::invalid(field, message))),
         Err(PromoteError::Io(error)) => Err(ApiError::Internal(error)),
     }
 }

@@ -6,7 +6,7 @@ use crate::problems::{self, ProblemInput, SolveOptions, SolveReport};
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
@@ -96,19 +96,12 @@ pub async fn solve(
 ) -> Result<Json<SolveReport>, ApiError> {
     let problem = problems::find(&name)?;
     let Query(query_options) = query.map_err(|e| ApiError::bad_request("query", e.body_text()))?;
-    let body = body.map_err(|e| match e.status() {
-        StatusCode::PAYLOAD_TOO_LARGE => ApiError::PayloadTooLarge(format!(
-            "request body exceeds this server's limit of {} bytes",
-            state.config.max_body_bytes
-        )),
-        _ => ApiError::bad_request("body", e.body_text()),
-    })?;
+    let body = body.map_err(|e| super::body::rejection(e, state.config.max_body_bytes))?;
     let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
     let mime = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
     let request = match mime.as_str() {
         "application/json" => {
-            let request: SolveRequest = serde_json::from_slice(&body)
-                .map_err(|e| ApiError::bad_request("body", format!("invalid JSON: {e}")))?;
+            let request: SolveRequest = super::body::from_json(&body)?;
             let options = query_options.merged_with(request.options.unwrap_or_default());
             (ParsedBody::Json(request.instance), options)
         }

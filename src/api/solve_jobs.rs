@@ -1,12 +1,12 @@
 //! `/v1/solve/jobs`: long solves in the background, incumbents streamed as events.
 
+use super::body::JsonBody;
 use super::error::{ApiError, ProblemDetails};
 use super::jobs::{self, Job, ListQuery};
 use super::state::AppState;
 use crate::jobs::solve::SolveJobRequest;
 use crate::jobs::SOLVE;
-use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, Sse};
@@ -42,8 +42,10 @@ pub fn router() -> Router<AppState> {
     ),
     security((), ("bearer" = []))
 )]
-pub async fn submit(State(state): State<AppState>, body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
-    let request: SolveJobRequest = jobs::parse_body(body, "solve job")?;
+pub async fn submit(
+    State(state): State<AppState>,
+    JsonBody(request): JsonBody<SolveJobRequest>,
+) -> Result<Response, ApiError> {
     let limits = state.config.limits.clone();
     let checked = request.clone();
     // Parsing a large instance is CPU work: off the async workers.

@@ -1,12 +1,12 @@
 //! `/v1/training/jobs`: submit, list, inspect, stream, cancel, download artifacts.
 
+use super::body::JsonBody;
 use super::error::{ApiError, ProblemDetails};
 use super::jobs::{self, Job, ListQuery};
 use super::state::AppState;
 use crate::jobs::training::TrainingRequest;
 use crate::jobs::TRAINING;
-use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::sse::{Event, Sse};
@@ -41,8 +41,10 @@ pub fn router() -> Router<AppState> {
     ),
     security((), ("bearer" = []))
 )]
-pub async fn submit(State(state): State<AppState>, body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
-    let request: TrainingRequest = jobs::parse_body(body, "training request")?;
+pub async fn submit(
+    State(state): State<AppState>,
+    JsonBody(request): JsonBody<TrainingRequest>,
+) -> Result<Response, ApiError> {
     request.validate(&state.config.training_limits)?;
     jobs::accept(&state, TRAINING, "/v1/training/jobs", &request).await
 }

@@ -25,19 +25,9 @@ impl SolveJobRequest {
             ProblemError::invalid("problem", format!("unknown problem '{}' (GET /v1/problems)", self.problem))
         })?;
         let options = self.options.clone().unwrap_or_default();
-        problems::prepare(problem, ProblemInput::Json(&self.instance), &options, limits, |_| {}).map_err(|e| match e {
-            // Instance fields are nested under `instance` in this request.
-            ProblemError::Invalid { field, message } if !is_option(&field) => {
-                ProblemError::Invalid { field: format!("instance.{field}"), message }
-            }
-            ProblemError::TooLarge { field, message } => {
-                ProblemError::TooLarge { field: format!("instance.{field}"), message }
-            }
-            ProblemError::Invalid { field, message } => {
-                ProblemError::Invalid { field: format!("options.{field}"), message }
-            }
-            other => other,
-        })
+        let settings = problems::prepare_options(problem, &options, limits, |_| {}).map_err(|e| e.within("options"))?;
+        problems::prepare_instance(problem, ProblemInput::Json(&self.instance), &options, limits, settings)
+            .map_err(|e| e.within("instance"))
     }
 
     /// Solves (blocking) with `hooks`; returns the report and whether it was cancelled.
@@ -49,8 +39,4 @@ impl SolveJobRequest {
         let cancelled = cancelled.is_some_and(|c| c.load(std::sync::atomic::Ordering::SeqCst));
         Ok((serde_json::to_value(report)?, cancelled))
     }
-}
-
-fn is_option(field: &str) -> bool {
-    ["time_limit_s", "seed", "chains", "target", "method", "model", "device", "max_rounds"].contains(&field)
 }

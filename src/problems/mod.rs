@@ -87,6 +87,19 @@ impl ProblemError {
             ProblemError::UnknownProblem(_) => None,
         }
     }
+
+    /// The same error with its field nested under `parent` (`edges` -> `instance.edges`).
+    pub fn within(self, parent: &str) -> Self {
+        match self {
+            ProblemError::Invalid { field, message } => {
+                ProblemError::Invalid { field: format!("{parent}.{field}"), message }
+            }
+            ProblemError::TooLarge { field, message } => {
+                ProblemError::TooLarge { field: format!("{parent}.{field}"), message }
+            }
+            other => other,
+        }
+    }
 }
 
 /// Solve options, common to every problem; in a JSON body under `options`, or as query parameters.
@@ -392,14 +405,13 @@ fn all_numbers_finite(value: &serde_json::Value) -> bool {
     }
 }
 
-/// Everything `solve` checks, without solving: the instance loaded and the parameters set.
-pub fn prepare(
+/// The search settings and method of `options` for `problem` (every error names an option).
+pub fn prepare_options(
     problem: &dyn Problem,
-    input: ProblemInput<'_>,
     options: &SolveOptions,
     limits: &Limits,
     tune: impl FnOnce(&mut SearchParams),
-) -> Result<PreparedSolve, ProblemError> {
+) -> Result<(SearchParams, String), ProblemError> {
     let mut params = options.to_search_params(limits)?;
     tune(&mut params);
     let method = options.method.as_deref().unwrap_or("search");
@@ -424,9 +436,32 @@ pub fn prepare(
             ));
         }
     }
+    Ok((params, method.to_string()))
+}
+
+/// Loads the instance (every error names an instance field) and completes the settings.
+pub fn prepare_instance(
+    problem: &dyn Problem,
+    input: ProblemInput<'_>,
+    options: &SolveOptions,
+    limits: &Limits,
+    (mut params, method): (SearchParams, String),
+) -> Result<PreparedSolve, ProblemError> {
     let instance = problem.load(input, limits)?;
     params.target_energy = options.target.map(|t| instance.target_energy(t));
-    Ok(PreparedSolve { instance, params, method: method.to_string() })
+    Ok(PreparedSolve { instance, params, method })
+}
+
+/// Everything `solve` checks, without solving: the instance loaded and the parameters set.
+pub fn prepare(
+    problem: &dyn Problem,
+    input: ProblemInput<'_>,
+    options: &SolveOptions,
+    limits: &Limits,
+    tune: impl FnOnce(&mut SearchParams),
+) -> Result<PreparedSolve, ProblemError> {
+    let settings = prepare_options(problem, options, limits, tune)?;
+    prepare_instance(problem, input, options, limits, settings)
 }
 
 /// `solve` with expert search knobs set by `tune` (the CLI exposes them; the API does not).
