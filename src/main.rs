@@ -482,8 +482,6 @@ fn run() -> Result<()> {
 }
 
 fn serve(args: ServeArgs) -> Result<()> {
-    let registry = rlsolver::models::init(&args.models_dir);
-    tracing::info!(loaded = registry.models.len(), refused = registry.rejected.len(), dir = %args.models_dir.display(), "model registry");
     // RLSOLVER_API_KEYS (comma-separated) is read here rather than by clap so it never shows in --help output.
     let api_keys = rlsolver::api::auth::load_keys(
         args.api_keys_file.as_deref(),
@@ -515,6 +513,8 @@ fn serve(args: ServeArgs) -> Result<()> {
         },
         api_keys,
         cors_origins: args.cors_origins.clone(),
+        models_dir: args.models_dir.clone(),
+        problems: rlsolver::problems::ProblemSet::builtin(),
     };
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
@@ -546,8 +546,13 @@ fn solve(args: SolveArgs) -> Result<()> {
     } else {
         ProblemInput::Text(&text)
     };
-    let report = problems::solve_tuned(problem, input, &options, &args.limits.limits(), |p| args.tuning.apply(p))
-        .with_context(|| format!("{}", args.input.display()))?;
+    let models = std::sync::Arc::new(rlsolver::models::ModelRegistry::load_dir(
+        &rlsolver::models::default_dir(),
+        problems::policy_loaders,
+    ));
+    let report =
+        problems::solve_tuned(problem, input, &options, &args.limits.limits(), &models, |p| args.tuning.apply(p))
+            .with_context(|| format!("{}", args.input.display()))?;
     println!("{}", serde_json::to_string_pretty(&report)?);
     Ok(())
 }

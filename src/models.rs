@@ -4,15 +4,18 @@
 //! corrupt or mismatched model with a log line while keeping the rest. Deep-RL policies
 //! (problem `drl`) are promoted from finished training jobs (`promote`): their folder is the
 //! job's checkpoint, every file hashed in `files`, and `sha256` digests that list.
+//!
+//! The registry knows no policy type: each problem loads its own (`PolicyLoader`, chosen by the
+//! manifest's `problem` through the `Loaders` the caller passes), and reads it back with
+//! `RegisteredModel::policy::<T>()`. There is no process-wide registry: the server and the CLI
+//! each load one and pass it to every solve.
 
-use crate::problems::cs::lista::{ListaConfig, ListaPolicy};
-use crate::problems::mimo::policy::{MimoPolicy, PolicyConfig};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use std::any::Any;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
-use tch::Device;
+use std::sync::Mutex;
 use utoipa::ToSchema;
 
 pub const WEIGHTS_FILE: &str = "weights.safetensors";
@@ -42,49 +45,32 @@ pub struct Manifest {
     pub files: std::collections::BTreeMap<String, String>,
 }
 
-/// A loaded policy, by problem (a `Mutex` because tch modules are not `Sync`).
-pub enum LoadedPolicy {
-    Mimo(Mutex<MimoPolicy>),
-    CompressiveSensing(Mutex<ListaPolicy>),
-    /// A deep-RL policy for `env` (checked loadable with `drl::run::load_checkpoint`).
-    Drl {
-        env: String,
-    },
-}
+/// A loaded policy as its problem's type (problems wrap tch modules, which are not `Sync`, in a
+/// `Mutex`).
+pub type LoadedPolicy = Box<dyn Any + Send + Sync>;
+
+/// Loads a model folder's policy as the type its problem uses; errors explain a mismatch.
+pub type PolicyLoader = fn(&Manifest, &Path) -> Result<LoadedPolicy>;
+
+/// The loader for a manifest's `problem` (None: no problem of that name has policies).
+pub type Loaders = fn(&str) -> Option<PolicyLoader>;
 
 /// A verified, loaded model.
 pub struct RegisteredModel {
     pub manifest: Manifest,
-    pub policy: LoadedPolicy,
+    policy: LoadedPolicy,
 }
 
 impl RegisteredModel {
-    pub fn mimo(&self) -> Option<&Mutex<MimoPolicy>> {
-        match &self.policy {
-            LoadedPolicy::Mimo(p) => Some(p),
-            _ => None,
-        }
-    }
-
-    pub fn mimo_config(&self) -> Option<PolicyConfig> {
-        self.mimo().map(|p| p.lock().expect("policy lock").config.clone())
-    }
-
-    pub fn lista(&self) -> Option<&Mutex<ListaPolicy>> {
-        match &self.policy {
-            LoadedPolicy::CompressiveSensing(p) => Some(p),
-            _ => None,
-        }
-    }
-
-    pub fn lista_config(&self) -> Option<ListaConfig> {
-        self.lista().map(|p| p.lock().expect("policy lock").config.clone())
+    /// The policy as `T`, when it is one.
+    pub fn policy<T: 'static>(&self) -> Option<&T> {
+        self.policy.downcast_ref::<T>()
     }
 }
 
-#[derive(Default)]
 pub struct ModelRegistry {
     pub models: Vec<RegisteredModel>,
+    loaders: Loaders,
     /// (folder, reason) of every model refused at load.
     pub rejected: Vec<(String, String)>,
     /// Models promoted while the server runs (kept for the life of the process).
@@ -102,7 +88,7 @@ pub fn sha256_hex(path: &Path) -> Result<String> {
     Ok(Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect())
 }
 
-fn load_one(dir: &Path) -> Result<RegisteredModel> {
+fn load_one(dir: &Path, loaders: Loaders) -> Result<RegisteredModel> {
     let manifest: Manifest =
         serde_json::from_str(&std::fs::read_to_string(dir.join(MANIFEST_FILE)).context("manifest.json")?)
             .context("manifest.json")?;
@@ -123,33 +109,21 @@ fn load_one(dir: &Path) -> Result<RegisteredModel> {
             bail!("sha256 does not digest the listed files");
         }
     }
-    let policy = match manifest.problem.as_str() {
-        "mimo" => {
-            let config: PolicyConfig = serde_json::from_value(manifest.architecture.clone()).context("architecture")?;
-            let mut policy = MimoPolicy::new(config, Device::Cpu);
-            policy.store.load(&weights).context("weights do not match the architecture")?;
-            LoadedPolicy::Mimo(Mutex::new(policy))
-        }
-        "compressive_sensing" => {
-            let config: ListaConfig = serde_json::from_value(manifest.architecture.clone()).context("architecture")?;
-            let mut policy = ListaPolicy::new(config, Device::Cpu);
-            policy.store.load(&weights).context("weights do not match the architecture")?;
-            LoadedPolicy::CompressiveSensing(Mutex::new(policy))
-        }
-        "drl" => {
-            let (_, env) =
-                crate::drl::run::load_checkpoint(dir, Device::Cpu).context("weights do not match the architecture")?;
-            LoadedPolicy::Drl { env }
-        }
-        other => bail!("no policy type for problem '{other}'"),
-    };
+    let loader =
+        loaders(&manifest.problem).with_context(|| format!("no policy type for problem '{}'", manifest.problem))?;
+    let policy = loader(&manifest, dir)?;
     Ok(RegisteredModel { manifest, policy })
 }
 
 impl ModelRegistry {
+    /// No models (policies of the problems `loaders` knows can still be promoted).
+    pub fn empty(loaders: Loaders) -> ModelRegistry {
+        ModelRegistry { models: Vec::new(), loaders, rejected: Vec::new(), promoted: Default::default() }
+    }
+
     /// Loads every `dir/<name>/manifest.json`; a model that fails is logged and skipped.
-    pub fn load_dir(dir: &Path) -> ModelRegistry {
-        let mut registry = ModelRegistry::default();
+    pub fn load_dir(dir: &Path, loaders: Loaders) -> ModelRegistry {
+        let mut registry = ModelRegistry::empty(loaders);
         let Ok(entries) = std::fs::read_dir(dir) else {
             tracing::warn!(dir = %dir.display(), "no model folder; serving without models");
             return registry;
@@ -158,7 +132,7 @@ impl ModelRegistry {
             entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.join(MANIFEST_FILE).exists()).collect();
         folders.sort();
         for folder in folders {
-            match load_one(&folder) {
+            match load_one(&folder, loaders) {
                 Ok(model) => {
                     tracing::info!(model = %model.manifest.name, "model loaded");
                     registry.models.push(model);
@@ -179,6 +153,12 @@ impl ModelRegistry {
             .or_else(|| self.promoted.read().expect("registry").iter().copied().find(|m| m.manifest.name == name))
     }
 
+    /// Every model: loaded at start, then promoted.
+    pub fn all(&self) -> Vec<&RegisteredModel> {
+        let promoted = self.promoted.read().expect("registry");
+        self.models.iter().chain(promoted.iter().copied()).collect()
+    }
+
     /// Every manifest: loaded at start, then promoted.
     pub fn manifests(&self) -> Vec<Manifest> {
         let promoted = self.promoted.read().expect("registry");
@@ -193,7 +173,7 @@ impl ModelRegistry {
             entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.join(MANIFEST_FILE).exists()).collect();
         folders.sort();
         for folder in folders {
-            match load_one(&folder) {
+            match load_one(&folder, self.loaders) {
                 Ok(model) if self.get(&model.manifest.name).is_none() => {
                     tracing::info!(model = %model.manifest.name, "promoted model loaded");
                     self.promoted.write().expect("registry").push(Box::leak(Box::new(model)));
@@ -269,7 +249,7 @@ impl ModelRegistry {
             std::fs::write(staging.join(MANIFEST_FILE), serde_json::to_string_pretty(&manifest)? + "\n")?;
             Ok(())
         };
-        let staged = copy().and_then(|_| load_one(&staging));
+        let staged = copy().and_then(|_| load_one(&staging, self.loaders));
         let model = match staged {
             Ok(model) => model,
             Err(error) => {
@@ -282,26 +262,6 @@ impl ModelRegistry {
         tracing::info!(model = %name, "model promoted");
         self.promoted.write().expect("registry").push(Box::leak(Box::new(model)));
         Ok(manifest)
-    }
-
-    /// The default MIMO model for a size: same users and antennas, the closest power (in dB).
-    pub fn default_mimo(&self, users: usize, antennas: usize, power: f64) -> Option<&RegisteredModel> {
-        self.models
-            .iter()
-            .filter_map(|m| m.mimo_config().map(|c| (m, c)))
-            .filter(|(_, c)| c.users == users && c.antennas == antennas)
-            .min_by(|(_, a), (_, b)| {
-                let gap = |c: &PolicyConfig| (c.power.log10() - power.log10()).abs();
-                gap(a).total_cmp(&gap(b))
-            })
-            .map(|(m, _)| m)
-    }
-
-    /// The default compressive-sensing model for an m x n instance: the first of that shape.
-    pub fn default_lista(&self, measurements: usize, unknowns: usize) -> Option<&RegisteredModel> {
-        self.models
-            .iter()
-            .find(|m| m.lista_config().is_some_and(|c| c.measurements == measurements && c.unknowns == unknowns))
     }
 }
 
@@ -316,26 +276,10 @@ pub enum PromoteError {
     Io(anyhow::Error),
 }
 
-static REGISTRY: OnceLock<ModelRegistry> = OnceLock::new();
 /// One promotion at a time (name check, copy, rename).
 static PROMOTING: Mutex<()> = Mutex::new(());
 
-/// The process's registry: `models_dir` on first use (the server passes `--models-dir`; the CLI
-/// and tests get `RLSOLVER_MODELS_DIR` or the crate's `models/`).
-pub fn registry() -> &'static ModelRegistry {
-    REGISTRY.get_or_init(|| ModelRegistry::load_dir(&default_dir()))
-}
-
-/// Loads `dir` as the process's registry unless one is loaded already; returns the registry.
-pub fn init(dir: &Path) -> &'static ModelRegistry {
-    REGISTRY.get_or_init(|| ModelRegistry::load_dir(dir))
-}
-
-/// True once the process's registry has been loaded (`registry()` or `init`).
-pub fn is_loaded() -> bool {
-    REGISTRY.get().is_some()
-}
-
+/// The shipped models' folder: `RLSOLVER_MODELS_DIR`, else the crate's `models/`.
 pub fn default_dir() -> PathBuf {
     std::env::var_os("RLSOLVER_MODELS_DIR")
         .map(PathBuf::from)
@@ -369,61 +313,4 @@ pub fn write_model(dir: &Path, name: &str, store: &tch::nn::VarStore, record: Mo
     };
     std::fs::write(folder.join(MANIFEST_FILE), serde_json::to_string_pretty(&manifest)? + "\n")?;
     Ok(manifest)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::problems::mimo::policy::PolicyConfig;
-
-    fn write_small(dir: &Path, name: &str) {
-        let policy = MimoPolicy::new(
-            PolicyConfig { users: 2, antennas: 2, power: 10.0, noise: 1.0, hidden: vec![8] },
-            Device::Cpu,
-        );
-        let record = ModelRecord {
-            problem: "mimo",
-            architecture: serde_json::to_value(&policy.config).unwrap(),
-            training: serde_json::json!({"command": "test"}),
-            training_data: "none",
-            metrics: serde_json::json!({}),
-        };
-        write_model(dir, name, &policy.store, record).unwrap();
-    }
-
-    #[test]
-    fn verified_models_load_and_corrupt_or_mismatched_ones_are_refused_without_stopping_the_rest() {
-        let dir = std::env::temp_dir().join(format!("rlsolver-models-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        for name in ["good", "corrupt", "mismatched"] {
-            write_small(&dir, name);
-        }
-        // Flip one byte of the weights: the hash no longer matches.
-        let weights = dir.join("corrupt").join(WEIGHTS_FILE);
-        let mut bytes = std::fs::read(&weights).unwrap();
-        let last = bytes.len() - 1;
-        bytes[last] ^= 0xff;
-        std::fs::write(&weights, bytes).unwrap();
-        // A manifest whose architecture does not fit its (intact) weights.
-        let manifest_path = dir.join("mismatched").join(MANIFEST_FILE);
-        let mut manifest: Manifest = serde_json::from_str(&std::fs::read_to_string(&manifest_path).unwrap()).unwrap();
-        manifest.architecture["hidden"] = serde_json::json!([16]);
-        std::fs::write(&manifest_path, serde_json::to_string(&manifest).unwrap()).unwrap();
-
-        let registry = ModelRegistry::load_dir(&dir);
-        assert_eq!(registry.models.iter().map(|m| m.manifest.name.as_str()).collect::<Vec<_>>(), vec!["good"]);
-        assert_eq!(registry.rejected.len(), 2);
-        assert!(
-            registry.rejected.iter().any(|(f, why)| f.ends_with("corrupt") && why.contains("sha256")),
-            "{:?}",
-            registry.rejected
-        );
-        assert!(
-            registry.rejected.iter().any(|(f, why)| f.ends_with("mismatched") && why.contains("architecture")),
-            "{:?}",
-            registry.rejected
-        );
-        assert!(registry.default_mimo(2, 2, 100.0).is_some() && registry.default_mimo(3, 2, 10.0).is_none());
-        let _ = std::fs::remove_dir_all(&dir);
-    }
 }

@@ -70,13 +70,17 @@ fn the_shipped_policies_beat_regularized_zf_on_the_shared_set() {
     let data: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("rayleigh_k8_n8_100.json")).unwrap()).unwrap();
     let mimo = find("mimo").unwrap();
+    let models = std::sync::Arc::new(rlsolver::models::ModelRegistry::load_dir(
+        &rlsolver::models::default_dir(),
+        rlsolver::problems::policy_loaders,
+    ));
     for (power, rzf_ref) in [(10.0, 15.79), (100.0, 29.53)] {
         let mut total = 0.0;
         for sample in data["samples"].as_array().unwrap() {
             let instance =
                 serde_json::json!({"channel": {"re": sample["re"], "im": sample["im"]}, "power": power, "noise": 1.0});
             let options = SolveOptions { method: Some("policy".into()), ..Default::default() };
-            total += solve(mimo, ProblemInput::Json(&instance), &options, &Limits::default())
+            total += solve(mimo, ProblemInput::Json(&instance), &options, &Limits::default(), &models)
                 .expect("a shipped K = N = 8 model")
                 .objective;
         }

@@ -4,7 +4,7 @@ use super::body::JsonBody;
 use super::error::{ApiError, ProblemDetails};
 use super::state::AppState;
 use crate::jobs::TRAINING;
-use crate::models::{registry, Manifest, PromoteError};
+use crate::models::{Manifest, PromoteError};
 use crate::problems::ProblemError;
 use crate::store::JobState;
 use axum::extract::{Path, State};
@@ -82,8 +82,9 @@ pub async fn promote(
     let training = serde_json::json!({"job_id": job.id, "request": job.request});
     let metrics = serde_json::json!({"latest_evaluation": job.latest, "result": job.result});
     let (name, models_dir) = (request.name.clone(), state.config.data_dir.join("models"));
+    let registry = state.solve.models.clone();
     let promoted =
-        tokio::task::spawn_blocking(move || registry().promote(&run_dir, &models_dir, &name, training, metrics))
+        tokio::task::spawn_blocking(move || registry.promote(&run_dir, &models_dir, &name, training, metrics))
             .await
             .map_err(|e| ApiError::Internal(anyhow::anyhow!("promotion task failed: {e}")))?;
     match promoted {
@@ -100,8 +101,8 @@ pub async fn promote(
 }
 
 #[utoipa::path(get, path = "/v1/models", tag = "models", operation_id = "list_models", responses((status = 200, description = "Every loaded model", body = ModelList)))]
-pub async fn list() -> Json<ModelList> {
-    let r = registry();
+pub async fn list(State(state): State<AppState>) -> Json<ModelList> {
+    let r = &state.solve.models;
     Json(ModelList {
         models: r.manifests(),
         rejected: r
@@ -120,8 +121,10 @@ pub async fn list() -> Json<ModelList> {
     params(("name" = String, Path, description = "Model name")),
     responses((status = 200, description = "The model's manifest", body = Manifest), (status = 404, description = "No such model"))
 )]
-pub async fn one(Path(name): Path<String>) -> Result<Json<Manifest>, ApiError> {
-    registry()
+pub async fn one(State(state): State<AppState>, Path(name): Path<String>) -> Result<Json<Manifest>, ApiError> {
+    state
+        .solve
+        .models
         .get(&name)
         .map(|m| Json(m.manifest.clone()))
         .ok_or_else(|| ApiError::not_found("name", format!("no model named '{name}'")))

@@ -46,10 +46,12 @@ pub struct SolveRequest {
 
 /// Every registered problem with its instance and option schemas.
 #[utoipa::path(get, path = "/v1/problems", tag = "problems", operation_id = "list_problems", responses((status = 200, body = Vec<ProblemInfo>)))]
-pub async fn list() -> Json<Vec<ProblemInfo>> {
+pub async fn list(State(state): State<AppState>) -> Json<Vec<ProblemInfo>> {
     let options_schema = serde_json::to_value(SolveOptions::schema()).unwrap_or_default();
     Json(
-        problems::registry()
+        state
+            .solve
+            .problems
             .iter()
             .map(|p| ProblemInfo {
                 name: p.name().into(),
@@ -94,7 +96,7 @@ pub async fn solve(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<SolveReport>, ApiError> {
-    let problem = problems::find(&name)?;
+    let problem = state.solve.problems.find(&name)?;
     let Query(query_options) = query.map_err(|e| ApiError::bad_request("query", e.body_text()))?;
     let body = body.map_err(|e| super::body::rejection(e, state.config.max_body_bytes))?;
     let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
@@ -117,7 +119,7 @@ pub async fn solve(
         .clone()
         .try_acquire_owned()
         .map_err(|_| ApiError::Busy(state.config.max_concurrent_solves))?;
-    let config = state.config.clone();
+    let context = state.solve.clone();
     // The search is CPU-bound: keep it off the async workers so /health answers meanwhile.
     let report = tokio::task::spawn_blocking(move || {
         let _permit = permit;
@@ -126,7 +128,7 @@ pub async fn solve(
             ParsedBody::Json(value) => ProblemInput::Json(value),
             ParsedBody::Text(text) => ProblemInput::Text(text),
         };
-        problems::solve(problem, input, &options, &config.limits)
+        problems::solve(problem, input, &options, &context.limits, &context.models)
     })
     .await
     .map_err(|e| ApiError::Internal(anyhow::anyhow!("solver task failed: {e}")))??;

@@ -46,10 +46,9 @@ pub async fn submit(
     State(state): State<AppState>,
     JsonBody(request): JsonBody<SolveJobRequest>,
 ) -> Result<Response, ApiError> {
-    let limits = state.config.limits.clone();
-    let checked = request.clone();
+    let (checked, context) = (request.clone(), state.solve.clone());
     // Parsing a large instance is CPU work: off the async workers.
-    tokio::task::spawn_blocking(move || checked.prepare(&limits).map(drop))
+    tokio::task::spawn_blocking(move || checked.prepare(&context).map(drop))
         .await
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("validation task failed: {e}")))??;
     jobs::accept(&state, SOLVE, "/v1/solve/jobs", &request).await

@@ -4,7 +4,8 @@ use super::auth::ApiKeys;
 use super::metrics::HttpMetrics;
 use crate::jobs::training::TrainingLimits;
 use crate::jobs::{JobManager, JobsConfig};
-use crate::problems::Limits;
+use crate::models::ModelRegistry;
+use crate::problems::{Limits, ProblemSet, SolveContext};
 use crate::store::Store;
 use anyhow::Result;
 use std::path::PathBuf;
@@ -30,6 +31,10 @@ pub struct ServerConfig {
     pub api_keys: Vec<String>,
     /// Origins allowed by CORS (`*` = any); empty = no CORS headers.
     pub cors_origins: Vec<String>,
+    /// The shipped models (read-only); promoted ones live under `data_dir/models`.
+    pub models_dir: PathBuf,
+    /// The problems served (the built-in ones by default).
+    pub problems: ProblemSet,
 }
 
 impl Default for ServerConfig {
@@ -47,6 +52,8 @@ impl Default for ServerConfig {
             training_limits: TrainingLimits::default(),
             api_keys: Vec::new(),
             cors_origins: Vec::new(),
+            models_dir: crate::models::default_dir(),
+            problems: ProblemSet::builtin(),
         }
     }
 }
@@ -58,30 +65,36 @@ pub struct AppState {
     pub jobs: Arc<JobManager>,
     pub keys: Arc<ApiKeys>,
     pub metrics: Arc<HttpMetrics>,
+    /// The problems, models and limits every solve of this server runs against.
+    pub solve: SolveContext,
     ready: Arc<AtomicBool>,
 }
 
 impl AppState {
     /// Opens the store (migrating it), starts the job workers and re-queues unfinished jobs.
     pub async fn open(config: ServerConfig) -> Result<Self> {
-        // Loads the default model folder unless `models::init` already loaded one, then what
-        // earlier runs promoted into the data folder.
-        crate::models::registry().load_promoted(&config.data_dir.join("models"));
+        // The shipped models, then what earlier runs promoted into the data folder.
+        let models = Arc::new(ModelRegistry::load_dir(&config.models_dir, crate::problems::policy_loaders));
+        models.load_promoted(&config.data_dir.join("models"));
+        let dir = config.models_dir.display().to_string();
+        tracing::info!(loaded = models.models.len(), refused = models.rejected.len(), %dir, "model registry");
         let store = Store::open(&config.data_dir).await?;
-        let jobs = JobManager::start(store, &config.data_dir, config.jobs.clone(), config.limits.clone()).await?;
+        let solve = SolveContext { problems: config.problems.clone(), models, limits: config.limits.clone() };
+        let jobs = JobManager::start(store, &config.data_dir, config.jobs.clone(), solve.clone()).await?;
         Ok(AppState {
             solve_slots: Arc::new(Semaphore::new(config.max_concurrent_solves.max(1))),
             keys: Arc::new(ApiKeys::new(&config.api_keys)),
             metrics: Arc::new(HttpMetrics::default()),
             config: Arc::new(config),
             jobs,
+            solve,
             ready: Arc::new(AtomicBool::new(true)),
         })
     }
 
-    /// Ready: not draining, the model registry loaded and the store answering.
+    /// Ready: not draining and the store answering (the models load before the server listens).
     pub async fn is_ready(&self) -> bool {
-        self.ready.load(Ordering::SeqCst) && crate::models::is_loaded() && self.jobs.store().ping().await
+        self.ready.load(Ordering::SeqCst) && self.jobs.store().ping().await
     }
 
     /// Called when shutdown starts, so that load balancers stop sending work.

@@ -29,6 +29,10 @@ pub fn run_cs(config: &CsBenchConfig) -> Result<String> {
         BASELINES.iter().map(|b| format!(" {b} |")).collect::<String>()
     )?;
     writeln!(report, "|---|{}---|---|", "---|".repeat(BASELINES.len()))?;
+    // The shipped models, as the server would load them.
+    let registry =
+        crate::models::ModelRegistry::load_dir(&crate::models::default_dir(), crate::problems::policy_loaders);
+    let models = crate::problems::Models { registry: &registry, requested: None };
     for &k in &config.sparsities {
         let mut successes = vec![0usize; BASELINES.len() + 1];
         let mut seconds = 0.0;
@@ -47,7 +51,7 @@ pub fn run_cs(config: &CsBenchConfig) -> Result<String> {
                 serde_json::from_value(report.solution["x"].clone()).expect("x")
             };
             for (b, name) in BASELINES.iter().enumerate() {
-                let found = match instance.solve_baseline(name, &params) {
+                let found = match instance.solve_baseline(name, &params, models) {
                     Ok(report) => estimate(report),
                     // No LISTA model for this shape: the policy column stays at 0%.
                     Err(_) if *name == "policy" => continue,
@@ -55,7 +59,7 @@ pub fn run_cs(config: &CsBenchConfig) -> Result<String> {
                 };
                 successes[b] += usize::from(relative_error(&found, &x) < 1e-3);
             }
-            let searched = instance.solve(&params);
+            let searched = instance.solve(&params, models);
             seconds += searched.elapsed_ms / 1e3;
             successes[BASELINES.len()] += usize::from(relative_error(&estimate(searched), &x) < 1e-3);
         }

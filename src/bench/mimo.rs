@@ -44,6 +44,10 @@ pub fn run_mimo(config: &MimoBenchConfig) -> Result<String> {
         config.time_limit_s
     )?;
     writeln!(report, "|---|---|{}---|---|---|", "---|".repeat(BASELINES.len()))?;
+    // The shipped models, as the server would load them.
+    let registry =
+        crate::models::ModelRegistry::load_dir(&crate::models::default_dir(), crate::problems::policy_loaders);
+    let models = crate::problems::Models { registry: &registry, requested: None };
     for &power in &config.powers {
         let instances = load(config, power)?;
         let params = SearchParams { time_limit_s: config.time_limit_s, seed: config.seed, ..SearchParams::default() };
@@ -52,9 +56,9 @@ pub fn run_mimo(config: &MimoBenchConfig) -> Result<String> {
         for instance in &instances {
             for (sum, name) in sums.iter_mut().zip(BASELINES) {
                 // `policy` without a model for this size counts as NaN in its column.
-                *sum += instance.solve_baseline(name, &params).map_or(f64::NAN, |r| r.objective);
+                *sum += instance.solve_baseline(name, &params, models).map_or(f64::NAN, |r| r.objective);
             }
-            let found = instance.solve(&params);
+            let found = instance.solve(&params, models);
             search += found.objective;
             seconds += found.elapsed_ms / 1e3;
         }

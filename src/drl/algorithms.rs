@@ -321,4 +321,41 @@ mod tests {
         }
         assert!(find("dqn").unwrap().configure(&json!({"bogus": 1})).is_err());
     }
+
+    #[test]
+    fn every_agent_is_built_from_name_and_json_and_takes_live_hyperparameter_changes() {
+        use crate::drl::{env, marl};
+        for algorithm in all() {
+            let spec = if algorithm.multi_agent {
+                let id = if algorithm.takes(&ActionSpace::Discrete { n: 2 }) {
+                    "simple_spread"
+                } else {
+                    "simple_spread_continuous"
+                };
+                marl::run::env_spec(id, marl::make(id, 1).unwrap().as_ref())
+            } else {
+                let id = if algorithm.action_spaces.contains(&"discrete") { "CartPole-v1" } else { "Pendulum-v1" };
+                let e = env::make(id, 1).unwrap();
+                EnvSpec {
+                    id: id.into(),
+                    observation_dim: e.observation_dim(),
+                    action_space: e.action_space(),
+                    agents: 1,
+                    state_dim: 0,
+                    episode_limit: 0,
+                }
+            };
+            let config = algorithm.configure(&json!({})).unwrap();
+            let mut learner = (algorithm.build)(&config, &spec, Device::Cpu, 1).unwrap();
+            let state: &mut dyn super::super::agents::AgentState = match &mut learner {
+                Learner::Single(agent) => agent.state(),
+                Learner::Multi(learner) => learner.as_mut(),
+            };
+            let rate = if config.get("learning_rate").is_some() { "learning_rate" } else { "actor_learning_rate" };
+            state.set_hyperparameters(&json!({rate: 1e-5})).unwrap();
+            let refused = state.set_hyperparameters(&json!({"hidden": [3]}));
+            assert!(refused.unwrap_err().to_string().contains("new run"), "{}", algorithm.name);
+            assert!(state.set_hyperparameters(&json!({"bogus": 1})).is_err(), "{}", algorithm.name);
+        }
+    }
 }

@@ -10,7 +10,7 @@ pub mod solve;
 pub mod training;
 
 use crate::drl::hooks::RunHooks;
-use crate::problems::Limits;
+use crate::problems::SolveContext;
 use crate::search::hooks::SearchHooks;
 use crate::store::{JobRecord, JobState, Store};
 use anyhow::Result;
@@ -69,8 +69,8 @@ pub struct JobManager {
     store: Store,
     data_dir: PathBuf,
     config: JobsConfig,
-    /// Instance limits for solve jobs.
-    limits: Limits,
+    /// What solve jobs run against.
+    solve: SolveContext,
     queue: mpsc::UnboundedSender<String>,
     /// Jobs sent to the queue and neither popped by a worker nor cancelled: what the queue bound
     /// counts (a set, so a job cancelled while waiting stops counting at once, exactly once).
@@ -80,13 +80,18 @@ pub struct JobManager {
 
 impl JobManager {
     /// Starts the worker pool and re-queues the jobs a previous server left unfinished.
-    pub async fn start(store: Store, data_dir: &Path, config: JobsConfig, limits: Limits) -> Result<Arc<JobManager>> {
+    pub async fn start(
+        store: Store,
+        data_dir: &Path,
+        config: JobsConfig,
+        solve: SolveContext,
+    ) -> Result<Arc<JobManager>> {
         let (queue, receiver) = mpsc::unbounded_channel();
         let manager = Arc::new(JobManager {
             store,
             data_dir: data_dir.to_path_buf(),
             config,
-            limits,
+            solve,
             queue,
             waiting: Mutex::new(HashSet::new()),
             live: Mutex::new(HashMap::new()),
@@ -189,8 +194,8 @@ impl JobManager {
         let (resume, work): (bool, JobWork) = match job.kind.as_str() {
             SOLVE => {
                 let request: SolveJobRequest = serde_json::from_value(job.request.clone())?;
-                let (hooks, limits) = (self.search_hooks(id, cancel), self.limits.clone());
-                (false, Box::new(move || request.run(&limits, hooks)))
+                let (hooks, context) = (self.search_hooks(id, cancel), self.solve.clone());
+                (false, Box::new(move || request.run(&context, hooks)))
             }
             _ => {
                 let request: TrainingRequest = serde_json::from_value(job.request.clone())?;
@@ -239,6 +244,7 @@ impl JobManager {
                 }
                 manager.emit(&id, "incumbent", point);
             })),
+            on_incumbent_state: None,
             cancel: Some(cancel),
         }
     }

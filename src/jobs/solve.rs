@@ -1,6 +1,6 @@
 //! Solve jobs: a long solve run in the background, its incumbents streamed as events.
 
-use crate::problems::{self, Limits, PreparedSolve, ProblemError, ProblemInput, SolveOptions};
+use crate::problems::{self, PreparedSolve, ProblemError, ProblemInput, SolveContext, SolveOptions};
 use crate::search::hooks::SearchHooks;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -20,19 +20,20 @@ pub struct SolveJobRequest {
 
 impl SolveJobRequest {
     /// Loads and checks everything a solve checks; the error names the field.
-    pub fn prepare(&self, limits: &Limits) -> Result<PreparedSolve, ProblemError> {
-        let problem = problems::find(&self.problem).map_err(|_| {
-            ProblemError::invalid("problem", format!("unknown problem '{}' (GET /v1/problems)", self.problem))
-        })?;
+    pub fn prepare(&self, context: &SolveContext) -> Result<PreparedSolve, ProblemError> {
+        let (limits, models) = (&context.limits, &context.models);
+        let problem =
+            context.problems.find(&self.problem).map_err(|e| ProblemError::invalid("problem", e.to_string()))?;
         let options = self.options.clone().unwrap_or_default();
-        let settings = problems::prepare_options(problem, &options, limits, |_| {}).map_err(|e| e.within("options"))?;
-        problems::prepare_instance(problem, ProblemInput::Json(&self.instance), &options, limits, settings)
+        let settings =
+            problems::prepare_options(problem, &options, limits, models, |_| {}).map_err(|e| e.within("options"))?;
+        problems::prepare_instance(problem, ProblemInput::Json(&self.instance), &options, limits, models, settings)
             .map_err(|e| e.within("instance"))
     }
 
     /// Solves (blocking) with `hooks`; returns the report and whether it was cancelled.
-    pub fn run(&self, limits: &Limits, hooks: SearchHooks) -> anyhow::Result<(serde_json::Value, bool)> {
-        let mut prepared = self.prepare(limits)?;
+    pub fn run(&self, context: &SolveContext, hooks: SearchHooks) -> anyhow::Result<(serde_json::Value, bool)> {
+        let mut prepared = self.prepare(context)?;
         let cancelled = hooks.cancel.clone();
         prepared.params.hooks = hooks;
         let report = prepared.run()?;

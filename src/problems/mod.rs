@@ -1,7 +1,9 @@
 //! The problem abstraction and its registry. A problem parses and validates instances (JSON and
 //! its native text format), defines the Hamiltonian of a batch of candidates as a tensor op (via
 //! `ising`), decodes to the user's objective and runs its baselines. The CLI and the HTTP API both
-//! read `registry()`, so a new problem is one module plus one entry there.
+//! read `registry()`, so a new problem is one module plus one entry there. A solve gets what it
+//! may use explicitly: the served `ProblemSet`, the `ModelRegistry` (each problem loads its own
+//! policy type through `Problem::policy_loader`) and the limits, bundled as `SolveContext`.
 //!
 //! Design note: what `Instance` has to carry for the coming domains. `Instance::solve` owns its
 //! whole search and answers a `SolveReport` whose `objective` and `solution` are the domain's
@@ -10,9 +12,9 @@
 //!   and share the engine's solve path; incumbents convert energy to objective on the fly.
 //! - Constrained binary problems (independent set, cover, knapsack, partitioning) put penalties
 //!   in the Hamiltonian, repair every incumbent to feasibility and score the repaired solution;
-//!   that objective is not affine in the energy, so they stream incumbents through a hook that
-//!   receives the spins and returns the decoded objective (open: `SearchHooks` passes energies
-//!   only today).
+//!   that objective is not affine in the energy, so they stream incumbents through
+//!   `SearchHooks::decoded`, which hands the hook each incumbent's spins (tests/toy_problem.rs
+//!   does this end to end over HTTP).
 //! - Permutations (tours), continuous vectors (portfolio weights), trees (contraction orders)
 //!   and sequential problems (an OR-Gym episode by a policy rollout) implement `Instance`
 //!   directly with their own moves, report through the same `SolveReport`, and stream their
@@ -28,8 +30,10 @@ pub mod random;
 /// The Ising model lives in the engine (`search::ising`); problems build one.
 pub use crate::search::ising;
 
+use crate::models::{ModelRegistry, PolicyLoader};
 use crate::search::{Incumbent, SearchOutcome, SearchParams, StopReason};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 use std::time::Duration;
 use tch::Device;
 use utoipa::{IntoParams, ToSchema};
@@ -68,7 +72,8 @@ pub enum ProblemError {
     Invalid { field: String, message: String },
     #[error("{field}: {message}")]
     TooLarge { field: String, message: String },
-    #[error("{}", crate::suggest::unknown("problem", .0, registry().iter().map(|p| p.name())))]
+    /// The message names the closest served problem.
+    #[error("{0}")]
     UnknownProblem(String),
 }
 
@@ -171,7 +176,6 @@ impl SolveOptions {
             chains: self.chains,
             device: parse_device(self.device.as_deref())?,
             max_rounds: self.max_rounds,
-            model: self.model.clone(),
             ..SearchParams::default()
         })
     }
@@ -262,14 +266,31 @@ pub trait Problem: Send + Sync {
     /// JSON schema of the JSON instance format.
     fn instance_schema(&self) -> serde_json::Value;
     fn load(&self, input: ProblemInput<'_>, limits: &Limits) -> Result<Box<dyn Instance>, ProblemError>;
+    /// Loads this problem's policies from model folders (problems without learned policies: None).
+    fn policy_loader(&self) -> Option<PolicyLoader> {
+        None
+    }
+}
+
+/// The models a solve may use, passed to it explicitly: the registry its caller serves and the
+/// model the request names (None: the problem's default for the instance's size, if any).
+#[derive(Clone, Copy)]
+pub struct Models<'a> {
+    pub registry: &'a ModelRegistry,
+    pub requested: Option<&'a str>,
 }
 
 /// A validated instance, ready to solve.
 pub trait Instance: Send + Sync {
-    fn solve(&self, params: &SearchParams) -> SolveReport;
+    fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport;
     /// Runs the named baseline for `params.time_limit_s` with `params.seed`; an unknown name or
     /// a baseline that cannot run on this instance is a `method` (or `model`) error.
-    fn solve_baseline(&self, name: &str, params: &SearchParams) -> Result<SolveReport, ProblemError>;
+    fn solve_baseline(
+        &self,
+        name: &str,
+        params: &SearchParams,
+        models: Models<'_>,
+    ) -> Result<SolveReport, ProblemError>;
     /// Objective -> the search's target energy (for `target`).
     fn target_energy(&self, objective: f64) -> f64;
     fn size_summary(&self) -> String;
@@ -287,7 +308,7 @@ pub trait IsingProblem: Send + Sync {
 }
 
 impl<T: IsingProblem> Instance for T {
-    fn solve(&self, params: &SearchParams) -> SolveReport {
+    fn solve(&self, params: &SearchParams, _models: Models<'_>) -> SolveReport {
         // Ising objectives are affine in the energy (Max-Cut: (sum w - H) / 2), so the streamed
         // incumbents convert without holding on to the instance.
         let (offset, slope) = (self.objective(0.0), self.objective(1.0) - self.objective(0.0));
@@ -297,7 +318,7 @@ impl<T: IsingProblem> Instance for T {
         report(self, &params, outcome)
     }
 
-    fn solve_baseline(&self, name: &str, params: &SearchParams) -> Result<SolveReport, ProblemError> {
+    fn solve_baseline(&self, name: &str, params: &SearchParams, _: Models<'_>) -> Result<SolveReport, ProblemError> {
         let start = std::time::Instant::now();
         let (spins, time_to_best) = self
             .run_baseline(name, Duration::from_secs_f64(params.time_limit_s), params.seed)
@@ -345,6 +366,53 @@ fn report<T: IsingProblem>(problem: &T, params: &SearchParams, outcome: SearchOu
     }
 }
 
+/// The problems a server or CLI serves: the built-in `registry()` unless the caller adds its own
+/// (a test's toy problem, a deployment's extra domain).
+#[derive(Clone)]
+pub struct ProblemSet(Vec<&'static dyn Problem>);
+
+impl ProblemSet {
+    pub fn builtin() -> Self {
+        ProblemSet(registry().to_vec())
+    }
+
+    /// The built-in problems and `extra`.
+    pub fn with(extra: &[&'static dyn Problem]) -> Self {
+        ProblemSet(registry().iter().chain(extra).copied().collect())
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &'static dyn Problem> + '_ {
+        self.0.iter().copied()
+    }
+
+    pub fn find(&self, name: &str) -> Result<&'static dyn Problem, ProblemError> {
+        self.iter().find(|p| p.name() == name).ok_or_else(|| {
+            ProblemError::UnknownProblem(crate::suggest::unknown("problem", name, self.iter().map(|p| p.name())))
+        })
+    }
+}
+
+impl Default for ProblemSet {
+    fn default() -> Self {
+        Self::builtin()
+    }
+}
+
+impl std::fmt::Debug for ProblemSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter().map(|p| p.name())).finish()
+    }
+}
+
+/// What a solve runs against, passed explicitly (no process-wide state): the problems served,
+/// the models, the limits.
+#[derive(Clone)]
+pub struct SolveContext {
+    pub problems: ProblemSet,
+    pub models: Arc<ModelRegistry>,
+    pub limits: Limits,
+}
+
 /// Every registered problem.
 pub fn registry() -> &'static [&'static dyn Problem] {
     static PROBLEMS: [&dyn Problem; 3] = [&maxcut::MaxCut, &mimo::Mimo, &cs::CompressiveSensing];
@@ -352,7 +420,16 @@ pub fn registry() -> &'static [&'static dyn Problem] {
 }
 
 pub fn find(name: &str) -> Result<&'static dyn Problem, ProblemError> {
-    registry().iter().copied().find(|p| p.name() == name).ok_or_else(|| ProblemError::UnknownProblem(name.to_string()))
+    ProblemSet::builtin().find(name)
+}
+
+/// The loader of a model manifest's `problem`: a registered problem's own, or the deep-RL
+/// policies' (`drl`). What a `ModelRegistry` is opened with.
+pub fn policy_loaders(problem: &str) -> Option<PolicyLoader> {
+    match problem {
+        "drl" => Some(crate::drl::run::load_policy),
+        name => find(name).ok().and_then(|p| p.policy_loader()),
+    }
 }
 
 /// Loads, applies options (including `target`) and solves: the one path shared by CLI and HTTP.
@@ -361,8 +438,9 @@ pub fn solve(
     input: ProblemInput<'_>,
     options: &SolveOptions,
     limits: &Limits,
+    models: &Arc<ModelRegistry>,
 ) -> Result<SolveReport, ProblemError> {
-    solve_tuned(problem, input, options, limits, |_| {})
+    solve_tuned(problem, input, options, limits, models, |_| {})
 }
 
 /// A loaded, checked solve: run it (possibly later, on another thread) with `run`.
@@ -370,15 +448,19 @@ pub struct PreparedSolve {
     pub instance: Box<dyn Instance>,
     pub params: SearchParams,
     method: String,
+    registry: Arc<ModelRegistry>,
+    /// The model the request named.
+    model: Option<String>,
 }
 
 impl PreparedSolve {
     /// Solves; a report whose numbers are not all finite (values so large that the arithmetic
     /// overflowed) is an `instance` error rather than an answer with nulls in it.
     pub fn run(&self) -> Result<SolveReport, ProblemError> {
+        let models = Models { registry: &self.registry, requested: self.model.as_deref() };
         let report = match self.method.as_str() {
-            "search" => self.instance.solve(&self.params),
-            baseline => self.instance.solve_baseline(baseline, &self.params)?,
+            "search" => self.instance.solve(&self.params, models),
+            baseline => self.instance.solve_baseline(baseline, &self.params, models)?,
         };
         let finite = report.objective.is_finite()
             && report.energy.is_finite()
@@ -410,6 +492,7 @@ pub fn prepare_options(
     problem: &dyn Problem,
     options: &SolveOptions,
     limits: &Limits,
+    models: &ModelRegistry,
     tune: impl FnOnce(&mut SearchParams),
 ) -> Result<(SearchParams, String), ProblemError> {
     let mut params = options.to_search_params(limits)?;
@@ -426,7 +509,7 @@ pub fn prepare_options(
         ));
     }
     if let Some(name) = &options.model {
-        let model = crate::models::registry()
+        let model = models
             .get(name)
             .ok_or_else(|| ProblemError::invalid("model", format!("no model named '{name}' (GET /v1/models)")))?;
         if model.manifest.problem != problem.name() {
@@ -445,11 +528,12 @@ pub fn prepare_instance(
     input: ProblemInput<'_>,
     options: &SolveOptions,
     limits: &Limits,
+    registry: &Arc<ModelRegistry>,
     (mut params, method): (SearchParams, String),
 ) -> Result<PreparedSolve, ProblemError> {
     let instance = problem.load(input, limits)?;
     params.target_energy = options.target.map(|t| instance.target_energy(t));
-    Ok(PreparedSolve { instance, params, method })
+    Ok(PreparedSolve { instance, params, method, registry: registry.clone(), model: options.model.clone() })
 }
 
 /// Everything `solve` checks, without solving: the instance loaded and the parameters set.
@@ -458,10 +542,11 @@ pub fn prepare(
     input: ProblemInput<'_>,
     options: &SolveOptions,
     limits: &Limits,
+    registry: &Arc<ModelRegistry>,
     tune: impl FnOnce(&mut SearchParams),
 ) -> Result<PreparedSolve, ProblemError> {
-    let settings = prepare_options(problem, options, limits, tune)?;
-    prepare_instance(problem, input, options, limits, settings)
+    let settings = prepare_options(problem, options, limits, registry, tune)?;
+    prepare_instance(problem, input, options, limits, registry, settings)
 }
 
 /// `solve` with expert search knobs set by `tune` (the CLI exposes them; the API does not).
@@ -470,7 +555,8 @@ pub fn solve_tuned(
     input: ProblemInput<'_>,
     options: &SolveOptions,
     limits: &Limits,
+    registry: &Arc<ModelRegistry>,
     tune: impl FnOnce(&mut SearchParams),
 ) -> Result<SolveReport, ProblemError> {
-    prepare(problem, input, options, limits, tune)?.run()
+    prepare(problem, input, options, limits, registry, tune)?.run()
 }

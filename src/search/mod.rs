@@ -51,8 +51,6 @@ pub struct SearchParams {
     pub target_energy: Option<f64>,
     /// Iteration budget in rounds; with it, the same seed reproduces the same result.
     pub max_rounds: Option<usize>,
-    /// A registered model whose policy seeds the search (problems with learned policies).
-    pub model: Option<String>,
     /// Patience, in work: the search stops as converged once the chains together have done
     /// `patience * n^1.5` sweeps (Metropolis proposals and tabu flips, per spin) since the last
     /// improvement, and an annealing cycle ends early once every chain sits at the incumbent
@@ -91,7 +89,6 @@ impl Default for SearchParams {
             proposal_fraction: 0.05,
             target_energy: None,
             max_rounds: None,
-            model: None,
             patience: 40.0,
             tabu_steps: None,
             cycle_rounds: 100,
@@ -178,7 +175,7 @@ pub fn minimize(model: &IsingModel, params: &SearchParams) -> SearchOutcome {
     if params.exact && exact::affordable(model) {
         if let Some((spins, energy)) = exact::enumerate(model, deadline, &|| params.hooks.cancelled()) {
             let elapsed = start.elapsed();
-            params.hooks.incumbent(elapsed, energy);
+            params.hooks.incumbent_state(elapsed, &spins, energy);
             return SearchOutcome {
                 spins,
                 energy,
@@ -261,7 +258,7 @@ pub fn minimize(model: &IsingModel, params: &SearchParams) -> SearchOutcome {
                 sweeps_since_improvement = 0.0;
                 sweeps_in_cycle = 0.0;
                 history.push(Incumbent { elapsed: start.elapsed(), energy: best_energy });
-                params.hooks.incumbent(start.elapsed(), best_energy);
+                params.hooks.incumbent_state(start.elapsed(), &best_spins, best_energy);
             }
         }
         if gauge_fixed {

@@ -214,6 +214,18 @@ pub fn load_checkpoint(dir: &Path, device: Device) -> Result<(Learner, String)> 
     Ok((learner, env_id))
 }
 
+/// A promoted deep-RL policy as the model registry holds it (its folder rebuilds with
+/// `load_checkpoint`).
+pub struct DrlPolicy {
+    pub env: String,
+}
+
+/// The model registry's loader for `drl` manifests: the folder must rebuild and load.
+pub fn load_policy(_manifest: &crate::models::Manifest, dir: &Path) -> Result<crate::models::LoadedPolicy> {
+    let (_, env) = load_checkpoint(dir, Device::Cpu).context("weights do not match the architecture")?;
+    Ok(Box::new(DrlPolicy { env }))
+}
+
 /// Mean and std of the (team) return of `episodes` deterministic episodes of a loaded agent.
 pub fn evaluate_learner(
     learner: &mut Learner,

@@ -14,11 +14,14 @@
 //! the normalized error ||x^K - x||^2 / ||x||^2.
 
 use super::recovery::Matrix;
+use crate::models::{LoadedPolicy, Manifest, WEIGHTS_FILE};
 use crate::problems::random::standard_normal;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::sync::Mutex;
 use tch::nn::OptimizerConfig;
 use tch::{nn, Device, Kind, Tensor};
 
@@ -207,6 +210,14 @@ pub fn gaussian_batch(
     let x = Tensor::from_slice(&x).view([count as i64, n as i64]);
     let y = a.matmul(&x.unsqueeze(2)).squeeze_dim(2);
     (a, y, x)
+}
+
+/// The model registry's loader for `compressive_sensing` manifests.
+pub fn load(manifest: &Manifest, dir: &Path) -> Result<LoadedPolicy> {
+    let config: ListaConfig = serde_json::from_value(manifest.architecture.clone()).context("architecture")?;
+    let mut policy = ListaPolicy::new(config, Device::Cpu);
+    policy.store.load(dir.join(WEIGHTS_FILE)).context("weights do not match the architecture")?;
+    Ok(Box::new(Mutex::new(policy)))
 }
 
 #[cfg(test)]

@@ -6,10 +6,13 @@
 pub mod lista;
 pub mod recovery;
 
-use super::{HistoryPoint, Instance, Limits, Problem, ProblemError, ProblemInput, SolveReport};
+use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use crate::models::{ModelRegistry, RegisteredModel};
 use crate::search::{SearchParams, StopReason};
+use lista::ListaPolicy;
 use recovery::{lasso, lasso_lambda, least_squares, norm, omp, support_search, top_k, Matrix};
 use serde_json::json;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use tch::Device;
 
@@ -112,21 +115,24 @@ impl CsInstance {
 
     /// The named (or default) LISTA model's estimate and the model's name; Ok(None) when no
     /// model fits this shape.
-    fn policy_estimate(&self, model: Option<&str>) -> Result<Option<(Vec<f64>, String)>, ProblemError> {
-        let registry = crate::models::registry();
-        let chosen = match model {
+    fn policy_estimate(&self, models: Models<'_>) -> Result<Option<(Vec<f64>, String)>, ProblemError> {
+        let chosen = match models.requested {
             Some(name) => Some(
-                registry.get(name).ok_or_else(|| ProblemError::invalid("model", format!("no model named '{name}'")))?,
+                models
+                    .registry
+                    .get(name)
+                    .ok_or_else(|| ProblemError::invalid("model", format!("no model named '{name}'")))?,
             ),
-            None => registry.default_lista(self.a.m, self.a.n),
+            None => default_model(models.registry, self.a.m, self.a.n),
         };
         let Some(chosen) = chosen else { return Ok(None) };
-        let (Some(policy), Some(config)) = (chosen.lista(), chosen.lista_config()) else {
+        let Some(policy) = chosen.policy::<Mutex<ListaPolicy>>() else {
             return Err(ProblemError::invalid(
                 "model",
                 format!("'{}' is a {} model, not compressive_sensing", chosen.manifest.name, chosen.manifest.problem),
             ));
         };
+        let config = policy.lock().expect("policy lock").config.clone();
         if config.measurements != self.a.m || config.unknowns != self.a.n {
             return Err(ProblemError::invalid(
                 "model",
@@ -196,14 +202,14 @@ impl Instance for CsInstance {
     /// The support search at the given sparsity; with an estimated one, a residual above the
     /// noise level means the estimate was too small, so larger supports are tried in turn, up
     /// to min(m, n), until one reaches it or the budget runs out.
-    fn solve(&self, params: &SearchParams) -> SolveReport {
+    fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
         let start = Instant::now();
         let fista = lasso(&self.a, &self.y, self.lambda(), LASSO_ITERATIONS, true);
         let first_k = self.sparsity_for(&fista);
         let last_k = if self.sparsity.is_some() { first_k } else { self.a.m.min(self.a.n).max(first_k) };
         // A named model that does not fit was rejected when the request was checked; here a
         // missing model only means one seed fewer.
-        let policy_x = self.policy_estimate(params.model.as_deref()).ok().flatten().map(|(x, _)| x);
+        let policy_x = self.policy_estimate(models).ok().flatten().map(|(x, _)| x);
         // Without noise a zero residual is the goal; with noise sigma, E ~ m sigma^2 is as good as it gets.
         let target = if self.noise == 0.0 {
             1e-20 * self.y.iter().map(|v| v * v).sum::<f64>()
@@ -261,7 +267,12 @@ impl Instance for CsInstance {
         self.report(best_x, status, start, history, chains, iterations, params.seed)
     }
 
-    fn solve_baseline(&self, name: &str, params: &SearchParams) -> Result<SolveReport, ProblemError> {
+    fn solve_baseline(
+        &self,
+        name: &str,
+        params: &SearchParams,
+        models: Models<'_>,
+    ) -> Result<SolveReport, ProblemError> {
         let start = Instant::now();
         let x = match name {
             "omp" => {
@@ -271,7 +282,7 @@ impl Instance for CsInstance {
             "ista" => lasso(&self.a, &self.y, self.lambda(), LASSO_ITERATIONS, false),
             "fista" => lasso(&self.a, &self.y, self.lambda(), LASSO_ITERATIONS, true),
             "policy" => {
-                let (x, _) = self.policy_estimate(params.model.as_deref())?.ok_or_else(|| {
+                let (x, _) = self.policy_estimate(models)?.ok_or_else(|| {
                     ProblemError::invalid(
                         "model",
                         format!("no compressive_sensing model for A of {} x {} (GET /v1/models)", self.a.m, self.a.n),
@@ -296,7 +307,21 @@ impl Instance for CsInstance {
 
 pub struct CompressiveSensing;
 
+/// The default compressive-sensing model for an m x n instance: the first of that shape.
+pub fn default_model(registry: &ModelRegistry, measurements: usize, unknowns: usize) -> Option<&RegisteredModel> {
+    registry.models.iter().find(|m| {
+        m.policy::<Mutex<ListaPolicy>>().is_some_and(|p| {
+            let config = &p.lock().expect("policy lock").config;
+            config.measurements == measurements && config.unknowns == unknowns
+        })
+    })
+}
+
 impl Problem for CompressiveSensing {
+    fn policy_loader(&self) -> Option<crate::models::PolicyLoader> {
+        Some(lista::load)
+    }
+
     fn name(&self) -> &'static str {
         "compressive_sensing"
     }

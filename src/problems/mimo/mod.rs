@@ -6,10 +6,13 @@
 pub mod beamforming;
 pub mod policy;
 
-use super::{HistoryPoint, Instance, Limits, Problem, ProblemError, ProblemInput, SolveReport};
+use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use crate::models::{ModelRegistry, RegisteredModel};
 use crate::search::{SearchParams, StopReason};
 use beamforming::{mmse, mrt, parallel_gradient_search, sum_rate, wmmse, zero_forcing, COMPLEX};
+use policy::MimoPolicy;
 use serde_json::json;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use tch::{Device, Kind, Tensor};
 
@@ -165,16 +168,22 @@ impl MimoBatch {
 }
 
 impl Instance for MimoBatch {
-    fn solve(&self, params: &SearchParams) -> SolveReport {
+    fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
         let start = Instant::now();
         let each = SearchParams { time_limit_s: params.time_limit_s / self.items.len() as f64, ..params.clone() };
-        let reports = self.items.iter().map(|item| item.solve(&each)).collect();
+        let reports = self.items.iter().map(|item| item.solve(&each, models)).collect();
         self.combine(reports, start, params.seed)
     }
 
-    fn solve_baseline(&self, name: &str, params: &SearchParams) -> Result<SolveReport, ProblemError> {
+    fn solve_baseline(
+        &self,
+        name: &str,
+        params: &SearchParams,
+        models: Models<'_>,
+    ) -> Result<SolveReport, ProblemError> {
         let start = Instant::now();
-        let reports = self.items.iter().map(|item| item.solve_baseline(name, params)).collect::<Result<Vec<_>, _>>()?;
+        let reports =
+            self.items.iter().map(|item| item.solve_baseline(name, params, models)).collect::<Result<Vec<_>, _>>()?;
         Ok(self.combine(reports, start, params.seed))
     }
 
@@ -203,14 +212,16 @@ impl MimoInstance {
             .to_kind(COMPLEX)
     }
 
-    fn baseline(&self, h: &Tensor, name: &str, model: Option<&str>) -> Result<Tensor, ProblemError> {
+    /// A classical baseline, or `policy` (which needs `models`).
+    fn baseline(&self, h: &Tensor, name: &str, models: Option<Models<'_>>) -> Result<Tensor, ProblemError> {
         Ok(match name {
             "mrt" => mrt(h, self.power),
             "zf" => zero_forcing(h, self.power),
             "rzf" => mmse(h, self.power, self.noise),
             "wmmse" => wmmse(h, self.power, self.noise, &mmse(h, self.power, self.noise), WMMSE_ITERATIONS),
             "policy" => {
-                let (w, _) = self.policy_beamformer(h, model)?.ok_or_else(|| {
+                let models = models.ok_or_else(|| ProblemError::invalid("method", "policy needs a model registry"))?;
+                let (w, _) = self.policy_beamformer(h, models)?.ok_or_else(|| {
                     ProblemError::invalid(
                         "model",
                         format!("no model for {} users x {} antennas (GET /v1/models)", self.users, self.antennas),
@@ -224,21 +235,24 @@ impl MimoInstance {
 
     /// The named model's (or the default model's) beamformer and the model's name; Ok(None)
     /// when no model fits this size.
-    fn policy_beamformer(&self, h: &Tensor, model: Option<&str>) -> Result<Option<(Tensor, String)>, ProblemError> {
-        let registry = crate::models::registry();
-        let chosen = match model {
+    fn policy_beamformer(&self, h: &Tensor, models: Models<'_>) -> Result<Option<(Tensor, String)>, ProblemError> {
+        let chosen = match models.requested {
             Some(name) => Some(
-                registry.get(name).ok_or_else(|| ProblemError::invalid("model", format!("no model named '{name}'")))?,
+                models
+                    .registry
+                    .get(name)
+                    .ok_or_else(|| ProblemError::invalid("model", format!("no model named '{name}'")))?,
             ),
-            None => registry.default_mimo(self.users, self.antennas, self.power),
+            None => default_model(models.registry, self.users, self.antennas, self.power),
         };
         let Some(chosen) = chosen else { return Ok(None) };
-        let (Some(policy), Some(config)) = (chosen.mimo(), chosen.mimo_config()) else {
+        let Some(policy) = chosen.policy::<Mutex<MimoPolicy>>() else {
             return Err(ProblemError::invalid(
                 "model",
                 format!("'{}' is a {} model, not mimo", chosen.manifest.name, chosen.manifest.problem),
             ));
         };
+        let config = policy.lock().expect("policy lock").config.clone();
         if config.users != self.users || config.antennas != self.antennas {
             return Err(ProblemError::invalid(
                 "model",
@@ -294,7 +308,7 @@ impl MimoInstance {
 }
 
 impl Instance for MimoInstance {
-    fn solve(&self, params: &SearchParams) -> SolveReport {
+    fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
         let start = Instant::now();
         let h = self.channel();
         let time_limit = Duration::from_secs_f64(params.time_limit_s);
@@ -303,8 +317,8 @@ impl Instance for MimoInstance {
         if self.users() <= self.antennas() {
             seeds.push(self.baseline(&h, "zf", None).expect("classical"));
         }
-        // A named model was validated by `solve_tuned`; a size mismatch only drops the seed.
-        if let Ok(Some((w, _))) = self.policy_beamformer(&h, params.model.as_deref()) {
+        // A named model was validated by `prepare_options`; a size mismatch only drops the seed.
+        if let Ok(Some((w, _))) = self.policy_beamformer(&h, models) {
             seeds.insert(0, w);
         }
         let starts = params.chains.unwrap_or(DEFAULT_STARTS).max(seeds.len());
@@ -339,10 +353,15 @@ impl Instance for MimoInstance {
         )
     }
 
-    fn solve_baseline(&self, name: &str, params: &SearchParams) -> Result<SolveReport, ProblemError> {
+    fn solve_baseline(
+        &self,
+        name: &str,
+        params: &SearchParams,
+        models: Models<'_>,
+    ) -> Result<SolveReport, ProblemError> {
         let start = Instant::now();
         let h = self.channel();
-        let w = self.baseline(&h, name, params.model.as_deref())?;
+        let w = self.baseline(&h, name, Some(models))?;
         let rate = sum_rate(&h, &w, self.noise).double_value(&[0]);
         let history = vec![HistoryPoint { elapsed_ms: start.elapsed().as_secs_f64() * 1e3, objective: rate }];
         Ok(self.report(&h, &w, StopReason::Converged, start.elapsed(), history, 1, 0, Device::Cpu, params.seed))
@@ -360,7 +379,25 @@ impl Instance for MimoInstance {
 /// The registry entry.
 pub struct Mimo;
 
+/// The default MIMO model for a size: same users and antennas, the closest power (in dB).
+pub fn default_model(registry: &ModelRegistry, users: usize, antennas: usize, power: f64) -> Option<&RegisteredModel> {
+    registry
+        .models
+        .iter()
+        .filter_map(|m| m.policy::<Mutex<MimoPolicy>>().map(|p| (m, p.lock().expect("policy lock").config.clone())))
+        .filter(|(_, c)| c.users == users && c.antennas == antennas)
+        .min_by(|(_, a), (_, b)| {
+            let gap = |c: &policy::PolicyConfig| (c.power.log10() - power.log10()).abs();
+            gap(a).total_cmp(&gap(b))
+        })
+        .map(|(m, _)| m)
+}
+
 impl Problem for Mimo {
+    fn policy_loader(&self) -> Option<crate::models::PolicyLoader> {
+        Some(policy::load)
+    }
+
     fn name(&self) -> &'static str {
         "mimo"
     }

@@ -9,11 +9,14 @@
 
 use super::beamforming::COMPLEX;
 use crate::drl::net::mlp;
+use crate::models::{LoadedPolicy, Manifest, WEIGHTS_FILE};
 use crate::problems::random::standard_normal;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::sync::Mutex;
 use tch::nn::{Module, OptimizerConfig};
 use tch::{nn, Device, Kind, Tensor};
 
@@ -132,6 +135,14 @@ pub fn batch_rates(h: &Tensor, w: &Tensor, noise: f64) -> Tensor {
     (signal / (interference + noise) + 1.0).log2().sum_dim_intlist(1, false, Kind::Double)
 }
 
+/// The model registry's loader for `mimo` manifests.
+pub fn load(manifest: &Manifest, dir: &Path) -> Result<LoadedPolicy> {
+    let config: PolicyConfig = serde_json::from_value(manifest.architecture.clone()).context("architecture")?;
+    let mut policy = MimoPolicy::new(config, Device::Cpu);
+    policy.store.load(dir.join(WEIGHTS_FILE)).context("weights do not match the architecture")?;
+    Ok(Box::new(Mutex::new(policy)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,5 +172,65 @@ mod tests {
         let (after, _) = MimoPolicy::train(config, &training, Device::Cpu).unwrap();
         let (r0, r1) = (before.mean_rate(&validation), after.mean_rate(&validation));
         assert!(r1 > r0 + 0.05, "trained {r1} vs initial {r0}");
+    }
+}
+
+#[cfg(test)]
+mod registry_tests {
+    use super::{MimoPolicy, PolicyConfig};
+    use crate::models::{write_model, Manifest, ModelRecord, ModelRegistry, MANIFEST_FILE, WEIGHTS_FILE};
+    use std::path::Path;
+    use tch::Device;
+
+    fn write_small(dir: &Path, name: &str) {
+        let policy = MimoPolicy::new(
+            PolicyConfig { users: 2, antennas: 2, power: 10.0, noise: 1.0, hidden: vec![8] },
+            Device::Cpu,
+        );
+        let record = ModelRecord {
+            problem: "mimo",
+            architecture: serde_json::to_value(&policy.config).unwrap(),
+            training: serde_json::json!({"command": "test"}),
+            training_data: "none",
+            metrics: serde_json::json!({}),
+        };
+        write_model(dir, name, &policy.store, record).unwrap();
+    }
+
+    #[test]
+    fn verified_models_load_and_corrupt_or_mismatched_ones_are_refused_without_stopping_the_rest() {
+        let dir = std::env::temp_dir().join(format!("rlsolver-models-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for name in ["good", "corrupt", "mismatched"] {
+            write_small(&dir, name);
+        }
+        // Flip one byte of the weights: the hash no longer matches.
+        let weights = dir.join("corrupt").join(WEIGHTS_FILE);
+        let mut bytes = std::fs::read(&weights).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0xff;
+        std::fs::write(&weights, bytes).unwrap();
+        // A manifest whose architecture does not fit its (intact) weights.
+        let manifest_path = dir.join("mismatched").join(MANIFEST_FILE);
+        let mut manifest: Manifest = serde_json::from_str(&std::fs::read_to_string(&manifest_path).unwrap()).unwrap();
+        manifest.architecture["hidden"] = serde_json::json!([16]);
+        std::fs::write(&manifest_path, serde_json::to_string(&manifest).unwrap()).unwrap();
+
+        let registry = ModelRegistry::load_dir(&dir, crate::problems::policy_loaders);
+        assert_eq!(registry.models.iter().map(|m| m.manifest.name.as_str()).collect::<Vec<_>>(), vec!["good"]);
+        assert_eq!(registry.rejected.len(), 2);
+        assert!(
+            registry.rejected.iter().any(|(f, why)| f.ends_with("corrupt") && why.contains("sha256")),
+            "{:?}",
+            registry.rejected
+        );
+        assert!(
+            registry.rejected.iter().any(|(f, why)| f.ends_with("mismatched") && why.contains("architecture")),
+            "{:?}",
+            registry.rejected
+        );
+        let default = |users, antennas, power| super::super::default_model(&registry, users, antennas, power);
+        assert!(default(2, 2, 100.0).is_some() && default(3, 2, 10.0).is_none());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
