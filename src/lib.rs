@@ -6,6 +6,7 @@ pub mod bench;
 pub mod drl;
 pub mod jobs;
 pub mod models;
+pub mod policies;
 pub mod problems;
 pub mod search;
 pub mod store;

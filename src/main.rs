@@ -294,32 +294,36 @@ struct GenerateArgs {
 
 #[derive(Args)]
 struct TrainPolicyArgs {
-    /// Problem: mimo (beamforming network) or compressive_sensing (LISTA).
+    /// Problem: mimo (beamforming network) or compressive_sensing (LISTA). Every flag left out
+    /// takes the library's default for that problem.
     problem: String,
-    /// compressive_sensing: measurements m, unknowns n and unrolled layers.
-    #[arg(long, default_value_t = 50)]
-    measurements: usize,
-    #[arg(long, default_value_t = 100)]
-    unknowns: usize,
-    #[arg(long, default_value_t = 16)]
-    layers: usize,
-    #[arg(long, default_value_t = 8)]
-    users: usize,
-    #[arg(long, default_value_t = 8)]
-    antennas: usize,
-    /// Power budget P (linear).
-    #[arg(long, default_value_t = 10.0)]
-    power: f64,
-    #[arg(long, default_value_t = 1.0)]
-    noise: f64,
-    #[arg(long, default_value = "256,256", value_delimiter = ',')]
-    hidden: Vec<i64>,
-    #[arg(long, default_value_t = 3000)]
-    steps: usize,
-    #[arg(long, default_value_t = 256)]
-    batch: usize,
-    #[arg(long, default_value_t = 1e-3)]
-    learning_rate: f64,
+    /// compressive_sensing: measurements m, unknowns n and unrolled layers (default 50, 100, 16).
+    #[arg(long)]
+    measurements: Option<usize>,
+    #[arg(long)]
+    unknowns: Option<usize>,
+    #[arg(long)]
+    layers: Option<usize>,
+    /// mimo: users K, antennas N, power budget P (linear), noise, hidden widths (default 8, 8,
+    /// 10, 1, 256,256).
+    #[arg(long)]
+    users: Option<usize>,
+    #[arg(long)]
+    antennas: Option<usize>,
+    #[arg(long)]
+    power: Option<f64>,
+    #[arg(long)]
+    noise: Option<f64>,
+    #[arg(long, value_delimiter = ',')]
+    hidden: Option<Vec<i64>>,
+    /// Gradient steps, instances per step, learning rate (mimo: 3000, 256, 1e-3;
+    /// compressive_sensing: 4000, 64, 5e-3).
+    #[arg(long)]
+    steps: Option<usize>,
+    #[arg(long)]
+    batch: Option<usize>,
+    #[arg(long)]
+    learning_rate: Option<f64>,
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Registry folder; the model goes to OUT/NAME.
@@ -409,39 +413,26 @@ fn run() -> Result<()> {
             if let (Some(warmup), Some(patch)) = (args.learning_starts, overrides.as_object_mut()) {
                 patch.insert("learning_starts".into(), warmup.into());
             }
-            let device = problems::parse_device(Some(&args.device))?;
-            if rlsolver::drl::marl::run::is_multi_agent(&args.algo) {
-                let defaults = rlsolver::drl::marl::run::MarlConfig::new(&args.algo, &args.env, args.steps, args.seed);
-                let config = rlsolver::drl::marl::run::MarlConfig {
-                    eval_every: args.eval_every.unwrap_or(defaults.eval_every),
-                    eval_episodes: args.eval_episodes.unwrap_or(defaults.eval_episodes),
-                    out_dir: args.out,
-                    resume: args.resume,
-                    device,
-                    overrides,
-                    num_envs: args.num_envs,
-                    ..defaults
-                };
-                let outcome = rlsolver::drl::marl::run::train(&config)?;
-                println!("{}", serde_json::to_string_pretty(&outcome)?);
-            } else {
-                let defaults = rlsolver::drl::run::TrainConfig::new(&args.algo, &args.env, args.steps, args.seed);
-                let config = rlsolver::drl::run::TrainConfig {
-                    eval_every: args.eval_every.unwrap_or(defaults.eval_every),
-                    eval_episodes: args.eval_episodes.unwrap_or(defaults.eval_episodes),
-                    confirm_episodes: args.confirm_episodes.unwrap_or(defaults.confirm_episodes),
-                    target_return: args.target_return,
-                    out_dir: args.out,
-                    device,
-                    prioritized: args.per,
-                    overrides,
-                    h_term_lambda: args.h_term_lambda,
-                    resume: args.resume,
-                    ..defaults
-                };
-                let outcome = rlsolver::drl::run::train(&config)?;
-                println!("{}", serde_json::to_string_pretty(&outcome)?);
-            }
+            let request = rlsolver::drl::TrainRequest {
+                algorithm: args.algo,
+                env: args.env,
+                total_steps: args.steps,
+                seed: args.seed,
+                eval_every: args.eval_every,
+                eval_episodes: args.eval_episodes,
+                target_return: args.target_return,
+                confirm_episodes: args.confirm_episodes,
+                overrides,
+                out_dir: args.out,
+                resume: args.resume,
+                device: Some(problems::parse_device(Some(&args.device))?),
+                prioritized: args.per,
+                h_term_lambda: args.h_term_lambda,
+                num_envs: args.num_envs,
+                hooks: Default::default(),
+            };
+            let summary = rlsolver::drl::train(&request)?;
+            println!("{}", serde_json::to_string_pretty(&summary)?);
             Ok(())
         }
         Command::TrainPolicy(args) => train_policy(args),
@@ -487,16 +478,7 @@ fn serve(args: ServeArgs) -> Result<()> {
         args.api_keys_file.as_deref(),
         std::env::var("RLSOLVER_API_KEYS").ok().as_deref(),
     )?;
-    let mut host = args.host.clone();
-    let loopback = host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
-    if api_keys.is_empty() && !loopback {
-        tracing::warn!(requested = %host, "no API keys configured: binding to 127.0.0.1 only (set RLSOLVER_API_KEYS or --api-keys-file to serve other hosts)");
-        host = "127.0.0.1".into();
-    } else if api_keys.is_empty() {
-        tracing::warn!("no API keys configured: mutating endpoints are open, serving on loopback only");
-    } else {
-        tracing::info!(keys = api_keys.len(), "API keys configured: POST and DELETE need a bearer token");
-    }
+    let host = rlsolver::api::auth::serving_host(&args.host, api_keys.len());
     let config = ServerConfig {
         limits: args.limits.limits(),
         max_body_bytes: args.max_body_bytes,
@@ -558,73 +540,48 @@ fn solve(args: SolveArgs) -> Result<()> {
 }
 
 fn train_policy(args: TrainPolicyArgs) -> Result<()> {
-    match args.problem.as_str() {
-        "mimo" => train_mimo_policy(args),
-        "compressive_sensing" => train_lista_policy(args),
-        other => anyhow::bail!("train-policy supports: mimo, compressive_sensing (not '{other}')"),
-    }
-}
-
-fn train_mimo_policy(args: TrainPolicyArgs) -> Result<()> {
-    use rlsolver::problems::mimo::policy::{MimoPolicy, PolicyConfig, TrainingConfig};
-    let config = PolicyConfig {
-        users: args.users,
-        antennas: args.antennas,
-        power: args.power,
-        noise: args.noise,
-        hidden: args.hidden.clone(),
+    use rlsolver::policies::PolicyRequest;
+    use rlsolver::problems::cs::lista::{ListaConfig, ListaTraining};
+    use rlsolver::problems::mimo::policy::{PolicyConfig, TrainingConfig};
+    let request = match args.problem.as_str() {
+        "mimo" => {
+            let (config, training) = (PolicyConfig::default(), TrainingConfig::default());
+            PolicyRequest::Mimo {
+                config: PolicyConfig {
+                    users: args.users.unwrap_or(config.users),
+                    antennas: args.antennas.unwrap_or(config.antennas),
+                    power: args.power.unwrap_or(config.power),
+                    noise: args.noise.unwrap_or(config.noise),
+                    hidden: args.hidden.unwrap_or(config.hidden),
+                },
+                training: TrainingConfig {
+                    steps: args.steps.unwrap_or(training.steps),
+                    batch: args.batch.unwrap_or(training.batch),
+                    learning_rate: args.learning_rate.unwrap_or(training.learning_rate),
+                    seed: args.seed,
+                },
+            }
+        }
+        "compressive_sensing" => {
+            let config = ListaConfig::new(args.measurements.unwrap_or(50), args.unknowns.unwrap_or(100));
+            let training = ListaTraining::default();
+            PolicyRequest::CompressiveSensing {
+                config: ListaConfig { layers: args.layers.unwrap_or(config.layers), ..config },
+                training: ListaTraining {
+                    steps: args.steps.unwrap_or(training.steps),
+                    batch: args.batch.unwrap_or(training.batch),
+                    learning_rate: args.learning_rate.unwrap_or(training.learning_rate),
+                    seed: args.seed,
+                    ..training
+                },
+            }
+        }
+        other => anyhow::bail!(
+            "{}",
+            rlsolver::suggest::unknown("train-policy problem", other, ["mimo", "compressive_sensing"].into_iter())
+        ),
     };
-    let training =
-        TrainingConfig { steps: args.steps, batch: args.batch, learning_rate: args.learning_rate, seed: args.seed };
-    let start = std::time::Instant::now();
-    let (policy, curve) = MimoPolicy::train(config, &training, tch::Device::Cpu)?;
-    let train_s = start.elapsed().as_secs_f64();
-    let report = rlsolver::bench::mimo::validate_policy(&policy, 200, args.seed.wrapping_add(1_000_003));
-    let name = args.name.unwrap_or_else(|| format!("mimo-k{}-n{}-p{}", args.users, args.antennas, args.power));
-    let command = format!(
-        "rlsolver train-policy mimo --users {} --antennas {} --power {} --noise {} --hidden {} --steps {} --batch {} --learning-rate {} --seed {} --name {name}",
-        args.users, args.antennas, args.power, args.noise,
-        args.hidden.iter().map(i64::to_string).collect::<Vec<_>>().join(","), args.steps, args.batch, args.learning_rate, args.seed
-    );
-    let record = rlsolver::models::ModelRecord {
-        problem: "mimo",
-        architecture: serde_json::to_value(&policy.config)?,
-        training: serde_json::json!({"command": command, "seed": args.seed, "steps": args.steps, "batch": args.batch, "learning_rate": args.learning_rate}),
-        training_data: "i.i.d. CN(0, 1) channels drawn on the fly by ChaCha8 from the seed (Box-Muller); none stored",
-        metrics: serde_json::json!({"validation": report, "training_curve": curve, "train_s": train_s}),
-    };
-    let manifest = rlsolver::models::write_model(&args.out, &name, &policy.store, record)?;
-    println!("{}", serde_json::to_string_pretty(&manifest)?);
-    Ok(())
-}
-
-fn train_lista_policy(args: TrainPolicyArgs) -> Result<()> {
-    use rlsolver::problems::cs::lista::{ListaConfig, ListaPolicy, ListaTraining};
-    let config = ListaConfig { layers: args.layers, ..ListaConfig::new(args.measurements, args.unknowns) };
-    let training = ListaTraining {
-        steps: args.steps,
-        batch: args.batch,
-        learning_rate: args.learning_rate,
-        seed: args.seed,
-        ..ListaTraining::default()
-    };
-    let start = std::time::Instant::now();
-    let (policy, curve) = ListaPolicy::train(config, &training, tch::Device::Cpu)?;
-    let train_s = start.elapsed().as_secs_f64();
-    let validation = rlsolver::bench::cs::validate_policy(&policy, 20, args.seed.wrapping_add(1_000_003));
-    let name = args.name.unwrap_or_else(|| format!("lista-m{}-n{}", args.measurements, args.unknowns));
-    let command = format!(
-        "rlsolver train-policy compressive_sensing --measurements {} --unknowns {} --layers {} --steps {} --batch {} --learning-rate {} --seed {} --name {name}",
-        args.measurements, args.unknowns, args.layers, args.steps, args.batch, args.learning_rate, args.seed
-    );
-    let record = rlsolver::models::ModelRecord {
-        problem: "compressive_sensing",
-        architecture: serde_json::to_value(&policy.config)?,
-        training: serde_json::json!({"command": command, "seed": args.seed, "hyperparameters": training}),
-        training_data: "Gaussian instances drawn on the fly by ChaCha8 from the seed: A with N(0, 1/m) entries, k-sparse x with N(0, 1) entries, k uniform in [min_sparsity, max_sparsity]; none stored",
-        metrics: serde_json::json!({"validation": validation, "training_curve_nmse_db": curve, "train_s": train_s}),
-    };
-    let manifest = rlsolver::models::write_model(&args.out, &name, &policy.store, record)?;
+    let manifest = rlsolver::policies::train(&request, &args.out, args.name.as_deref())?;
     println!("{}", serde_json::to_string_pretty(&manifest)?);
     Ok(())
 }
@@ -639,25 +596,19 @@ fn bench(args: BenchArgs) -> Result<()> {
             chains: args.chains,
         })?,
         "drl" => rlsolver::bench::drl::run_drl(&rlsolver::bench::drl::DrlBenchConfig {
-            batch_sizes: vec![1, 64, 4096],
-            repeats: 5,
-            seconds_per_repeat: 0.5,
             seeds: args.seeds,
             peer: args.python.map(|python| (python, args.peer_script)),
+            ..Default::default()
         })?,
         "mimo" => rlsolver::bench::mimo::run_mimo(&rlsolver::bench::mimo::MimoBenchConfig {
-            channels: args.instances.join("rayleigh_k8_n8_100.json"),
-            powers: vec![10.0, 100.0],
             time_limit_s: args.time_limit[0],
             seed: args.seed,
+            ..rlsolver::bench::mimo::MimoBenchConfig::in_folder(&args.instances)
         })?,
         "cs" => rlsolver::bench::cs::run_cs(&rlsolver::bench::cs::CsBenchConfig {
-            m: 50,
-            n: 100,
-            sparsities: (1..=6).map(|i| 5 * i).collect(),
-            instances: 50,
             time_limit_s: args.time_limit[0],
             seed: args.seed,
+            ..Default::default()
         })?,
         other => anyhow::bail!("bench supports maxcut, drl, mimo and cs, not '{other}'"),
     };

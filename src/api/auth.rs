@@ -71,6 +71,22 @@ pub async fn require_key(State(state): State<AppState>, request: Request, next: 
     }
 }
 
+/// The host the server may listen on: without API keys, loopback only (a non-loopback request is
+/// replaced by 127.0.0.1), since every mutating endpoint is then open. Logs what it decided.
+pub fn serving_host(requested: &str, keys: usize) -> String {
+    let loopback = requested == "localhost" || requested.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    if keys == 0 && !loopback {
+        tracing::warn!(requested, "no API keys configured: binding to 127.0.0.1 only (set RLSOLVER_API_KEYS or --api-keys-file to serve other hosts)");
+        "127.0.0.1".into()
+    } else if keys == 0 {
+        tracing::warn!("no API keys configured: mutating endpoints are open, serving on loopback only");
+        requested.into()
+    } else {
+        tracing::info!(keys, "API keys configured: POST and DELETE need a bearer token");
+        requested.into()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,5 +98,13 @@ mod tests {
         assert!(keys.accepts("alpha") && keys.accepts("beta"));
         assert!(!keys.accepts("alph") && !keys.accepts("") && !keys.accepts("alpha "));
         assert!(!ApiKeys::new(&[]).enabled());
+    }
+
+    #[test]
+    fn without_keys_the_server_stays_on_loopback() {
+        assert_eq!(serving_host("0.0.0.0", 0), "127.0.0.1");
+        assert_eq!(serving_host("::1", 0), "::1");
+        assert_eq!(serving_host("localhost", 0), "localhost");
+        assert_eq!(serving_host("0.0.0.0", 2), "0.0.0.0");
     }
 }

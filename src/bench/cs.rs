@@ -21,6 +21,21 @@ pub struct CsBenchConfig {
     pub seed: u64,
 }
 
+impl Default for CsBenchConfig {
+    /// The phase-transition table: 50 x 100 Gaussian A, sparsities 5..30 by 5, 50 instances each,
+    /// 2 s of search per instance, seed 0.
+    fn default() -> Self {
+        CsBenchConfig {
+            m: 50,
+            n: 100,
+            sparsities: (1..=6).map(|i| 5 * i).collect(),
+            instances: 50,
+            time_limit_s: 2.0,
+            seed: 0,
+        }
+    }
+}
+
 pub fn run_cs(config: &CsBenchConfig) -> Result<String> {
     let mut report = String::new();
     writeln!(

@@ -28,6 +28,19 @@ pub struct DrlBenchConfig {
     pub peer: Option<(PathBuf, PathBuf)>,
 }
 
+impl Default for DrlBenchConfig {
+    /// Batches of 1, 64 and 4096 envs, the median of 5 repeats of at least 0.5 s, seeds 0-2, no peer.
+    fn default() -> Self {
+        DrlBenchConfig {
+            batch_sizes: vec![1, 64, 4096],
+            repeats: 5,
+            seconds_per_repeat: 0.5,
+            seeds: vec![0, 1, 2],
+            peer: None,
+        }
+    }
+}
+
 /// One time-to-threshold task, run identically by us and by the peer script.
 pub struct ThresholdTask {
     pub algorithm: &'static str,

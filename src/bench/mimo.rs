@@ -18,6 +18,18 @@ pub struct MimoBenchConfig {
     pub seed: u64,
 }
 
+impl MimoBenchConfig {
+    /// The shared set in `folder` (`rayleigh_k8_n8_100.json`) at P = 10 and 100, 1 s per channel, seed 0.
+    pub fn in_folder(folder: &std::path::Path) -> Self {
+        MimoBenchConfig {
+            channels: folder.join("rayleigh_k8_n8_100.json"),
+            powers: vec![10.0, 100.0],
+            time_limit_s: 1.0,
+            seed: 0,
+        }
+    }
+}
+
 fn load(config: &MimoBenchConfig, power: f64) -> Result<Vec<MimoInstance>> {
     let data: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(&config.channels).with_context(|| format!("{}", config.channels.display()))?,

@@ -2,11 +2,10 @@
 //! validation (every error names its field), and the run itself (single- or multi-agent).
 
 use super::budget;
+use crate::drl;
 use crate::drl::env::{self, ActionSpace};
 use crate::drl::hooks::RunHooks;
 use crate::drl::marl;
-use crate::drl::run::{self as single, TrainConfig};
-use crate::drl::{self};
 use crate::problems::ProblemError;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -231,39 +230,26 @@ impl TrainingRequest {
     /// Runs the job in `run_dir` (blocking); with `resume` it continues the checkpoint there
     /// exactly. Returns the outcome summary.
     pub fn run(&self, run_dir: &Path, resume: bool, hooks: RunHooks) -> Result<(serde_json::Value, bool)> {
-        let overrides = self.hyperparameters.clone().unwrap_or_else(|| json!({}));
-        let eval_episodes = self.eval_episodes.unwrap_or(10);
-        if self.is_multi_agent() {
-            let config = marl::run::MarlConfig {
-                eval_every: self.eval_every(),
-                eval_episodes,
-                overrides,
-                out_dir: Some(run_dir.to_path_buf()),
-                resume,
-                hooks,
-                ..marl::run::MarlConfig::new(&self.algorithm, &self.env, self.total_steps, self.seed)
-            };
-            let outcome = marl::run::train(&config)?;
-            let last = outcome.evaluations.last().map(|e| e.return_mean);
-            Ok((json!({"steps": outcome.steps, "wall_s": outcome.wall_s, "final_return": last}), outcome.cancelled))
-        } else {
-            let config = TrainConfig {
-                eval_every: self.eval_every(),
-                eval_episodes,
-                target_return: self.target_return,
-                overrides,
-                out_dir: Some(run_dir.to_path_buf()),
-                resume,
-                hooks,
-                ..TrainConfig::new(&self.algorithm, &self.env, self.total_steps, self.seed)
-            };
-            let outcome = single::train(&config)?;
-            let last = outcome.evaluations.last().map(|e| e.return_mean);
-            Ok((
-                json!({"steps": outcome.steps, "wall_s": outcome.wall_s, "train_s": outcome.train_s, "final_return": last, "reached_target_at": outcome.reached_target_at}),
-                outcome.cancelled,
-            ))
-        }
+        let request = drl::TrainRequest {
+            algorithm: self.algorithm.clone(),
+            env: self.env.clone(),
+            total_steps: self.total_steps,
+            seed: self.seed,
+            eval_every: Some(self.eval_every()),
+            eval_episodes: Some(self.eval_episodes.unwrap_or(10)),
+            target_return: self.target_return,
+            overrides: self.hyperparameters.clone().unwrap_or_else(|| json!({})),
+            out_dir: Some(run_dir.to_path_buf()),
+            resume,
+            hooks,
+            ..Default::default()
+        };
+        let summary = drl::train(&request)?;
+        let result = json!({
+            "steps": summary.steps, "wall_s": summary.wall_s, "train_s": summary.train_s,
+            "final_return": summary.final_return(), "reached_target_at": summary.reached_target_at,
+        });
+        Ok((result, summary.cancelled))
     }
 }
 

@@ -30,6 +30,13 @@ pub struct PolicyConfig {
     pub hidden: Vec<i64>,
 }
 
+impl Default for PolicyConfig {
+    /// K = N = 8 at P = 10 with unit noise, two 256-wide hidden layers (the shipped models).
+    fn default() -> Self {
+        PolicyConfig { users: 8, antennas: 8, power: 10.0, noise: 1.0, hidden: vec![256, 256] }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TrainingConfig {
     pub steps: usize,
