@@ -36,7 +36,7 @@ pub fn router() -> Router<AppState> {
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PromoteRequest {
-    /// A succeeded (or cancelled, checkpointed) single-agent training job.
+    /// A succeeded (or cancelled, checkpointed) training job, single- or multi-agent.
     pub job_id: String,
     /// The model's name: 1-64 letters, digits, '.', '_' or '-'.
     pub name: String,
