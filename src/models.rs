@@ -186,9 +186,9 @@ impl ModelRegistry {
         }
     }
 
-    /// Promotes a training run's checkpoint folder (single-agent) as model `name` into `dir`:
-    /// copies its files, writes a manifest hashing every file, verifies it by loading, and lists
-    /// it. `Err` explains; a taken name is `PromoteError::Exists`.
+    /// Promotes a training run folder as model `name` into `dir`: copies the files
+    /// `is_policy_file` accepts, writes a manifest hashing every file, verifies it by loading, and
+    /// lists it. `Err` explains; a taken name is `PromoteError::Exists`.
     pub fn promote(
         &self,
         run_dir: &Path,
@@ -196,6 +196,7 @@ impl ModelRegistry {
         name: &str,
         training: serde_json::Value,
         metrics: serde_json::Value,
+        is_policy_file: fn(&str) -> bool,
     ) -> Result<Manifest, PromoteError> {
         let valid = !name.is_empty()
             && name.len() <= 64
@@ -226,9 +227,7 @@ impl ModelRegistry {
             for entry in std::fs::read_dir(run_dir)? {
                 let path = entry?.path();
                 let file = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
-                // The policy alone: the whole-run checkpoint (replay, optimizer moments) stays behind.
-                let policy_file = file.ends_with(".safetensors") && file != crate::drl::state::TENSORS_FILE;
-                if policy_file || file == "config.json" || file == "observation_norm.json" {
+                if is_policy_file(&file) {
                     std::fs::copy(&path, staging.join(&file))?;
                     files.insert(file.clone(), sha256_hex(&staging.join(&file))?);
                 }

@@ -343,7 +343,7 @@ fn compressive_sensing_recovers_a_sparse_vector_over_http_and_rejects_shape_mism
     let base = server();
     let c = client();
     let (a, x, y) = gaussian_instance(30, 60, 6, 4);
-    let rows: Vec<&[f64]> = a.data.chunks(a.n).collect();
+    let rows: Vec<Vec<f64>> = a.rows().into_iter().map(|r| r.to_vec()).collect();
     let body = json!({"instance": {"A": rows, "y": y, "sparsity": 6}, "options": {"time_limit_s": 5, "seed": 1}});
     let answer: Value =
         c.post(format!("{base}/v1/problems/compressive_sensing/solve")).json(&body).send().unwrap().json().unwrap();

@@ -83,10 +83,11 @@ pub async fn promote(
     let metrics = serde_json::json!({"latest_evaluation": job.latest, "result": job.result});
     let (name, models_dir) = (request.name.clone(), state.config.data_dir.join("models"));
     let registry = state.solve.models.clone();
-    let promoted =
-        tokio::task::spawn_blocking(move || registry.promote(&run_dir, &models_dir, &name, training, metrics))
-            .await
-            .map_err(|e| ApiError::Internal(anyhow::anyhow!("promotion task failed: {e}")))?;
+    let promoted = tokio::task::spawn_blocking(move || {
+        registry.promote(&run_dir, &models_dir, &name, training, metrics, crate::drl::run::is_policy_file)
+    })
+    .await
+    .map_err(|e| ApiError::Internal(anyhow::anyhow!("promotion task failed: {e}")))?;
     match promoted {
         Ok(manifest) => {
             Ok((StatusCode::CREATED, [(header::LOCATION, format!("/v1/models/{}", manifest.name))], Json(manifest))

@@ -58,7 +58,7 @@ pub fn run_cs(config: &CsBenchConfig) -> Result<String> {
                 k,
                 config.seed.wrapping_mul(1_000_003).wrapping_add((k * 10_000 + i) as u64),
             );
-            let rows: Vec<&[f64]> = a.data.chunks(a.n).collect();
+            let rows: Vec<Vec<f64>> = a.rows().into_iter().map(|r| r.to_vec()).collect();
             let instance = parse_json(&json!({"A": rows, "y": y, "sparsity": k}), &Limits::default())?;
             let params =
                 SearchParams { time_limit_s: config.time_limit_s, seed: config.seed, ..SearchParams::default() };

@@ -427,9 +427,20 @@ pub fn find(name: &str) -> Result<&'static dyn Problem, ProblemError> {
 /// policies' (`drl`). What a `ModelRegistry` is opened with.
 pub fn policy_loaders(problem: &str) -> Option<PolicyLoader> {
     match problem {
-        "drl" => Some(crate::drl::run::load_policy),
+        "drl" => Some(drl_policy),
         name => find(name).ok().and_then(|p| p.policy_loader()),
     }
+}
+
+/// The loader of promoted deep-RL policies: the folder must rebuild and load.
+fn drl_policy(
+    _manifest: &crate::models::Manifest,
+    dir: &std::path::Path,
+) -> anyhow::Result<crate::models::LoadedPolicy> {
+    use anyhow::Context;
+    let (_, env) =
+        crate::drl::run::load_checkpoint(dir, Device::Cpu).context("weights do not match the architecture")?;
+    Ok(Box::new(crate::drl::run::DrlPolicy { env }))
 }
 
 /// Loads, applies options (including `target`) and solves: the one path shared by CLI and HTTP.

@@ -220,10 +220,11 @@ pub struct DrlPolicy {
     pub env: String,
 }
 
-/// The model registry's loader for `drl` manifests: the folder must rebuild and load.
-pub fn load_policy(_manifest: &crate::models::Manifest, dir: &Path) -> Result<crate::models::LoadedPolicy> {
-    let (_, env) = load_checkpoint(dir, Device::Cpu).context("weights do not match the architecture")?;
-    Ok(Box::new(DrlPolicy { env }))
+/// Whether a run folder's file belongs to the policy (what promotion copies): the stores'
+/// weights, `config.json`, the observation statistics; the whole-run state stays behind.
+pub fn is_policy_file(name: &str) -> bool {
+    let weights = name.ends_with(".safetensors") && name != super::state::TENSORS_FILE;
+    weights || name == "config.json" || name == state::OBSERVATION_NORM_FILE
 }
 
 /// Mean and std of the (team) return of `episodes` deterministic episodes of a loaded agent.

@@ -148,8 +148,9 @@ impl ListaPolicy {
 
     /// The estimate for one instance.
     pub fn estimate(&self, a: &Matrix, y: &[f64]) -> Vec<f64> {
-        let at = Tensor::from_slice(&a.data).view([1, a.m as i64, a.n as i64]);
-        let yt = Tensor::from_slice(y).view([1, a.m as i64]);
+        let values: Vec<f64> = a.iter().copied().collect();
+        let at = Tensor::from_slice(&values).view([1, a.nrows() as i64, a.ncols() as i64]);
+        let yt = Tensor::from_slice(y).view([1, a.nrows() as i64]);
         let x = tch::no_grad(|| self.estimate_batch(&at, &yt));
         Vec::<f64>::try_from(x.to_kind(Kind::Double).to_device(Device::Cpu).flatten(0, -1)).expect("f64")
     }
@@ -236,8 +237,11 @@ mod tests {
         let trained = tch::no_grad(|| policy.nmse(&a, &y, &x)).double_value(&[]);
         assert!(trained < 0.5 * untrained, "trained NMSE {trained} vs untrained {untrained}");
         // Scaling y (and so x) by 1000 scales the estimate by 1000.
-        let one =
-            Matrix { m: 20, n: 40, data: Vec::<f64>::try_from(a.get(0).to_kind(Kind::Double).flatten(0, -1)).unwrap() };
+        let one = Matrix::from_shape_vec(
+            (20, 40),
+            Vec::<f64>::try_from(a.get(0).to_kind(Kind::Double).flatten(0, -1)).unwrap(),
+        )
+        .unwrap();
         let y0 = Vec::<f64>::try_from(y.get(0).to_kind(Kind::Double)).unwrap();
         let big: Vec<f64> = y0.iter().map(|v| v * 1000.0).collect();
         let (small_x, big_x) = (policy.estimate(&one, &y0), policy.estimate(&one, &big));

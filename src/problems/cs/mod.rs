@@ -96,7 +96,8 @@ pub fn parse_json(value: &serde_json::Value, limits: &Limits) -> Result<CsInstan
             .filter(|s| s.is_finite() && *s >= 0.0)
             .ok_or_else(|| ProblemError::invalid("noise", "expected a finite number >= 0"))?,
     };
-    Ok(CsInstance { a: Matrix { m, n, data }, y, sparsity, noise })
+    let a = Matrix::from_shape_vec((m, n), data).map_err(|e| ProblemError::invalid("A", e.to_string()))?;
+    Ok(CsInstance { a, y, sparsity, noise })
 }
 
 impl CsInstance {
@@ -109,7 +110,7 @@ impl CsInstance {
     fn sparsity_for(&self, fista: &[f64]) -> usize {
         self.sparsity.unwrap_or_else(|| {
             let max = fista.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-            fista.iter().filter(|v| v.abs() > 1e-2 * max).count().clamp(1, (self.a.m / 2).max(1))
+            fista.iter().filter(|v| v.abs() > 1e-2 * max).count().clamp(1, (self.a.nrows() / 2).max(1))
         })
     }
 
@@ -123,7 +124,7 @@ impl CsInstance {
                     .get(name)
                     .ok_or_else(|| ProblemError::invalid("model", format!("no model named '{name}'")))?,
             ),
-            None => default_model(models.registry, self.a.m, self.a.n),
+            None => default_model(models.registry, self.a.nrows(), self.a.ncols()),
         };
         let Some(chosen) = chosen else { return Ok(None) };
         let Some(policy) = chosen.policy::<Mutex<ListaPolicy>>() else {
@@ -133,12 +134,16 @@ impl CsInstance {
             ));
         };
         let config = policy.lock().expect("policy lock").config.clone();
-        if config.measurements != self.a.m || config.unknowns != self.a.n {
+        if config.measurements != self.a.nrows() || config.unknowns != self.a.ncols() {
             return Err(ProblemError::invalid(
                 "model",
                 format!(
                     "'{}' serves {} x {}, A is {} x {}",
-                    chosen.manifest.name, config.measurements, config.unknowns, self.a.m, self.a.n
+                    chosen.manifest.name,
+                    config.measurements,
+                    config.unknowns,
+                    self.a.nrows(),
+                    self.a.ncols()
                 ),
             ));
         }
@@ -150,9 +155,9 @@ impl CsInstance {
     /// residual y - A x.
     fn grown(&self, x: &[f64], k: usize) -> Vec<usize> {
         let mut support: Vec<usize> = (0..x.len()).filter(|&i| x[i] != 0.0).collect();
-        let residual: Vec<f64> = self.a.apply(x).iter().zip(&self.y).map(|(ax, y)| y - ax).collect();
-        let correlation = self.a.apply_t(&residual);
-        let mut outside: Vec<usize> = (0..self.a.n).filter(|i| !support.contains(i)).collect();
+        let residual: Vec<f64> = recovery::apply(&self.a, x).iter().zip(&self.y).map(|(ax, y)| y - ax).collect();
+        let correlation = recovery::apply_t(&self.a, &residual);
+        let mut outside: Vec<usize> = (0..self.a.ncols()).filter(|i| !support.contains(i)).collect();
         outside.sort_by(|&p, &q| correlation[q].abs().total_cmp(&correlation[p].abs()));
         support.extend(outside.into_iter().take(k.saturating_sub(support.len())));
         support
@@ -161,7 +166,7 @@ impl CsInstance {
     /// x with the least-squares values on `support` and zeros elsewhere.
     fn refit(&self, support: &[usize]) -> Vec<f64> {
         let (values, _) = least_squares(&self.a, &self.y, support);
-        let mut x = vec![0.0; self.a.n];
+        let mut x = vec![0.0; self.a.ncols()];
         for (i, v) in support.iter().zip(values) {
             x[*i] = v;
         }
@@ -179,7 +184,7 @@ impl CsInstance {
         rounds: usize,
         seed: u64,
     ) -> SolveReport {
-        let r: Vec<f64> = self.a.apply(&x).iter().zip(&self.y).map(|(ax, y)| y - ax).collect();
+        let r: Vec<f64> = recovery::apply(&self.a, &x).iter().zip(&self.y).map(|(ax, y)| y - ax).collect();
         let residual = norm(&r);
         let support: Vec<usize> = (0..x.len()).filter(|&i| x[i] != 0.0).collect();
         SolveReport {
@@ -206,7 +211,7 @@ impl Instance for CsInstance {
         let start = Instant::now();
         let fista = lasso(&self.a, &self.y, self.lambda(), LASSO_ITERATIONS, true);
         let first_k = self.sparsity_for(&fista);
-        let last_k = if self.sparsity.is_some() { first_k } else { self.a.m.min(self.a.n).max(first_k) };
+        let last_k = if self.sparsity.is_some() { first_k } else { self.a.nrows().min(self.a.ncols()).max(first_k) };
         // A named model that does not fit was rejected when the request was checked; here a
         // missing model only means one seed fewer.
         let policy_x = self.policy_estimate(models).ok().flatten().map(|(x, _)| x);
@@ -214,12 +219,13 @@ impl Instance for CsInstance {
         let target = if self.noise == 0.0 {
             1e-20 * self.y.iter().map(|v| v * v).sum::<f64>()
         } else {
-            self.a.m as f64 * self.noise * self.noise
+            self.a.nrows() as f64 * self.noise * self.noise
         };
         let steps = params.max_rounds.unwrap_or(DEFAULT_STEPS);
         let budget = Duration::from_secs_f64(params.time_limit_s);
         let hooks = params.hooks.mapped(f64::sqrt);
-        let (mut best_x, mut best_energy, mut chains, mut iterations) = (vec![0.0; self.a.n], f64::INFINITY, 0, 0);
+        let (mut best_x, mut best_energy, mut chains, mut iterations) =
+            (vec![0.0; self.a.ncols()], f64::INFINITY, 0, 0);
         let mut history = Vec::new();
         for k in first_k..=last_k {
             // A grown support starts from the best one so far plus the column most correlated
@@ -276,8 +282,8 @@ impl Instance for CsInstance {
         let start = Instant::now();
         let x = match name {
             "omp" => {
-                let k = self.sparsity.unwrap_or(self.a.m.min(self.a.n));
-                omp(&self.a, &self.y, k, self.noise * (self.a.m as f64).sqrt() + 1e-12 * norm(&self.y))
+                let k = self.sparsity.unwrap_or(self.a.nrows().min(self.a.ncols()));
+                omp(&self.a, &self.y, k, self.noise * (self.a.nrows() as f64).sqrt() + 1e-12 * norm(&self.y))
             }
             "ista" => lasso(&self.a, &self.y, self.lambda(), LASSO_ITERATIONS, false),
             "fista" => lasso(&self.a, &self.y, self.lambda(), LASSO_ITERATIONS, true),
@@ -285,7 +291,11 @@ impl Instance for CsInstance {
                 let (x, _) = self.policy_estimate(models)?.ok_or_else(|| {
                     ProblemError::invalid(
                         "model",
-                        format!("no compressive_sensing model for A of {} x {} (GET /v1/models)", self.a.m, self.a.n),
+                        format!(
+                            "no compressive_sensing model for A of {} x {} (GET /v1/models)",
+                            self.a.nrows(),
+                            self.a.ncols()
+                        ),
                     )
                 })?;
                 let k = self.sparsity_for(&x);
@@ -301,7 +311,7 @@ impl Instance for CsInstance {
     }
 
     fn size_summary(&self) -> String {
-        format!("m={} n={}", self.a.m, self.a.n)
+        format!("m={} n={}", self.a.nrows(), self.a.ncols())
     }
 }
 

@@ -4,55 +4,39 @@
 
 use crate::problems::random::standard_normal;
 use crate::search::hooks::SearchHooks;
+use nalgebra::{DMatrix, DVector};
+use ndarray::{Array2, ArrayView1, Axis};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
 
-/// A dense m x n matrix, row-major.
-#[derive(Debug, Clone)]
-pub struct Matrix {
-    pub m: usize,
-    pub n: usize,
-    pub data: Vec<f64>,
+/// A dense m x n matrix (ndarray, row-major).
+pub type Matrix = Array2<f64>;
+
+/// A x
+pub fn apply(a: &Matrix, x: &[f64]) -> Vec<f64> {
+    a.dot(&ArrayView1::from(x)).to_vec()
 }
 
-impl Matrix {
-    fn at(&self, i: usize, j: usize) -> f64 {
-        self.data[i * self.n + j]
-    }
+/// A^T r
+pub fn apply_t(a: &Matrix, r: &[f64]) -> Vec<f64> {
+    a.t().dot(&ArrayView1::from(r)).to_vec()
+}
 
-    /// A x
-    pub fn apply(&self, x: &[f64]) -> Vec<f64> {
-        (0..self.m).map(|i| self.data[i * self.n..(i + 1) * self.n].iter().zip(x).map(|(a, b)| a * b).sum()).collect()
-    }
-
-    /// A^T r
-    pub fn apply_t(&self, r: &[f64]) -> Vec<f64> {
-        let mut out = vec![0.0; self.n];
-        for i in 0..self.m {
-            let row = &self.data[i * self.n..(i + 1) * self.n];
-            for (o, a) in out.iter_mut().zip(row) {
-                *o += a * r[i];
-            }
+/// ||A||_2^2 by power iteration (the Lipschitz constant of the LASSO gradient).
+pub fn spectral_norm_squared(a: &Matrix) -> f64 {
+    let mut v = vec![1.0 / (a.ncols() as f64).sqrt(); a.ncols()];
+    let mut value = 0.0;
+    for _ in 0..100 {
+        let w = apply_t(a, &apply(a, &v));
+        value = norm(&w);
+        if value == 0.0 {
+            return 0.0;
         }
-        out
+        v = w.iter().map(|x| x / value).collect();
     }
-
-    /// ||A||_2^2 by power iteration (the Lipschitz constant of the LASSO gradient).
-    pub fn spectral_norm_squared(&self) -> f64 {
-        let mut v = vec![1.0 / (self.n as f64).sqrt(); self.n];
-        let mut value = 0.0;
-        for _ in 0..100 {
-            let w = self.apply_t(&self.apply(&v));
-            value = norm(&w);
-            if value == 0.0 {
-                return 0.0;
-            }
-            v = w.iter().map(|x| x / value).collect();
-        }
-        value
-    }
+    value
 }
 
 pub fn norm(v: &[f64]) -> f64 {
@@ -60,78 +44,50 @@ pub fn norm(v: &[f64]) -> f64 {
 }
 
 fn residual(a: &Matrix, y: &[f64], x: &[f64]) -> Vec<f64> {
-    a.apply(x).iter().zip(y).map(|(ax, yi)| yi - ax).collect()
+    apply(a, x).iter().zip(y).map(|(ax, yi)| yi - ax).collect()
 }
 
 /// Least squares on the columns `support`: (x on the support, residual norm squared). Normal
-/// equations by Cholesky with a tiny ridge for near-singular supports.
+/// equations A_S^T A_S x = A_S^T y by Cholesky (nalgebra) with a tiny ridge for near-singular
+/// supports.
 pub fn least_squares(a: &Matrix, y: &[f64], support: &[usize]) -> (Vec<f64>, f64) {
     let k = support.len();
     if k == 0 {
         return (Vec::new(), y.iter().map(|v| v * v).sum());
     }
-    let mut g = vec![0.0; k * k];
-    let mut b = vec![0.0; k];
-    for i in 0..a.m {
-        let yi = y[i];
-        for (p, &sp) in support.iter().enumerate() {
-            let ap = a.at(i, sp);
-            b[p] += ap * yi;
-            for (q, &sq) in support.iter().enumerate().take(p + 1) {
-                g[p * k + q] += ap * a.at(i, sq);
-            }
-        }
-    }
-    let trace: f64 = (0..k).map(|p| g[p * k + p]).sum();
-    for p in 0..k {
-        g[p * k + p] += 1e-12 * trace / k as f64 + 1e-300;
-    }
-    // Cholesky G = L L^T in place (lower triangle).
-    for p in 0..k {
-        for q in 0..=p {
-            let mut s = g[p * k + q];
-            for r in 0..q {
-                s -= g[p * k + r] * g[q * k + r];
-            }
-            g[p * k + q] = if p == q { s.max(1e-300).sqrt() } else { s / g[q * k + q] };
-        }
-    }
-    let mut z = b;
-    for p in 0..k {
-        for r in 0..p {
-            z[p] -= g[p * k + r] * z[r];
-        }
-        z[p] /= g[p * k + p];
-    }
-    for p in (0..k).rev() {
-        for r in p + 1..k {
-            z[p] -= g[r * k + p] * z[r];
-        }
-        z[p] /= g[p * k + p];
-    }
-    let mut full = vec![0.0; a.n];
-    for (p, &sp) in support.iter().enumerate() {
-        full[sp] = z[p];
-    }
-    let r = residual(a, y, &full);
-    (z, r.iter().map(|v| v * v).sum())
+    let columns = a.select(Axis(1), support);
+    let y_view = ArrayView1::from(y);
+    let mut gram = columns.t().dot(&columns);
+    let b = columns.t().dot(&y_view);
+    let ridge = 1e-12 * gram.diag().sum() / k as f64 + 1e-300;
+    gram.diag_mut().mapv_inplace(|d| d + ridge);
+    let gram = DMatrix::from_row_iterator(k, k, gram.iter().copied());
+    let b = DVector::from_iterator(k, b.iter().copied());
+    let z: Vec<f64> = match gram.clone().cholesky() {
+        Some(factor) => factor.solve(&b).iter().copied().collect(),
+        // Not positive definite even with the ridge (duplicate columns): the minimum-norm fit.
+        None => gram.svd(true, true).solve(&b, 1e-12).map(|x| x.iter().copied().collect()).unwrap_or(vec![0.0; k]),
+    };
+    let fitted = columns.dot(&ArrayView1::from(&z[..]));
+    let residual = (&y_view - &fitted).mapv(|v| v * v).sum();
+    (z, residual)
 }
 
 /// Orthogonal matching pursuit: adds the column most correlated with the residual and refits,
 /// `k` times, or until the residual norm is at most `tolerance`.
 pub fn omp(a: &Matrix, y: &[f64], k: usize, tolerance: f64) -> Vec<f64> {
     let mut support: Vec<usize> = Vec::new();
-    let mut x = vec![0.0; a.n];
+    let mut x = vec![0.0; a.ncols()];
     let mut r = y.to_vec();
-    while support.len() < k.min(a.m) && norm(&r) > tolerance {
-        let c = a.apply_t(&r);
-        let j = (0..a.n)
+    while support.len() < k.min(a.nrows()) && norm(&r) > tolerance {
+        let c = apply_t(a, &r);
+        let j = (0..a.ncols())
             .filter(|j| !support.contains(j))
             .max_by(|&p, &q| c[p].abs().total_cmp(&c[q].abs()))
             .expect("a free column");
         support.push(j);
         let (z, _) = least_squares(a, y, &support);
-        x = vec![0.0; a.n];
+        x = vec![0.0; a.ncols()];
         for (p, &s) in support.iter().enumerate() {
             x[s] = z[p];
         }
@@ -143,8 +99,8 @@ pub fn omp(a: &Matrix, y: &[f64], k: usize, tolerance: f64) -> Vec<f64> {
 /// The LASSO weight: lambda = max(1e-4 ||A^T y||_inf, sigma sqrt(2 log n)) (the noise term is
 /// the universal threshold of Donoho and Johnstone; the floor approximates basis pursuit).
 pub fn lasso_lambda(a: &Matrix, y: &[f64], noise: f64) -> f64 {
-    let correlation = a.apply_t(y).iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    (1e-4 * correlation).max(noise * (2.0 * (a.n as f64).ln()).sqrt())
+    let correlation = apply_t(a, y).iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    (1e-4 * correlation).max(noise * (2.0 * (a.ncols() as f64).ln()).sqrt())
 }
 
 fn soft_threshold(v: f64, t: f64) -> f64 {
@@ -155,9 +111,9 @@ fn soft_threshold(v: f64, t: f64) -> f64 {
 /// ||x||_1, step 1/L, with lambda continued geometrically from ||A^T y||_inf / 2 down to `lambda`
 /// over the first half of the iterations (a standard warm start).
 pub fn lasso(a: &Matrix, y: &[f64], lambda: f64, iterations: usize, accelerated: bool) -> Vec<f64> {
-    let l = a.spectral_norm_squared().max(1e-300);
-    let start_lambda = (a.apply_t(y).iter().fold(0.0f64, |m, v| m.max(v.abs())) / 2.0).max(lambda);
-    let mut x = vec![0.0; a.n];
+    let l = spectral_norm_squared(a).max(1e-300);
+    let start_lambda = (apply_t(a, y).iter().fold(0.0f64, |m, v| m.max(v.abs())) / 2.0).max(lambda);
+    let mut x = vec![0.0; a.ncols()];
     let mut z = x.clone();
     let mut t = 1.0f64;
     let half = (iterations / 2).max(1);
@@ -165,7 +121,7 @@ pub fn lasso(a: &Matrix, y: &[f64], lambda: f64, iterations: usize, accelerated:
         let current =
             if it < half { start_lambda * (lambda / start_lambda).powf(it as f64 / half as f64) } else { lambda };
         let point = if accelerated { &z } else { &x };
-        let g = a.apply_t(&residual(a, y, point));
+        let g = apply_t(a, &residual(a, y, point));
         let next: Vec<f64> = point.iter().zip(&g).map(|(p, gi)| soft_threshold(p + gi / l, current / l)).collect();
         if accelerated {
             let t_next = (1.0 + (1.0 + 4.0 * t * t).sqrt()) / 2.0;
@@ -206,13 +162,13 @@ pub fn support_search(
     hooks: &SearchHooks,
 ) -> SupportSearch {
     let start = Instant::now();
-    let k = k.clamp(1, a.m.min(a.n));
+    let k = k.clamp(1, a.nrows().min(a.ncols()));
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let chains = chains.max(seeds.len()).max(1);
     let mut supports: Vec<Vec<usize>> = (0..chains)
         .map(|c| match seeds.get(c) {
             Some(s) => s.iter().copied().take(k).collect(),
-            None => rand::seq::index::sample(&mut rng, a.n, k).into_vec(),
+            None => rand::seq::index::sample(&mut rng, a.ncols(), k).into_vec(),
         })
         .collect();
     let energy_of = |s: &[usize]| least_squares(a, y, s).1;
@@ -233,12 +189,12 @@ pub fn support_search(
         let temperature = scale * 0.1 * (1e-5f64).powf(iterations as f64 / steps.max(1) as f64);
         supports.par_iter_mut().zip(energies.par_iter_mut()).zip(rngs.par_iter_mut()).for_each(|((s, e), r)| {
             let (x, _) = least_squares(a, y, s);
-            let mut full = vec![0.0; a.n];
+            let mut full = vec![0.0; a.ncols()];
             for (p, &sp) in s.iter().enumerate() {
                 full[sp] = x[p];
             }
-            let c = a.apply_t(&residual(a, y, &full));
-            let outside: Vec<usize> = (0..a.n).filter(|j| !s.contains(j)).collect();
+            let c = apply_t(a, &residual(a, y, &full));
+            let outside: Vec<usize> = (0..a.ncols()).filter(|j| !s.contains(j)).collect();
             let incoming = if r.gen_bool(0.5) {
                 let mut ranked = outside.clone();
                 ranked.sort_by(|&p, &q| c[q].abs().total_cmp(&c[p].abs()));
@@ -273,7 +229,7 @@ pub fn support_search(
         }
     }
     let (z, _) = least_squares(a, y, &best.0);
-    let mut x = vec![0.0; a.n];
+    let mut x = vec![0.0; a.ncols()];
     for (p, &sp) in best.0.iter().enumerate() {
         x[sp] = z[p];
     }
@@ -295,14 +251,14 @@ pub fn gaussian_instance(m: usize, n: usize, k: usize, seed: u64) -> (Matrix, Ve
     let mut normal = || standard_normal(&mut rng);
     let data: Vec<f64> = (0..m * n).map(|_| normal() / (m as f64).sqrt()).collect();
     let values: Vec<f64> = (0..k).map(|_| normal()).collect();
-    let a = Matrix { m, n, data };
+    let a = Matrix::from_shape_vec((m, n), data).expect("m x n values");
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
     let support = rand::seq::index::sample(&mut rng, n, k).into_vec();
     let mut x = vec![0.0; n];
     for (s, v) in support.iter().zip(values) {
         x[*s] = v;
     }
-    let y = a.apply(&x);
+    let y = apply(&a, &x);
     (a, x, y)
 }
 
