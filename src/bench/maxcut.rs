@@ -96,7 +96,9 @@ pub fn run_maxcut(config: &BenchConfig) -> Result<String> {
                     device: config.device,
                     chains: config.chains,
                     target_energy: best.map(|b| graph.energy_for_objective(b)),
-                    patience: f64::INFINITY,
+                    // The service's own stopping rule and restarts (default patience): what a
+                    // request gets. (With patience switched off the search never restarts a
+                    // stagnant cycle: G22 10 s gave 13322 on one seed of 0-4 that way.)
                     ..SearchParams::default()
                 };
                 let outcome = minimize(graph.ising(), &params);
