@@ -110,8 +110,8 @@ pub async fn cancel(
     jobs::cancel(&state, &id, TRAINING).await
 }
 
-/// A file of the job's folder: weights (`*.safetensors`), `config.json`, `metrics.jsonl`,
-/// `observation_norm.json`, `progress.json`.
+/// A file of the job's folder: weights (`<store>.safetensors`), `config.json`, `metrics.jsonl`,
+/// `observation_norm.json`, and the whole-run checkpoint (`state.safetensors`, `state.json`).
 #[utoipa::path(get, path = "/v1/training/jobs/{id}/artifacts/{name}", tag = "training", operation_id = "get_training_artifact", params(("id" = String, Path), ("name" = String, Path)), responses(
     (status = 200, description = "the file", content_type = "application/octet-stream", body = Vec<u8>),
     (status = 404, body = ProblemDetails, content_type = "application/problem+json")
