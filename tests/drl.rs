@@ -2,6 +2,8 @@
 //! every algorithm trains a few thousand steps with finite losses and ends clearly above a
 //! uniformly random policy on the same evaluation episodes.
 
+mod common;
+
 use rand::{Rng, SeedableRng};
 use rlsolver::drl::env::ActionSpace;
 use rlsolver::drl::run::{evaluate, train, TrainConfig, TrainOutcome};
@@ -104,40 +106,6 @@ fn sac_with_the_h_term_logs_a_finite_h_term_loss_and_still_learns() {
     check(&outcome, "Pendulum-v1", 200.0);
 }
 
-/// Every variable of every `<store>.safetensors` in `dir`, by file and name.
-fn weights(dir: &std::path::Path) -> Vec<(String, Vec<(String, Tensor)>)> {
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|f| f.ends_with(".safetensors") && f != "state.safetensors")
-        .collect();
-    files.sort();
-    files
-        .into_iter()
-        .map(|f| {
-            let mut tensors = Tensor::read_safetensors(dir.join(&f)).unwrap();
-            tensors.sort_by(|a, b| a.0.cmp(&b.0));
-            (f, tensors)
-        })
-        .collect()
-}
-
-/// Hooks that stop a run once it reaches `step` (as a cancel or a crash after the checkpoint
-/// there would).
-fn stop_at(step: usize) -> rlsolver::drl::hooks::RunHooks {
-    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = cancel.clone();
-    rlsolver::drl::hooks::RunHooks {
-        on_progress: Some(std::sync::Arc::new(move |s| {
-            if s >= step {
-                flag.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
-        })),
-        cancel: Some(cancel),
-        ..Default::default()
-    }
-}
-
 /// A run of 2N steps, and the same run stopped at N and resumed, end bit for bit the same:
 /// weights, evaluations, losses, and what they log.
 fn resumes_exactly(first: TrainConfig, half: usize) {
@@ -146,7 +114,8 @@ fn resumes_exactly(first: TrainConfig, half: usize) {
     let first = TrainConfig { total_steps: 2 * half, ..first };
     let whole = train(&TrainConfig { out_dir: Some(whole_dir.clone()), ..first.clone() }).unwrap();
     let stopped =
-        train(&TrainConfig { out_dir: Some(split_dir.clone()), hooks: stop_at(half), ..first.clone() }).unwrap();
+        train(&TrainConfig { out_dir: Some(split_dir.clone()), hooks: common::stop_at(half), ..first.clone() })
+            .unwrap();
     assert_eq!((stopped.steps, stopped.cancelled), (half, true));
     let resumed = train(&TrainConfig { out_dir: Some(split_dir.clone()), resume: true, ..first }).unwrap();
     assert_eq!(resumed.steps, whole.steps);
@@ -154,12 +123,10 @@ fn resumes_exactly(first: TrainConfig, half: usize) {
     assert_eq!(returns(&resumed), returns(&whole), "the resumed run's evaluations differ");
     let losses = |o: &TrainOutcome| o.evaluations.last().unwrap().losses.clone();
     assert_eq!(losses(&resumed), losses(&whole));
-    let (a, b) = (weights(&whole_dir), weights(&split_dir));
-    assert_eq!(a.len(), b.len());
-    for ((file, x), (_, y)) in a.iter().zip(&b) {
-        for ((name, u), (_, v)) in x.iter().zip(y) {
-            assert!(u.equal(v), "{file} {name} differs after the resume");
-        }
+    let (a, b) = (common::policy_weights(&whole_dir), common::policy_weights(&split_dir));
+    assert!(!a.is_empty() && a.len() == b.len());
+    for ((name, u), (_, v)) in a.iter().zip(&b) {
+        assert!(u.equal(v), "{name} differs after the resume");
     }
     let logged = std::fs::read_to_string(split_dir.join("metrics.jsonl")).unwrap();
     assert_eq!(logged.lines().count(), whole.evaluations.len(), "the log continues, not restarts");

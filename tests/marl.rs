@@ -2,6 +2,8 @@
 //! two-step game result, the baselines' ordering on simple_spread, and short runs of every
 //! algorithm that improve on the random policy.
 
+mod common;
+
 use rlsolver::drl::marl::run::{heuristic_return, random_policy_return, train, MarlConfig};
 use serde_json::json;
 
@@ -73,40 +75,6 @@ fn every_algorithm_trains_briefly_on_simple_spread_with_finite_losses_and_its_me
     }
 }
 
-/// Hooks that stop a run once it reaches `step` (as a cancel or a crash after the checkpoint
-/// there would).
-fn stop_at(step: usize) -> rlsolver::drl::hooks::RunHooks {
-    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = cancel.clone();
-    rlsolver::drl::hooks::RunHooks {
-        on_progress: Some(std::sync::Arc::new(move |s| {
-            if s >= step {
-                flag.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
-        })),
-        cancel: Some(cancel),
-        ..Default::default()
-    }
-}
-
-/// Every variable of a run folder's policy files.
-fn policy_weights(dir: &std::path::Path) -> Vec<(String, tch::Tensor)> {
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|f| f.ends_with(".safetensors") && f != "state.safetensors")
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .flat_map(|f| {
-            let mut tensors = tch::Tensor::read_safetensors(dir.join(f)).unwrap();
-            tensors.sort_by(|a, b| a.0.cmp(&b.0));
-            tensors.into_iter().map(move |(name, t)| (format!("{f}/{name}"), t))
-        })
-        .collect()
-}
-
 #[test]
 fn a_resumed_multi_agent_run_continues_exactly_and_its_checkpoint_evaluates() {
     tch::set_num_threads(1);
@@ -126,14 +94,15 @@ fn a_resumed_multi_agent_run_continues_exactly_and_its_checkpoint_evaluates() {
             ..MarlConfig::new(algorithm, env, 2 * half, 3)
         };
         let whole = train(&config(&base.join("whole"), false)).unwrap();
-        let stopped = train(&MarlConfig { hooks: stop_at(half), ..config(&base.join("split"), false) }).unwrap();
+        let stopped =
+            train(&MarlConfig { hooks: common::stop_at(half), ..config(&base.join("split"), false) }).unwrap();
         assert_eq!((stopped.steps, stopped.cancelled), (half, true), "{algorithm}");
         let resumed = train(&config(&base.join("split"), true)).unwrap();
         let returns = |o: &rlsolver::drl::marl::run::MarlOutcome| {
             o.evaluations.iter().map(|e| (e.step, e.return_mean)).collect::<Vec<_>>()
         };
         assert_eq!(returns(&resumed), returns(&whole), "{algorithm}");
-        let (a, b) = (policy_weights(&base.join("whole")), policy_weights(&base.join("split")));
+        let (a, b) = (common::policy_weights(&base.join("whole")), common::policy_weights(&base.join("split")));
         assert!(!a.is_empty() && a.len() == b.len(), "{algorithm}");
         for ((name, x), (_, y)) in a.iter().zip(&b) {
             assert!(x.equal(y), "{algorithm}: {name} differs after the resume");

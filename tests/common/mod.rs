@@ -43,3 +43,38 @@ pub fn shared_data(folder: &str, file: &str) -> Option<PathBuf> {
     eprintln!("skipping: {} is missing (tests on shared data need ../shared)", dir.join(file).display());
     None
 }
+
+/// Hooks that stop a training run once it reaches `step` (as a cancel, or a crash right after
+/// the checkpoint there, would).
+pub fn stop_at(step: usize) -> rlsolver::drl::hooks::RunHooks {
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = cancel.clone();
+    rlsolver::drl::hooks::RunHooks {
+        on_progress: Some(std::sync::Arc::new(move |s| {
+            if s >= step {
+                flag.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        })),
+        cancel: Some(cancel),
+        ..Default::default()
+    }
+}
+
+/// Every variable of a run folder's policy files (`<store>.safetensors`, not the whole-run
+/// state), as (file/variable, tensor) in name order.
+pub fn policy_weights(dir: &std::path::Path) -> Vec<(String, tch::Tensor)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|f| f.ends_with(".safetensors") && f != "state.safetensors")
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .flat_map(|f| {
+            let mut tensors = tch::Tensor::read_safetensors(dir.join(f)).unwrap();
+            tensors.sort_by(|a, b| a.0.cmp(&b.0));
+            tensors.into_iter().map(move |(name, t)| (format!("{f}/{name}"), t))
+        })
+        .collect()
+}
