@@ -268,6 +268,14 @@ impl Algorithm {
         (self.ranges)().into_iter().find(|(name, _)| *name == field).map(|(_, range)| range)
     }
 
+    /// An error naming both sides when `env_id`'s action space is not one this algorithm takes.
+    pub fn check_takes(&self, env_id: &str, space: &ActionSpace) -> Result<()> {
+        if !self.takes(space) {
+            bail!("{} needs {} actions; {env_id} has {space:?}", self.name, self.action_spaces.join("|"));
+        }
+        Ok(())
+    }
+
     pub fn takes(&self, space: &ActionSpace) -> bool {
         let kind = match space {
             ActionSpace::Discrete { .. } => "discrete",

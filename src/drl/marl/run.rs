@@ -234,15 +234,7 @@ pub fn train(config: &MarlConfig) -> Result<MarlOutcome> {
     anyhow::ensure!(num_envs >= 1, "num_envs must be at least 1");
     let mut env = make(&config.env_id, num_envs)
         .with_context(|| crate::suggest::unknown("env", &config.env_id, super::ENV_IDS.iter().copied()))?;
-    if !algorithm.takes(&env.action_space()) {
-        bail!(
-            "{} needs {} actions; {} has {:?}",
-            algorithm.name,
-            algorithm.action_spaces.join("|"),
-            config.env_id,
-            env.action_space()
-        );
-    }
+    algorithm.check_takes(&config.env_id, &env.action_space())?;
     let spec = env_spec(&config.env_id, env.as_ref());
     let Learner::Multi(mut learner) = (algorithm.build)(&hyperparameters, &spec, config.device, config.seed)? else {
         bail!("{} built a single-agent agent", algorithm.name);

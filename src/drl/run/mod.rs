@@ -125,15 +125,7 @@ pub fn train(config: &TrainConfig) -> Result<TrainOutcome> {
     let hyperparameters = algorithm.configure(&config.overrides)?;
     let mut env = env::make(&config.env_id, algorithm.num_envs)
         .with_context(|| crate::suggest::unknown("env", &config.env_id, env::ENV_IDS.iter().copied()))?;
-    if !algorithm.takes(&env.action_space()) {
-        bail!(
-            "{} needs {} actions; {} has {:?}",
-            algorithm.name,
-            algorithm.action_spaces.join("|"),
-            config.env_id,
-            env.action_space()
-        );
-    }
+    algorithm.check_takes(&config.env_id, &env.action_space())?;
     let spec = env_spec(&config.env_id, env.as_ref());
     let Learner::Single(mut agent) = (algorithm.build)(&hyperparameters, &spec, config.device, config.seed)? else {
         bail!("{} built a multi-agent learner", algorithm.name);
