@@ -171,7 +171,7 @@ struct TuningArgs {
     /// Rounds between re-seeding the worst chains from the best.
     #[arg(long)]
     reseed_every: Option<usize>,
-    /// Convergence patience factor: stop after patience * n^1.5 sweeps without improvement (inf = never).
+    /// Convergence patience factor: stop after patience * n^2 sweeps without improvement (inf = never).
     #[arg(long)]
     patience: Option<f64>,
     /// Policy learning rate.

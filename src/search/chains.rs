@@ -20,6 +20,36 @@ pub enum Backend {
     Tensor,
 }
 
+/// Below this much work per chain and round (Metropolis proposals plus tabu flips times n) the
+/// chains run one after another in the calling thread: handing a round to the thread pool and
+/// back cost more than it saved on a 32-node graph, and under concurrent requests the cores are
+/// busy with other solves anyway.
+const PARALLEL_MIN_WORK: usize = 100_000;
+
+/// Runs `f` on every item, on rayon's pool when `parallel`.
+fn for_each_chain<T: Send>(parallel: bool, items: Vec<T>, f: impl Fn(T) + Sync + Send) {
+    if parallel {
+        items.into_par_iter().for_each(f);
+    } else {
+        items.into_iter().for_each(f);
+    }
+}
+
+/// Maps every item with a per-thread scratch value from `init`, on rayon's pool when `parallel`.
+fn map_chains<T: Send, S, R: Send>(
+    parallel: bool,
+    items: Vec<T>,
+    init: impl Fn() -> S + Sync + Send,
+    f: impl Fn(&mut S, T) -> R + Sync + Send,
+) -> Vec<R> {
+    if parallel {
+        items.into_par_iter().map_init(init, f).collect()
+    } else {
+        let mut scratch = init();
+        items.into_iter().map(|item| f(&mut scratch, item)).collect()
+    }
+}
+
 /// Per-round work of one chain.
 #[derive(Debug, Clone, Copy)]
 pub struct RoundWork {
@@ -33,7 +63,7 @@ pub struct RoundWork {
 }
 
 pub enum Chains<'a> {
-    Native { model: &'a IsingModel, states: Vec<i8>, fields: Vec<f64>, energies: Vec<f64> },
+    Native { model: &'a IsingModel, states: Vec<i8>, fields: Vec<f64>, energies: Vec<f64>, parallel: bool },
     Tensor { model: &'a IsingModel, tensors: IsingTensors, dense: Tensor, spins: Tensor, fields: Tensor },
 }
 
@@ -43,14 +73,27 @@ fn random_spins(len: usize, seed: u64, round: usize) -> Vec<i8> {
 }
 
 impl<'a> Chains<'a> {
-    /// B chains from uniformly random spins drawn from `seed`.
-    pub fn new(model: &'a IsingModel, backend: Backend, device: Device, chains: usize, seed: u64) -> Self {
+    /// B chains from uniformly random spins drawn from `seed`, each doing `work` per round.
+    pub fn new(
+        model: &'a IsingModel,
+        backend: Backend,
+        device: Device,
+        chains: usize,
+        seed: u64,
+        work: &RoundWork,
+    ) -> Self {
         let n = model.num_spins();
         let states = random_spins(chains * n, seed, usize::MAX);
         match backend {
             Backend::Native => {
-                let mut chains =
-                    Chains::Native { model, states, fields: vec![0.0; chains * n], energies: vec![0.0; chains] };
+                let parallel = work.metropolis_steps + work.tabu.steps * n >= PARALLEL_MIN_WORK;
+                let mut chains = Chains::Native {
+                    model,
+                    states,
+                    fields: vec![0.0; chains * n],
+                    energies: vec![0.0; chains],
+                    parallel,
+                };
                 chains.refresh();
                 chains
             }
@@ -73,10 +116,13 @@ impl<'a> Chains<'a> {
 
     /// Recomputes the native fields and energies from the states.
     fn refresh(&mut self) {
-        if let Chains::Native { model, states, fields, energies } = self {
+        if let Chains::Native { model, states, fields, energies, parallel } = self {
             let n = model.num_spins();
-            states.par_chunks(n).zip(fields.par_chunks_mut(n)).for_each(|(s, f)| model.local_fields(s, f));
-            energies.par_iter_mut().zip(states.par_chunks(n)).for_each(|(e, s)| *e = model.energy(s));
+            let items: Vec<_> = states.chunks(n).zip(fields.chunks_mut(n)).zip(energies.iter_mut()).collect();
+            for_each_chain(*parallel, items, |((s, f), e)| {
+                model.local_fields(s, f);
+                *e = model.energy(s);
+            });
         }
     }
 
@@ -95,28 +141,25 @@ impl<'a> Chains<'a> {
         deadline: Instant,
     ) {
         match self {
-            Chains::Native { model, states, fields, energies } => {
+            Chains::Native { model, states, fields, energies, parallel } => {
                 let n = model.num_spins();
-                states
-                    .par_chunks_mut(n)
-                    .zip(fields.par_chunks_mut(n))
-                    .zip(energies.par_iter_mut())
-                    .enumerate()
-                    .for_each(|(c, ((state, field), energy))| {
-                        let mut rng = chain_rng(seed, round, c);
-                        let sign = if gauge_fixed { state[0] } else { 1 };
-                        *energy += anneal::metropolis(
-                            model,
-                            state,
-                            field,
-                            log_odds,
-                            sign,
-                            work.metropolis_steps,
-                            temperatures,
-                            &mut rng,
-                            Some(deadline),
-                        );
-                    });
+                let items: Vec<_> =
+                    states.chunks_mut(n).zip(fields.chunks_mut(n)).zip(energies.iter_mut()).enumerate().collect();
+                for_each_chain(*parallel, items, |(c, ((state, field), energy))| {
+                    let mut rng = chain_rng(seed, round, c);
+                    let sign = if gauge_fixed { state[0] } else { 1 };
+                    *energy += anneal::metropolis(
+                        model,
+                        state,
+                        field,
+                        log_odds,
+                        sign,
+                        work.metropolis_steps,
+                        temperatures,
+                        &mut rng,
+                        Some(deadline),
+                    );
+                });
             }
             Chains::Tensor { tensors, dense, spins, fields, .. } => {
                 let odds = Tensor::from_slice(log_odds).to(tensors.device);
@@ -145,18 +188,14 @@ impl<'a> Chains<'a> {
     /// Copies of the chains polished by tabu search: (spins [B * n], exact energies).
     pub fn polished(&self, work: &RoundWork, seed: u64, round: usize, deadline: Instant) -> (Vec<i8>, Vec<f64>) {
         match self {
-            Chains::Native { model, states, .. } => {
+            Chains::Native { model, states, parallel, .. } => {
                 let n = model.num_spins();
                 let mut samples = states.clone();
-                let mut energies = Vec::with_capacity(self.len());
-                samples
-                    .par_chunks_mut(n)
-                    .enumerate()
-                    .map_init(TabuWorkspace::default, |workspace, (c, chain)| {
-                        let mut rng = chain_rng(seed.wrapping_add(1), round, c);
-                        tabu_search(model, chain, &work.tabu, &mut rng, workspace, Some(deadline))
-                    })
-                    .collect_into_vec(&mut energies);
+                let items: Vec<_> = samples.chunks_mut(n).enumerate().collect();
+                let energies = map_chains(*parallel, items, TabuWorkspace::default, |workspace, (c, chain)| {
+                    let mut rng = chain_rng(seed.wrapping_add(1), round, c);
+                    tabu_search(model, chain, &work.tabu, &mut rng, workspace, Some(deadline))
+                });
                 (samples, energies)
             }
             Chains::Tensor { model, tensors, dense, spins, .. } => {
@@ -189,7 +228,7 @@ impl<'a> Chains<'a> {
         order.sort_by(|&a, &b| energies[a].total_cmp(&energies[b]).then(a.cmp(&b)));
         let (good, bad): (Vec<usize>, Vec<usize>) = (0..quarter).map(|k| (order[k], order[chains - 1 - k])).unzip();
         match self {
-            Chains::Native { model, states, fields, energies } => {
+            Chains::Native { model, states, fields, energies, .. } => {
                 let n = model.num_spins();
                 for (&g, &b) in good.iter().zip(&bad) {
                     states.copy_within(g * n..(g + 1) * n, b * n);

@@ -24,6 +24,7 @@ use chains::{Backend, Chains, RoundWork};
 use policy::{BernoulliPolicy, PolicyParams};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
 use std::time::{Duration, Instant};
 use tabu::TabuParams;
@@ -39,7 +40,7 @@ pub struct SearchParams {
     pub seed: u64,
     /// Parallel chains B; `None` picks from instance size and device (see `auto_chains`).
     pub chains: Option<usize>,
-    /// Where tensors live (the policy always; the chains with the tensor backend).
+    /// Where the tensor backend's chains live (the policy is a host vector on every device).
     pub device: Device,
     /// Chain kernels; `None`: native on CPU, tensor on an accelerator.
     pub backend: Option<Backend>,
@@ -52,10 +53,10 @@ pub struct SearchParams {
     /// Iteration budget in rounds; with it, the same seed reproduces the same result.
     pub max_rounds: Option<usize>,
     /// Patience, in work: the search stops as converged once the chains together have done
-    /// `patience * n^1.5` sweeps (Metropolis proposals and tabu flips, per spin) since the last
+    /// `patience * n^2` sweeps (Metropolis proposals and tabu flips, per spin) since the last
     /// improvement, and an annealing cycle ends early once every chain sits at the incumbent
     /// and a quarter of that has passed. Larger instances need more sweeps per spin to leave a
-    /// basin, hence the power of n (default 40; see `patience_sweeps`).
+    /// basin, hence the power of n (default 1.5; see `patience_sweeps`).
     pub patience: f64,
     /// Tabu flips per chain per round; `None` = `auto_tabu_steps`.
     pub tabu_steps: Option<usize>,
@@ -89,7 +90,7 @@ impl Default for SearchParams {
             proposal_fraction: 0.05,
             target_energy: None,
             max_rounds: None,
-            patience: 40.0,
+            patience: 1.5,
             tabu_steps: None,
             cycle_rounds: 100,
             sweeps_per_round: 2000,
@@ -151,18 +152,38 @@ pub fn auto_tabu_steps(num_spins: usize) -> usize {
 }
 
 /// Sweeps (flips per spin, summed over chains) without improvement after which the search has
-/// converged: `patience * n^1.5`. Checked by `benches/search/patience.sh` (random graphs of mean
-/// degree 4, seeds 0-4): the default stop finds the cut of a 5 s run without patience; at n = 800
-/// the patience (~0.9M sweeps) outlasts a 10 s budget, so G14 at 10 s is never cut.
+/// converged: `patience * n^2`. The default 1.5 n^2 equals the former 40 n^1.5 at n = 711: G14
+/// and G15 (n = 800) keep about their patience and restarts, larger graphs wait longer (at 10 s
+/// none reaches it), and a 32-node graph waits 1,536 sweeps instead of 7,240. Checked by
+/// `benches/search/patience.sh` (random graphs of mean degree 4, generator seed 7, seeds 0-4):
+/// the default stop finds the cut of a 5 s run without patience.
 pub fn patience_sweeps(num_spins: usize, patience: f64) -> f64 {
-    patience * (num_spins.max(1) as f64).powf(1.5)
+    patience * (num_spins.max(1) as f64).powi(2)
 }
 
-/// A per-(round, chain) RNG so that parallel chains are reproducible whatever the thread schedule.
-fn chain_rng(seed: u64, round: usize, chain: usize) -> ChaCha8Rng {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    rng.set_stream(((round as u64) << 32) | chain as u64);
-    rng
+/// A patience spans at least this many rounds, so that the stop comes within an eighth of it.
+const ROUNDS_PER_PATIENCE: f64 = 8.0;
+
+/// Metropolis sweeps per chain and round: `sweeps_per_round`, or less on small instances whose
+/// whole patience is shorter than `ROUNDS_PER_PATIENCE` such rounds (below n ~ 160 with the
+/// defaults). One round of 2000 sweeps was a 32-node solve's entire cost: it outlasted the
+/// patience, so the search stopped after the round whatever it had found.
+fn round_sweeps(sweeps_per_round: usize, patience: f64, chains: usize) -> usize {
+    let share = patience / (ROUNDS_PER_PATIENCE * chains.max(1) as f64);
+    if share.is_finite() {
+        sweeps_per_round.min(share as usize).max(1)
+    } else {
+        sweeps_per_round
+    }
+}
+
+/// A per-(round, chain) RNG so that parallel chains are reproducible whatever the thread schedule:
+/// a xoshiro256++ seeded from that (round, chain)'s ChaCha stream. The Metropolis kernel draws two
+/// numbers per proposal, and ChaCha8's block refills were a sixth of a 32-node solve's time.
+fn chain_rng(seed: u64, round: usize, chain: usize) -> Xoshiro256PlusPlus {
+    let mut stream = ChaCha8Rng::seed_from_u64(seed);
+    stream.set_stream(((round as u64) << 32) | chain as u64);
+    Xoshiro256PlusPlus::from_rng(stream).expect("ChaCha never fails")
 }
 
 /// Runs the search until the target, the time limit, the round budget or convergence; tiny
@@ -196,8 +217,18 @@ pub fn minimize(model: &IsingModel, params: &SearchParams) -> SearchOutcome {
         // Lock-step flips cost a kernel launch each: fewer, on many more chains.
         Backend::Tensor => auto_tabu_steps(n).min(4 * n).min(2000),
     };
+    let patience = patience_sweeps(n, params.patience);
+    let metropolis_sweeps = round_sweeps(params.sweeps_per_round, patience, chain_count);
+    // A shortened round is polished in proportion, with at least 2n flips: a descent to the
+    // bottom of the basin and a short tabu walk. At 32 nodes the full 25n polish cost more than
+    // the round's Metropolis sweeps; the full rounds of larger instances keep it.
+    let default_tabu = if metropolis_sweeps < params.sweeps_per_round {
+        (default_tabu * metropolis_sweeps / params.sweeps_per_round.max(1)).max(2 * n).min(default_tabu)
+    } else {
+        default_tabu
+    };
     let work = RoundWork {
-        metropolis_steps: params.sweeps_per_round * n,
+        metropolis_steps: metropolis_sweeps * n,
         tensor_steps: params.tensor_steps_per_round,
         proposal_fraction: params.proposal_fraction,
         tabu: TabuParams::for_size(n, params.tabu_steps.unwrap_or(default_tabu)),
@@ -208,8 +239,8 @@ pub fn minimize(model: &IsingModel, params: &SearchParams) -> SearchOutcome {
     let t_cold = scale * params.temperature.1;
     let temperature_at = |progress: f64| t_hot * (t_cold / t_hot).powf(progress.clamp(0.0, 1.0));
     let gauge_fixed = model.has_spin_flip_symmetry();
-    let mut policy = BernoulliPolicy::new(n, params.policy, params.device);
-    let mut chains = Chains::new(model, backend, params.device, chain_count, params.seed);
+    let mut policy = BernoulliPolicy::new(n, params.policy);
+    let mut chains = Chains::new(model, backend, params.device, chain_count, params.seed, &work);
 
     let mut best_spins = vec![1i8; n];
     let mut best_energy = f64::INFINITY;
@@ -217,7 +248,6 @@ pub fn minimize(model: &IsingModel, params: &SearchParams) -> SearchOutcome {
     let mut rounds = 0usize;
     let mut last_round_time = Duration::ZERO;
     let mut cycle = Cycle { start_round: 0, start_time: start };
-    let patience = patience_sweeps(n, params.patience);
     let sweeps_per_round = chain_count as f64 * (work.metropolis_steps + work.tabu.steps) as f64 / n.max(1) as f64;
     let mut sweeps_since_improvement = 0.0f64;
     // Since the last improvement or restart, whichever came later.
@@ -268,7 +298,7 @@ pub fn minimize(model: &IsingModel, params: &SearchParams) -> SearchOutcome {
                 }
             }
         }
-        policy.update(&samples, &sample_energies, chain_count);
+        policy.update(&samples, &sample_energies);
         rounds += 1;
         if rounds.is_multiple_of(params.reseed_every.max(1)) {
             chains.reseed_worst_from_best();
@@ -291,7 +321,7 @@ pub fn minimize(model: &IsingModel, params: &SearchParams) -> SearchOutcome {
             chains.restart(params.seed, rounds);
             // A fresh policy too: carried over, it pulls every new cycle back into the old
             // basin (G14, 60 s, seeds 0/1: 3060/3059 carried, 3064/3064 with a uniform policy).
-            policy = BernoulliPolicy::new(n, params.policy, params.device);
+            policy = BernoulliPolicy::new(n, params.policy);
         }
         last_round_time = round_start.elapsed();
     };

@@ -34,9 +34,11 @@ impl TabuParams {
 /// Reusable buffers so that a chain does not allocate per call.
 #[derive(Default)]
 pub struct TabuWorkspace {
-    fields: Vec<f64>,
+    /// delta_i = -2 s_i f_i: the energy change of flipping spin i.
+    deltas: Vec<f64>,
     tabu_until: Vec<usize>,
     best: Vec<i8>,
+    ties: Vec<u32>,
 }
 
 /// Runs tabu search from `spins`; on return `spins` holds the best configuration visited and the
@@ -50,13 +52,14 @@ pub fn tabu_search<R: Rng>(
     deadline: Option<Instant>,
 ) -> f64 {
     let n = model.num_spins();
-    workspace.fields.resize(n, 0.0);
-    workspace.tabu_until.clear();
-    workspace.tabu_until.resize(n, 0);
-    model.local_fields(spins, &mut workspace.fields);
-    let fields = &mut workspace.fields;
-    let tabu_until = &mut workspace.tabu_until;
-    let best = &mut workspace.best;
+    let TabuWorkspace { deltas, tabu_until, best, ties } = workspace;
+    deltas.resize(n, 0.0);
+    model.local_fields(spins, deltas);
+    for (d, &s) in deltas.iter_mut().zip(spins.iter()) {
+        *d *= -2.0 * f64::from(s);
+    }
+    tabu_until.clear();
+    tabu_until.resize(n, 0);
     best.clear();
     best.extend_from_slice(spins);
 
@@ -68,30 +71,30 @@ pub fn tabu_search<R: Rng>(
         }
         // Aspiration: a tabu flip is allowed when it beats the best energy of this run.
         let aspiration = best_energy - energy - ENERGY_EPS;
-        let mut chosen = usize::MAX;
+        // The best allowed flip, ties broken uniformly: one pass collects the spins within
+        // ENERGY_EPS of the running minimum (after the first few spins the branch is almost never
+        // taken), then one draw picks among them.
         let mut chosen_delta = f64::INFINITY;
-        let mut ties = 0u32;
-        for i in 0..n {
-            let delta = -2.0 * f64::from(spins[i]) * fields[i];
-            if tabu_until[i] > step && delta >= aspiration {
-                continue;
-            }
-            if delta < chosen_delta - ENERGY_EPS {
-                chosen = i;
-                chosen_delta = delta;
-                ties = 1;
-            } else if delta <= chosen_delta + ENERGY_EPS {
-                ties += 1;
-                if rng.gen_range(0..ties) == 0 {
-                    chosen = i;
+        ties.clear();
+        for (i, (&delta, &until)) in deltas.iter().zip(tabu_until.iter()).enumerate() {
+            let allowed = (until <= step) | (delta < aspiration);
+            if allowed & (delta <= chosen_delta + ENERGY_EPS) {
+                if delta < chosen_delta - ENERGY_EPS {
+                    chosen_delta = delta;
+                    ties.clear();
                 }
+                ties.push(i as u32);
             }
         }
-        if chosen == usize::MAX {
+        if ties.is_empty() {
             break;
         }
-        flip(model, spins, fields, chosen);
-        energy += chosen_delta;
+        let chosen = match ties.len() {
+            1 => ties[0] as usize,
+            len => ties[rng.gen_range(0..len)] as usize,
+        };
+        energy += deltas[chosen];
+        flip_deltas(model, spins, deltas, chosen);
         tabu_until[chosen] = step + params.tenure_min + rng.gen_range(0..=params.tenure_span);
         if energy < best_energy - ENERGY_EPS {
             best_energy = energy;
@@ -100,6 +103,17 @@ pub fn tabu_search<R: Rng>(
     }
     spins.copy_from_slice(best);
     model.energy(spins)
+}
+
+/// Flips spin i and updates the flip deltas: delta_i changes sign, and each neighbour's
+/// delta_j = -2 s_j f_j moves by -4 s_j s_i' J_ij as f_j moves by 2 s_i' J_ij.
+fn flip_deltas(model: &IsingModel, spins: &mut [i8], deltas: &mut [f64], i: usize) {
+    spins[i] = -spins[i];
+    deltas[i] = -deltas[i];
+    let four_new = 4.0 * f64::from(spins[i]);
+    for (j, w) in model.neighbors(i) {
+        deltas[j] -= four_new * f64::from(spins[j]) * w;
+    }
 }
 
 /// Steepest descent with single flips until no flip lowers the energy; returns the exact energy.
