@@ -9,8 +9,8 @@ use std::time::Instant;
 
 /// Largest enumeration work (configurations x (1 + mean degree)) the engine spends instead of
 /// searching: 2^25 field updates. At the bound (24 spins, mean degree 3; `rlsolver generate maxcut
-/// --nodes 24 --edges 36`, generator seeds 0-2) a solve takes 70-76 ms here, against ~8 ms for the
-/// search's one round on 32 nodes: the price of a proof.
+/// --nodes 24 --edges 36`, generator seeds 0-2) a solve takes 70-76 ms here, against ~2 ms for the
+/// search on 32 nodes: the price of a proof.
 pub const MAX_WORK: f64 = (1u64 << 25) as f64;
 
 /// Free spins (after fixing the gauge) and the work of enumerating them.
