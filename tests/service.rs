@@ -292,16 +292,18 @@ fn a_crash_keeps_finished_jobs_and_the_interrupted_job_resumes_from_its_checkpoi
 fn a_solve_job_streams_incumbents_and_ends_with_the_report_and_cancel_keeps_the_best_so_far() {
     let base = start_server(ServerConfig::default());
     let c = client();
-    let graph = common::random_gset(120, 600, 3);
-    let edges: Vec<Value> = graph
-        .lines()
-        .skip(1)
-        .map(|l| {
-            let f: Vec<i64> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
-            json!([f[0] - 1, f[1] - 1, f[2]])
-        })
-        .collect();
-    let instance = json!({"num_nodes": 120, "edges": edges});
+    let instance_of = |nodes: usize, edges: usize| {
+        let edges: Vec<Value> = common::random_gset(nodes, edges, 3)
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let f: Vec<i64> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
+                json!([f[0] - 1, f[1] - 1, f[2]])
+            })
+            .collect();
+        json!({"num_nodes": nodes, "edges": edges})
+    };
+    let instance = instance_of(120, 600);
     let post = |body: Value| c.post(format!("{base}/v1/solve/jobs")).json(&body).send().unwrap();
     let bad: Value =
         post(json!({"problem": "maxcut", "instance": {"num_nodes": 2, "edges": [[0, 5, 1]]}})).json().unwrap();
@@ -320,9 +322,11 @@ fn a_solve_job_streams_incumbents_and_ends_with_the_report_and_cancel_keeps_the_
     let objectives: Vec<f64> = incumbents.iter().map(|p| p["objective"].as_f64().unwrap()).collect();
     assert!(objectives.windows(2).all(|w| w[1] > w[0]), "incumbents improve: {objectives:?}");
     assert_eq!(done["result"]["objective"].as_f64(), objectives.last().copied(), "{done}");
-    // A long solve, cancelled: it ends at once with its best so far.
+    // A long solve, cancelled: it ends at once with its best so far. 1,000 nodes, so that the
+    // patience (1.5 n^2 sweeps, ~20 s here) does not end it first.
+    let large = instance_of(1000, 4000);
     let long: Value =
-        post(json!({"problem": "maxcut", "instance": instance, "options": {"time_limit_s": 60}})).json().unwrap();
+        post(json!({"problem": "maxcut", "instance": large, "options": {"time_limit_s": 60}})).json().unwrap();
     let id = long["id"].as_str().unwrap();
     let started = Instant::now();
     loop {
