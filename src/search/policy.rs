@@ -120,9 +120,9 @@ impl BernoulliPolicy {
     }
 
     /// One policy-gradient step on `spins` (`energies.len()` configurations of n spins each): an
-    /// Adam step on `gradient`, then the logit clip. Returns the surrogate loss before the step.
-    pub fn update(&mut self, spins: &[i8], energies: &[f64]) -> f64 {
-        let loss = self.loss(spins, energies);
+    /// Adam step on `gradient`, then the logit clip. The loss itself is not evaluated: the search
+    /// never reads it, and it costs a logarithm per spin and chain every round.
+    pub fn update(&mut self, spins: &[i8], energies: &[f64]) {
         let gradient = self.gradient(spins, energies);
         self.steps += 1;
         let correction1 = 1.0 - BETA1.powi(self.steps);
@@ -136,7 +136,6 @@ impl BernoulliPolicy {
             let step = self.params.learning_rate * (*m / correction1) / ((*v / correction2).sqrt() + EPSILON);
             *theta = (*theta - step).clamp(-clip, clip);
         }
-        loss
     }
 }
 
