@@ -22,7 +22,10 @@
 //! - Every report's numbers must be finite: `PreparedSolve::run` turns a non-finite one into an
 //!   `instance` error.
 
+pub mod binary;
 pub mod cs;
+pub mod graph;
+pub mod independent_set;
 pub mod maxcut;
 pub mod mimo;
 pub mod random;
@@ -415,7 +418,14 @@ pub struct SolveContext {
 
 /// Every registered problem.
 pub fn registry() -> &'static [&'static dyn Problem] {
-    static PROBLEMS: [&dyn Problem; 3] = [&maxcut::MaxCut, &mimo::Mimo, &cs::CompressiveSensing];
+    static PROBLEMS: [&dyn Problem; 6] = [
+        &maxcut::MaxCut,
+        &mimo::Mimo,
+        &cs::CompressiveSensing,
+        &independent_set::MAX_INDEPENDENT_SET,
+        &independent_set::MIN_VERTEX_COVER,
+        &independent_set::MAX_CLIQUE,
+    ];
     &PROBLEMS
 }
 

@@ -14,6 +14,7 @@ pub mod chains;
 pub mod exact;
 pub mod hooks;
 pub mod ising;
+pub mod moves;
 pub mod policy;
 pub mod tabu;
 pub mod tensor_anneal;
@@ -180,7 +181,7 @@ fn round_sweeps(sweeps_per_round: usize, patience: f64, chains: usize) -> usize 
 /// A per-(round, chain) RNG so that parallel chains are reproducible whatever the thread schedule:
 /// a xoshiro256++ seeded from that (round, chain)'s ChaCha stream. The Metropolis kernel draws two
 /// numbers per proposal, and ChaCha8's block refills were a sixth of a 32-node solve's time.
-fn chain_rng(seed: u64, round: usize, chain: usize) -> Xoshiro256PlusPlus {
+pub(crate) fn chain_rng(seed: u64, round: usize, chain: usize) -> Xoshiro256PlusPlus {
     let mut stream = ChaCha8Rng::seed_from_u64(seed);
     stream.set_stream(((round as u64) << 32) | chain as u64);
     Xoshiro256PlusPlus::from_rng(stream).expect("ChaCha never fails")

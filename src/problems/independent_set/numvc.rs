@@ -1,0 +1,311 @@
+//! NuMVC (Cai, Su, Luo and Sattar, "NuMVC: An efficient local search algorithm for minimum
+//! vertex cover", JAIR 46, 2013): the dedicated move set of unweighted covers, independent sets
+//! and cliques. A chain holds a candidate cover C; whenever C covers every edge it is recorded
+//! and its vertex of highest dscore leaves, so the chain looks for a cover one smaller. Each
+//! step is the paper's two-stage exchange (Algorithm 2): remove the vertex of C with the highest
+//! dscore (ties: the oldest), then add an endpoint of a random uncovered edge whose
+//! configuration changed since it left (the higher dscore, ties oldest). Every uncovered edge
+//! gains weight 1 per step; once the mean weight reaches gamma, every weight becomes
+//! floor(rho * w) (forgetting). dscore(v) is the change in the weight of covered edges when v
+//! joins (v outside C) or leaves (v in C, then <= 0).
+
+use rand::Rng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+/// The paper's settings (section 5.1).
+#[derive(Debug, Clone, Copy)]
+pub struct NumvcParams {
+    /// gamma = `gamma_per_vertex` * |V|: the mean edge weight that triggers forgetting (0.5).
+    pub gamma_per_vertex: f64,
+    /// rho: the share of its weight an edge keeps when forgetting (0.3).
+    pub rho: f64,
+}
+
+impl Default for NumvcParams {
+    fn default() -> Self {
+        NumvcParams { gamma_per_vertex: 0.5, rho: 0.3 }
+    }
+}
+
+/// The graph a chain walks on: edges and, per vertex, (neighbour, edge id).
+pub struct CoverGraph {
+    edges: Vec<(u32, u32)>,
+    incident: Vec<Vec<(u32, u32)>>,
+    params: NumvcParams,
+}
+
+impl CoverGraph {
+    pub fn new(num_nodes: usize, edges: &[(u32, u32)], params: NumvcParams) -> Self {
+        let mut incident = vec![Vec::new(); num_nodes];
+        for (e, &(u, v)) in edges.iter().enumerate() {
+            incident[u as usize].push((v, e as u32));
+            incident[v as usize].push((u, e as u32));
+        }
+        CoverGraph { edges: edges.to_vec(), incident, params }
+    }
+
+    pub fn num_nodes(&self) -> usize {
+        self.incident.len()
+    }
+}
+
+const COVERED: u32 = u32::MAX;
+
+/// One chain's state.
+#[derive(Clone)]
+pub struct CoverChain {
+    in_cover: Vec<bool>,
+    dscore: Vec<i64>,
+    conf_change: Vec<bool>,
+    /// Step of each vertex's last move.
+    age: Vec<u64>,
+    weight: Vec<i64>,
+    total_weight: i64,
+    /// Uncovered edge ids, and each edge's position there (COVERED when covered).
+    uncovered: Vec<u32>,
+    position: Vec<u32>,
+    size: usize,
+    step: u64,
+    best: Vec<bool>,
+    best_size: usize,
+}
+
+impl CoverChain {
+    /// A greedy cover (the vertex of highest dscore joins, random ties) with redundant vertices
+    /// removed, as the paper's initialisation.
+    pub fn new(graph: &CoverGraph, rng: &mut Xoshiro256PlusPlus) -> Self {
+        let n = graph.num_nodes();
+        let m = graph.edges.len();
+        let mut chain = CoverChain {
+            in_cover: vec![false; n],
+            dscore: graph.incident.iter().map(|list| list.len() as i64).collect(),
+            conf_change: vec![true; n],
+            age: vec![0; n],
+            weight: vec![1; m],
+            total_weight: m as i64,
+            uncovered: (0..m as u32).collect(),
+            position: (0..m as u32).collect(),
+            size: 0,
+            step: 0,
+            best: vec![true; n],
+            best_size: n,
+        };
+        while !chain.uncovered.is_empty() {
+            let mut pick = (i64::MIN, 0usize, 0u32);
+            for v in 0..n {
+                if !chain.in_cover[v] {
+                    let tie: u32 = rng.gen();
+                    if (chain.dscore[v], tie) > (pick.0, pick.2) {
+                        pick = (chain.dscore[v], v, tie);
+                    }
+                }
+            }
+            chain.add(graph, pick.1);
+        }
+        for v in 0..n {
+            if chain.in_cover[v] && chain.dscore[v] == 0 {
+                chain.remove(graph, v);
+            }
+        }
+        chain.record();
+        chain
+    }
+
+    pub fn best_cover(&self) -> &[bool] {
+        &self.best
+    }
+
+    pub fn best_size(&self) -> usize {
+        self.best_size
+    }
+
+    fn record(&mut self) {
+        if self.uncovered.is_empty() && self.size < self.best_size {
+            self.best.copy_from_slice(&self.in_cover);
+            self.best_size = self.size;
+        }
+    }
+
+    fn cover_edge(&mut self, e: u32) {
+        let at = self.position[e as usize];
+        let last = *self.uncovered.last().expect("the edge is uncovered");
+        self.uncovered.swap_remove(at as usize);
+        if last != e {
+            self.position[last as usize] = at;
+        }
+        self.position[e as usize] = COVERED;
+    }
+
+    fn uncover_edge(&mut self, e: u32) {
+        self.position[e as usize] = self.uncovered.len() as u32;
+        self.uncovered.push(e);
+    }
+
+    fn add(&mut self, graph: &CoverGraph, v: usize) {
+        self.in_cover[v] = true;
+        self.size += 1;
+        self.dscore[v] = -self.dscore[v];
+        for &(u, e) in &graph.incident[v] {
+            let w = self.weight[e as usize];
+            if self.in_cover[u as usize] {
+                self.dscore[u as usize] += w;
+            } else {
+                self.dscore[u as usize] -= w;
+                self.cover_edge(e);
+            }
+        }
+    }
+
+    fn remove(&mut self, graph: &CoverGraph, v: usize) {
+        self.in_cover[v] = false;
+        self.size -= 1;
+        self.dscore[v] = -self.dscore[v];
+        for &(u, e) in &graph.incident[v] {
+            let w = self.weight[e as usize];
+            if self.in_cover[u as usize] {
+                self.dscore[u as usize] -= w;
+            } else {
+                self.dscore[u as usize] += w;
+                self.uncover_edge(e);
+            }
+        }
+    }
+
+    /// The vertex of C with the highest dscore, ties to the oldest.
+    fn best_in_cover(&self) -> Option<usize> {
+        let mut pick: Option<usize> = None;
+        for v in 0..self.in_cover.len() {
+            if !self.in_cover[v] {
+                continue;
+            }
+            pick = match pick {
+                Some(p) if (self.dscore[p], std::cmp::Reverse(self.age[p])) >= (self.dscore[v], std::cmp::Reverse(self.age[v])) => Some(p),
+                _ => Some(v),
+            };
+        }
+        pick
+    }
+
+    /// Runs `steps` exchange steps (Algorithm 2's loop body).
+    pub fn advance(&mut self, graph: &CoverGraph, steps: usize, rng: &mut Xoshiro256PlusPlus) {
+        let gamma = graph.params.gamma_per_vertex * graph.num_nodes() as f64;
+        for _ in 0..steps {
+            self.step += 1;
+            if self.uncovered.is_empty() {
+                self.record();
+                match self.best_in_cover() {
+                    Some(v) => {
+                        self.remove(graph, v);
+                        self.age[v] = self.step;
+                    }
+                    None => return,
+                }
+                continue;
+            }
+            let Some(u) = self.best_in_cover() else { return };
+            self.remove(graph, u);
+            self.conf_change[u] = false;
+            self.age[u] = self.step;
+            for &(z, _) in &graph.incident[u] {
+                self.conf_change[z as usize] = true;
+            }
+            let e = self.uncovered[rng.gen_range(0..self.uncovered.len())];
+            let (a, b) = graph.edges[e as usize];
+            let (a, b) = (a as usize, b as usize);
+            let rank = |v: usize| (self.conf_change[v], self.dscore[v], std::cmp::Reverse(self.age[v]));
+            let v = if rank(a) >= rank(b) { a } else { b };
+            self.add(graph, v);
+            self.age[v] = self.step;
+            for &(z, _) in &graph.incident[v] {
+                self.conf_change[z as usize] = true;
+            }
+            for k in 0..self.uncovered.len() {
+                let e = self.uncovered[k] as usize;
+                self.weight[e] += 1;
+                let (a, b) = graph.edges[e];
+                self.dscore[a as usize] += 1;
+                self.dscore[b as usize] += 1;
+            }
+            self.total_weight += self.uncovered.len() as i64;
+            if !graph.edges.is_empty() && self.total_weight as f64 / graph.edges.len() as f64 >= gamma {
+                self.forget(graph);
+            }
+            self.record();
+        }
+    }
+
+    /// w := floor(rho * w) for every edge (at least 1), then every dscore from scratch.
+    fn forget(&mut self, graph: &CoverGraph) {
+        let rho = graph.params.rho;
+        self.total_weight = 0;
+        for w in &mut self.weight {
+            *w = ((*w as f64 * rho).floor() as i64).max(1);
+            self.total_weight += *w;
+        }
+        self.dscore.iter_mut().for_each(|d| *d = 0);
+        for (e, &(a, b)) in graph.edges.iter().enumerate() {
+            let (a, b, w) = (a as usize, b as usize, self.weight[e]);
+            match (self.in_cover[a], self.in_cover[b]) {
+                (false, false) => {
+                    self.dscore[a] += w;
+                    self.dscore[b] += w;
+                }
+                (true, false) => self.dscore[a] -= w,
+                (false, true) => self.dscore[b] -= w,
+                (true, true) => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    /// dscore of every vertex, from its definition.
+    fn dscores(graph: &CoverGraph, chain: &CoverChain) -> Vec<i64> {
+        (0..graph.num_nodes())
+            .map(|v| {
+                let sign = if chain.in_cover[v] { -1 } else { 1 };
+                graph.incident[v]
+                    .iter()
+                    .filter(|&&(u, _)| !chain.in_cover[u as usize])
+                    .map(|&(_, e)| sign * chain.weight[e as usize])
+                    .sum()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn incremental_scores_match_their_definition_and_best_covers_cover() {
+        // A random graph of 60 nodes and 240 edges.
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+        let mut edges = std::collections::BTreeSet::new();
+        while edges.len() < 240 {
+            let (a, b) = (rng.gen_range(0..60u32), rng.gen_range(0..60u32));
+            if a != b {
+                edges.insert((a.min(b), a.max(b)));
+            }
+        }
+        let edges: Vec<(u32, u32)> = edges.into_iter().collect();
+        // A small gamma so that forgetting happens within the test.
+        let graph = CoverGraph::new(60, &edges, NumvcParams { gamma_per_vertex: 0.05, rho: 0.3 });
+        let mut chain = CoverChain::new(&graph, &mut rng);
+        for _ in 0..50 {
+            chain.advance(&graph, 37, &mut rng);
+            assert_eq!(chain.dscore, dscores(&graph, &chain));
+            let uncovered: Vec<u32> = (0..edges.len() as u32)
+                .filter(|&e| {
+                    let (a, b) = edges[e as usize];
+                    !chain.in_cover[a as usize] && !chain.in_cover[b as usize]
+                })
+                .collect();
+            let mut listed = chain.uncovered.clone();
+            listed.sort_unstable();
+            assert_eq!(listed, uncovered);
+            assert!(edges.iter().all(|&(a, b)| chain.best[a as usize] || chain.best[b as usize]));
+            assert_eq!(chain.best.iter().filter(|&&c| c).count(), chain.best_size);
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! The engine's loop for problems whose own move set beats single spin flips on their Ising
+//! encoding (vertex cover's swap moves, ...): the same parallel chains, rounds, re-seeding of
+//! the worst chains from the best, anytime incumbents through the hooks, `time_limit_s`,
+//! `target`, `seed`, `max_rounds` and patience as `minimize`, with the chain dynamics supplied by
+//! a `MoveSet`. Energies are the problem's Ising energies, so targets and reports are shared.
+
+use super::{chain_rng, patience_sweeps, Incumbent, SearchOutcome, SearchParams, StopReason};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use rayon::prelude::*;
+use std::time::{Duration, Instant};
+use tch::Device;
+
+/// Below this many moves per round over all chains, the chains run in the calling thread (as
+/// in `chains.rs`: the pool's hand-off cost more than it saved on small rounds).
+const PARALLEL_MIN_MOVES: usize = 20_000;
+
+/// A problem's own chain dynamics.
+pub trait MoveSet: Sync {
+    type Chain: Clone + Send;
+    fn num_variables(&self) -> usize;
+    /// Moves per chain and round (a round ends with the incumbent check and re-seeding).
+    fn moves_per_round(&self) -> usize;
+    /// A fresh chain.
+    fn start(&self, rng: &mut Xoshiro256PlusPlus) -> Self::Chain;
+    /// Runs `moves` moves on the chain.
+    fn advance(&self, chain: &mut Self::Chain, moves: usize, rng: &mut Xoshiro256PlusPlus);
+    /// The chain's best state so far (spins) and its Ising energy.
+    fn best(&self, chain: &Self::Chain) -> (Vec<i8>, f64);
+}
+
+/// Runs the chains of `moves` until the target, the time, the round budget, a cancel or the
+/// patience (`patience * n^2` sweeps of n moves over all chains without improvement).
+pub fn minimize_with<M: MoveSet>(moves: &M, params: &SearchParams) -> SearchOutcome {
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs_f64(params.time_limit_s.max(0.0));
+    let n = moves.num_variables().max(1);
+    let count = params.chains.unwrap_or_else(|| super::auto_chains(n, Device::Cpu)).max(1);
+    let per_round = moves.moves_per_round().max(1);
+    let parallel = per_round * count >= PARALLEL_MIN_MOVES;
+    let mut chains: Vec<M::Chain> =
+        (0..count).map(|c| moves.start(&mut chain_rng(params.seed, usize::MAX >> 32, c))).collect();
+    let (mut best_spins, mut best_energy) = (vec![-1i8; n], f64::INFINITY);
+    let mut history = Vec::new();
+    let patience = patience_sweeps(n, params.patience);
+    let (mut rounds, mut sweeps_since_improvement) = (0usize, 0.0f64);
+    let stop = loop {
+        if Instant::now() >= deadline || params.hooks.cancelled() {
+            break StopReason::TimeLimit;
+        }
+        if params.max_rounds.is_some_and(|m| rounds >= m) {
+            break StopReason::RoundLimit;
+        }
+        let advance = |(c, chain): (usize, &mut M::Chain)| {
+            moves.advance(chain, per_round, &mut chain_rng(params.seed, rounds, c));
+            moves.best(chain)
+        };
+        let bests: Vec<(Vec<i8>, f64)> = if parallel {
+            chains.par_iter_mut().enumerate().map(advance).collect()
+        } else {
+            chains.iter_mut().enumerate().map(advance).collect()
+        };
+        for (spins, energy) in &bests {
+            if *energy < best_energy - 1e-9 {
+                (best_spins, best_energy) = (spins.clone(), *energy);
+                sweeps_since_improvement = 0.0;
+                history.push(Incumbent { elapsed: start.elapsed(), energy: *energy });
+                params.hooks.incumbent_state(start.elapsed(), &best_spins, best_energy);
+            }
+        }
+        rounds += 1;
+        if rounds.is_multiple_of(params.reseed_every.max(1)) && count >= 4 {
+            // The worst quarter restarts from copies of the best quarter (ties by index).
+            let mut order: Vec<usize> = (0..count).collect();
+            order.sort_by(|&a, &b| bests[a].1.total_cmp(&bests[b].1).then(a.cmp(&b)));
+            let quarter = count / 4;
+            for k in 0..quarter {
+                chains[order[count - 1 - k]] = chains[order[k]].clone();
+            }
+        }
+        sweeps_since_improvement += (per_round * count) as f64 / n as f64;
+        if params.target_energy.is_some_and(|t| best_energy <= t + 1e-9) {
+            break StopReason::TargetReached;
+        }
+        if sweeps_since_improvement >= patience {
+            break StopReason::Converged;
+        }
+    };
+    SearchOutcome {
+        spins: best_spins,
+        energy: best_energy,
+        stop,
+        elapsed: start.elapsed(),
+        history,
+        chains: count,
+        rounds,
+        device: Device::Cpu,
+    }
+}
