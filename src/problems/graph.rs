@@ -148,7 +148,9 @@ pub fn parse_dimacs(text: &str, limits: &Limits) -> Result<Graph, ProblemError> 
         let tokens: Vec<&str> = line.split_whitespace().collect();
         let Some(&kind) = tokens.first() else { continue };
         let integer = |token: &str, what: &str| {
-            token.parse::<i64>().map_err(|_| ProblemError::invalid(&field, format!("{what} '{token}' is not an integer")))
+            token
+                .parse::<i64>()
+                .map_err(|_| ProblemError::invalid(&field, format!("{what} '{token}' is not an integer")))
         };
         match kind {
             "c" => {}
@@ -157,7 +159,10 @@ pub fn parse_dimacs(text: &str, limits: &Limits) -> Result<Graph, ProblemError> 
                     return Err(ProblemError::invalid(&field, "a second `p` line"));
                 }
                 if tokens.len() != 4 {
-                    return Err(ProblemError::invalid(&field, format!("expected `p edge n m`, found '{}'", line.trim())));
+                    return Err(ProblemError::invalid(
+                        &field,
+                        format!("expected `p edge n m`, found '{}'", line.trim()),
+                    ));
                 }
                 let count = |token: &str, what: &str| {
                     token.parse::<usize>().map_err(|_| {
@@ -199,7 +204,10 @@ pub fn parse_dimacs(text: &str, limits: &Limits) -> Result<Graph, ProblemError> 
                 }
             }
             other => {
-                return Err(ProblemError::invalid(&field, format!("unknown line type '{other}' (expected c, p, e or n)")))
+                return Err(ProblemError::invalid(
+                    &field,
+                    format!("unknown line type '{other}' (expected c, p, e or n)"),
+                ))
             }
         }
     }

@@ -28,6 +28,7 @@ pub mod graph;
 pub mod independent_set;
 pub mod maxcut;
 pub mod mimo;
+pub mod qubo;
 pub mod random;
 
 /// The Ising model lives in the engine (`search::ising`); problems build one.
@@ -336,6 +337,7 @@ impl<T: IsingProblem> Instance for T {
             chains: 1,
             rounds: 0,
             device: Device::Cpu,
+            samples: Vec::new(),
         };
         Ok(report(self, params, outcome))
     }
@@ -418,13 +420,15 @@ pub struct SolveContext {
 
 /// Every registered problem.
 pub fn registry() -> &'static [&'static dyn Problem] {
-    static PROBLEMS: [&dyn Problem; 6] = [
+    static PROBLEMS: [&dyn Problem; 8] = [
         &maxcut::MaxCut,
         &mimo::Mimo,
         &cs::CompressiveSensing,
         &independent_set::MAX_INDEPENDENT_SET,
         &independent_set::MIN_VERTEX_COVER,
         &independent_set::MAX_CLIQUE,
+        &qubo::QUBO,
+        &qubo::ISING,
     ];
     &PROBLEMS
 }

@@ -77,6 +77,9 @@ pub struct SearchParams {
     pub hooks: hooks::SearchHooks,
     /// Solve tiny models exactly when that is cheap (`exact::affordable`; default true).
     pub exact: bool,
+    /// Keep this many distinct lowest-energy polished states for `SearchOutcome::samples`
+    /// (default 0: only the best; a QUBO answer's sample set asks for more).
+    pub keep_samples: usize,
 }
 
 impl Default for SearchParams {
@@ -100,6 +103,7 @@ impl Default for SearchParams {
             policy: PolicyParams::default(),
             hooks: hooks::SearchHooks::default(),
             exact: true,
+            keep_samples: 0,
         }
     }
 }
@@ -133,6 +137,41 @@ pub struct SearchOutcome {
     pub chains: usize,
     pub rounds: usize,
     pub device: Device,
+    /// The distinct lowest-energy states seen, lowest first (at most `keep_samples`; the best
+    /// state is always first when any are kept).
+    pub samples: Vec<(Vec<i8>, f64)>,
+}
+
+/// The `capacity` distinct lowest-energy states offered so far, lowest first.
+#[derive(Debug, Default)]
+pub struct SamplePool {
+    capacity: usize,
+    states: Vec<(Vec<i8>, f64)>,
+}
+
+impl SamplePool {
+    pub fn new(capacity: usize) -> Self {
+        SamplePool { capacity, states: Vec::with_capacity(capacity + 1) }
+    }
+
+    pub fn offer(&mut self, spins: &[i8], energy: f64) {
+        if self.capacity == 0 {
+            return;
+        }
+        if self.states.len() == self.capacity && energy >= self.states[self.capacity - 1].1 {
+            return;
+        }
+        if self.states.iter().any(|(s, _)| s == spins) {
+            return;
+        }
+        let at = self.states.partition_point(|(_, e)| *e <= energy);
+        self.states.insert(at, (spins.to_vec(), energy));
+        self.states.truncate(self.capacity);
+    }
+
+    pub fn into_states(self) -> Vec<(Vec<i8>, f64)> {
+        self.states
+    }
 }
 
 /// Chains per device. On CPU, two chains a core: few long chains beat many short ones there
@@ -199,7 +238,6 @@ pub fn minimize(model: &IsingModel, params: &SearchParams) -> SearchOutcome {
             let elapsed = start.elapsed();
             params.hooks.incumbent_state(elapsed, &spins, energy);
             return SearchOutcome {
-                spins,
                 energy,
                 stop: StopReason::Optimal,
                 elapsed,
@@ -207,6 +245,8 @@ pub fn minimize(model: &IsingModel, params: &SearchParams) -> SearchOutcome {
                 chains: 1,
                 rounds: 0,
                 device: Device::Cpu,
+                samples: if params.keep_samples > 0 { vec![(spins.clone(), energy)] } else { Vec::new() },
+                spins,
             };
         }
     }
@@ -245,6 +285,7 @@ pub fn minimize(model: &IsingModel, params: &SearchParams) -> SearchOutcome {
 
     let mut best_spins = vec![1i8; n];
     let mut best_energy = f64::INFINITY;
+    let mut pool = SamplePool::new(params.keep_samples);
     let mut history = Vec::new();
     let mut rounds = 0usize;
     let mut last_round_time = Duration::ZERO;
@@ -283,6 +324,7 @@ pub fn minimize(model: &IsingModel, params: &SearchParams) -> SearchOutcome {
         let (mut samples, sample_energies) = chains.polished(&work, params.seed, rounds, deadline);
 
         for (c, &energy) in sample_energies.iter().enumerate() {
+            pool.offer(&samples[c * n..(c + 1) * n], energy);
             if energy < best_energy - 1e-9 {
                 best_energy = energy;
                 best_spins.copy_from_slice(&samples[c * n..(c + 1) * n]);
@@ -335,6 +377,7 @@ pub fn minimize(model: &IsingModel, params: &SearchParams) -> SearchOutcome {
         chains: chain_count,
         rounds,
         device: params.device,
+        samples: pool.into_states(),
     }
 }
 

@@ -19,16 +19,16 @@
 pub mod numvc;
 
 use super::binary::{PenaltyProblem, Qubo, Repaired};
-use crate::search::moves::{minimize_with, MoveSet};
-use crate::search::{SearchOutcome, SearchParams};
-use numvc::{CoverChain, CoverGraph, NumvcParams};
-use rand_xoshiro::Xoshiro256PlusPlus;
 use super::graph::{parse_dimacs, parse_json, Graph};
 use super::ising::IsingModel;
 use super::{Instance, Limits, Problem, ProblemError, ProblemInput};
+use crate::search::moves::{minimize_with, MoveSet};
+use crate::search::{SearchOutcome, SearchParams};
+use numvc::{CoverChain, CoverGraph, NumvcParams};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use rand_xoshiro::Xoshiro256PlusPlus;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -143,7 +143,8 @@ impl SetInstance {
             order.shuffle(&mut rng);
             loop {
                 let score = |i: usize| self.graph.weight(i) / (degree[i] + 1) as f64;
-                let Some(pick) = order.iter().copied().filter(|&i| free[i]).max_by(|&a, &b| score(a).total_cmp(&score(b)))
+                let Some(pick) =
+                    order.iter().copied().filter(|&i| free[i]).max_by(|&a, &b| score(a).total_cmp(&score(b)))
                 else {
                     break;
                 };
@@ -330,7 +331,9 @@ impl Problem for SetProblem {
 
     fn summary(&self) -> &'static str {
         match self.0 {
-            SetKind::IndependentSet => "Maximum (weight) independent set: the heaviest set of pairwise non-adjacent nodes",
+            SetKind::IndependentSet => {
+                "Maximum (weight) independent set: the heaviest set of pairwise non-adjacent nodes"
+            }
             SetKind::VertexCover => "Minimum (weight) vertex cover: the lightest set of nodes touching every edge",
             SetKind::Clique => "Maximum (weight) clique: the heaviest set of pairwise adjacent nodes",
         }
@@ -410,8 +413,7 @@ mod tests {
                 if energy < lowest.0 - 1e-9 {
                     lowest = (energy, x.clone());
                 }
-                let independent =
-                    (0..5).all(|i| !x[i] || instance.adjacency[i].iter().all(|&j| !x[j as usize]));
+                let independent = (0..5).all(|i| !x[i] || instance.adjacency[i].iter().all(|&j| !x[j as usize]));
                 if independent {
                     let expected = instance.energy_for_objective(instance.objective(&x));
                     assert!((energy - expected).abs() < 1e-9, "{kind:?} mask {mask}");

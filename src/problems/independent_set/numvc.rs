@@ -179,7 +179,12 @@ impl CoverChain {
                 continue;
             }
             pick = match pick {
-                Some(p) if (self.dscore[p], std::cmp::Reverse(self.age[p])) >= (self.dscore[v], std::cmp::Reverse(self.age[v])) => Some(p),
+                Some(p)
+                    if (self.dscore[p], std::cmp::Reverse(self.age[p]))
+                        >= (self.dscore[v], std::cmp::Reverse(self.age[v])) =>
+                {
+                    Some(p)
+                }
                 _ => Some(v),
             };
         }

@@ -1,0 +1,286 @@
+//! Classical NP-hard problems and the QUBO/Ising endpoint over HTTP. Every answer is re-scored
+//! here from the returned solution: sets against the graph read by this file's own DIMACS
+//! reader, QUBO samples against the biases, optima against brute force or the planted optimum
+//! of the shared BHOSLIB graphs.
+
+mod common;
+
+use common::{shared_data, start_server};
+use reqwest::blocking::Client;
+use rlsolver::api::state::ServerConfig;
+use serde_json::{json, Value};
+use std::collections::HashSet;
+
+fn client() -> Client {
+    Client::builder().timeout(std::time::Duration::from_secs(120)).build().unwrap()
+}
+
+fn post_text(base: &str, problem: &str, query: &str, text: &str) -> reqwest::blocking::Response {
+    client()
+        .post(format!("{base}/v1/problems/{problem}/solve?{query}"))
+        .header("content-type", "text/plain")
+        .body(text.to_string())
+        .send()
+        .unwrap()
+}
+
+fn post_json(base: &str, problem: &str, body: Value) -> reqwest::blocking::Response {
+    client().post(format!("{base}/v1/problems/{problem}/solve")).json(&body).send().unwrap()
+}
+
+/// (n, edges as 1-based pairs) from DIMACS text, read independently of the server.
+fn read_dimacs(text: &str) -> (usize, HashSet<(usize, usize)>) {
+    let mut n = 0;
+    let mut edges = HashSet::new();
+    for line in text.lines() {
+        let t: Vec<&str> = line.split_whitespace().collect();
+        match t.first() {
+            Some(&"p") => n = t[2].parse().unwrap(),
+            Some(&"e") => {
+                let (u, v): (usize, usize) = (t[1].parse().unwrap(), t[2].parse().unwrap());
+                edges.insert((u.min(v), u.max(v)));
+            }
+            _ => {}
+        }
+    }
+    (n, edges)
+}
+
+fn nodes_of(report: &Value) -> Vec<usize> {
+    report["solution"]["nodes"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect()
+}
+
+#[test]
+fn sets_covers_and_cliques_of_bhoslib_graphs_reach_the_planted_optimum() {
+    let Some(dir) = shared_data("nphard/mis", "frb30-15-1.mis") else { return };
+    let base = start_server(ServerConfig::default());
+
+    let text = std::fs::read_to_string(dir.join("frb30-15-1.mis")).unwrap();
+    let (n, edges) = read_dimacs(&text);
+    let response = post_text(&base, "max_independent_set", "time_limit_s=10&target=30", &text);
+    assert_eq!(response.status(), 200);
+    let report: Value = response.json().unwrap();
+    let set = nodes_of(&report);
+    assert_eq!(set.len(), 30, "{}", report["history"]);
+    assert_eq!(report["objective"], 30.0);
+    assert_eq!(report["status"], "target_reached");
+    assert!(set.iter().all(|&v| (1..=n).contains(&v)));
+    for (i, &u) in set.iter().enumerate() {
+        for &v in &set[i + 1..] {
+            assert!(!edges.contains(&(u.min(v), u.max(v))), "edge {u}-{v} inside the independent set");
+        }
+    }
+
+    let text = std::fs::read_to_string(dir.join("frb30-15-2.mis")).unwrap();
+    let (n, edges) = read_dimacs(&text);
+    let report: Value = post_text(&base, "min_vertex_cover", "time_limit_s=10&target=420", &text).json().unwrap();
+    let cover: HashSet<usize> = nodes_of(&report).into_iter().collect();
+    assert_eq!(cover.len(), 420);
+    assert_eq!(report["objective"], 420.0);
+    assert!(cover.iter().all(|&v| (1..=n).contains(&v)));
+    assert!(edges.iter().all(|(u, v)| cover.contains(u) || cover.contains(v)), "an edge is not covered");
+
+    // A clique of the complement of frb30-15-3 is an independent set of frb30-15-3.
+    let text = std::fs::read_to_string(dir.join("frb30-15-3.mis")).unwrap();
+    let (n, edges) = read_dimacs(&text);
+    let mut complement = Vec::new();
+    for u in 1..=n {
+        for v in u + 1..=n {
+            if !edges.contains(&(u, v)) {
+                complement.push(format!("e {u} {v}"));
+            }
+        }
+    }
+    let complement_text = format!("p edge {n} {}\n{}\n", complement.len(), complement.join("\n"));
+    let report: Value = post_text(&base, "max_clique", "time_limit_s=10&target=30", &complement_text).json().unwrap();
+    let clique = nodes_of(&report);
+    assert_eq!(clique.len(), 30);
+    for (i, &u) in clique.iter().enumerate() {
+        for &v in &clique[i + 1..] {
+            assert!(!edges.contains(&(u.min(v), u.max(v))), "{u}-{v} is not an edge of the complement");
+        }
+    }
+}
+
+/// A reproducible stream of numbers in [0, 1).
+fn uniform(seed: u64) -> impl FnMut() -> f64 {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+#[test]
+fn weighted_independent_sets_use_the_penalty_hamiltonian_and_reach_the_brute_force_optimum() {
+    let base = start_server(ServerConfig::default());
+    for seed in 0..3 {
+        let mut next = uniform(seed + 11);
+        let n = 22;
+        let weights: Vec<f64> = (0..n).map(|_| (1.0 + 9.0 * next()).round()).collect();
+        let mut edges = Vec::new();
+        for u in 0..n {
+            for v in u + 1..n {
+                if next() < 0.2 {
+                    edges.push((u, v));
+                }
+            }
+        }
+        let best = (0..1u32 << n)
+            .filter(|mask| edges.iter().all(|&(u, v)| mask >> u & 1 == 0 || mask >> v & 1 == 0))
+            .map(|mask| (0..n).filter(|&i| mask >> i & 1 == 1).map(|i| weights[i]).sum::<f64>())
+            .fold(0.0, f64::max);
+        let body = json!({
+            "instance": {"num_nodes": n, "edges": edges.iter().map(|&(u, v)| [u, v]).collect::<Vec<_>>(), "weights": weights},
+            "options": {"time_limit_s": 5, "seed": seed}
+        });
+        let report: Value = post_json(&base, "max_independent_set", body).json().unwrap();
+        let set = nodes_of(&report);
+        assert!(edges.iter().all(|&(u, v)| !(set.contains(&u) && set.contains(&v))), "seed {seed}: not independent");
+        let weight: f64 = set.iter().map(|&i| weights[i]).sum();
+        assert_eq!(weight, best, "seed {seed}");
+        assert_eq!(report["objective"], best);
+    }
+}
+
+/// E(x) of a plain-JSON BINARY model with list `linear` and [u, v, b] `quadratic`.
+fn qubo_energy(linear: &[f64], quadratic: &[(usize, usize, f64)], offset: f64, x: &[i64]) -> f64 {
+    let x = |i: usize| x[i] as f64;
+    offset
+        + linear.iter().enumerate().map(|(i, a)| a * x(i)).sum::<f64>()
+        + quadratic.iter().map(|&(i, j, b)| b * x(i) * x(j)).sum::<f64>()
+}
+
+#[test]
+fn qubo_answers_are_sample_sets_whose_energies_recompute_and_whose_best_is_the_ground_state() {
+    let base = start_server(ServerConfig::default());
+    let mut next = uniform(5);
+    let n = 16;
+    let linear: Vec<f64> = (0..n).map(|_| 4.0 * next() - 2.0).collect();
+    let mut quadratic = Vec::new();
+    for i in 0..n {
+        for j in i + 1..n {
+            if next() < 0.4 {
+                quadratic.push((i, j, 6.0 * next() - 3.0));
+            }
+        }
+    }
+    let ground = (0..1u32 << n)
+        .map(|mask| {
+            qubo_energy(&linear, &quadratic, 1.5, &(0..n).map(|i| i64::from(mask >> i & 1)).collect::<Vec<_>>())
+        })
+        .fold(f64::INFINITY, f64::min);
+    // 16 variables are within the engine's exact enumeration: the answer is proven optimal.
+    let body = json!({
+        "instance": {"linear": linear, "quadratic": quadratic.iter().map(|&(i, j, b)| json!([i, j, b])).collect::<Vec<_>>(), "offset": 1.5},
+        "options": {"time_limit_s": 5}
+    });
+    let report: Value = post_json(&base, "qubo", body).json().unwrap();
+    assert!((report["energy"].as_f64().unwrap() - ground).abs() < 1e-9, "{} vs {ground}", report["energy"]);
+    assert_eq!(report["status"], "optimal");
+    let set = &report["solution"];
+    assert_eq!(set["type"], "SampleSet");
+    assert_eq!(set["variable_type"], "BINARY");
+    let rows = set["sample_data"]["data"].as_array().unwrap();
+    let energies = set["vectors"]["energy"]["data"].as_array().unwrap();
+    assert_eq!(rows.len(), energies.len());
+    let mut previous = f64::NEG_INFINITY;
+    for (row, energy) in rows.iter().zip(energies) {
+        let x: Vec<i64> = row.as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+        assert!(x.iter().all(|&v| v == 0 || v == 1));
+        let recomputed = qubo_energy(&linear, &quadratic, 1.5, &x);
+        assert!((recomputed - energy.as_f64().unwrap()).abs() < 1e-9);
+        assert!(recomputed >= previous - 1e-12, "samples are not lowest first");
+        previous = recomputed;
+    }
+    assert!((energies[0].as_f64().unwrap() - ground).abs() < 1e-9);
+}
+
+#[test]
+fn mqlib_text_is_maximised_as_mqlib_does_and_a_larger_qubo_returns_several_samples() {
+    let base = start_server(ServerConfig::default());
+    let mut next = uniform(9);
+    let n = 60;
+    let mut entries = Vec::new();
+    for i in 1..=n {
+        entries.push((i, i, (10.0 * next() - 5.0).round()));
+        for j in i + 1..=n {
+            if next() < 0.1 {
+                entries.push((i, j, (10.0 * next() - 5.0).round()));
+            }
+        }
+    }
+    let text = format!(
+        "{n} {}\n{}\n",
+        entries.len(),
+        entries.iter().map(|(i, j, q)| format!("{i} {j} {q}")).collect::<Vec<_>>().join("\n")
+    );
+    let response = post_text(&base, "qubo", "time_limit_s=3&seed=2", &text);
+    assert_eq!(response.status(), 200);
+    let report: Value = response.json().unwrap();
+    let set = &report["solution"];
+    assert_eq!(set["variable_labels"][0], 1);
+    let rows = set["sample_data"]["data"].as_array().unwrap();
+    assert!(rows.len() > 1, "one sample only: {set}");
+    for (row, energy) in rows.iter().zip(set["vectors"]["energy"]["data"].as_array().unwrap()) {
+        let x: Vec<f64> = row.as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        // MQLib's objective x'Qx with symmetric Q: off-diagonal entries count twice.
+        let xqx: f64 =
+            entries.iter().map(|&(i, j, q)| if i == j { q * x[i - 1] } else { 2.0 * q * x[i - 1] * x[j - 1] }).sum();
+        assert!((energy.as_f64().unwrap() + xqx).abs() < 1e-9);
+    }
+    // Local optimality of the best sample: no single flip raises x'Qx.
+    let best: Vec<f64> = rows[0].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let objective = |x: &[f64]| -> f64 {
+        entries.iter().map(|&(i, j, q)| if i == j { q * x[i - 1] } else { 2.0 * q * x[i - 1] * x[j - 1] }).sum()
+    };
+    for k in 0..n {
+        let mut flipped = best.clone();
+        flipped[k] = 1.0 - flipped[k];
+        assert!(objective(&flipped) <= objective(&best) + 1e-9, "flipping {} improves", k + 1);
+    }
+}
+
+fn expect_422(response: reqwest::blocking::Response, field: &str, detail: &str) {
+    assert_eq!(response.status().as_u16(), 422);
+    assert_eq!(response.headers()["content-type"], "application/problem+json");
+    let body: Value = response.json().unwrap();
+    assert_eq!(body["field"], field, "{body}");
+    assert!(body["detail"].as_str().unwrap().contains(detail), "{body}");
+}
+
+#[test]
+fn malformed_graphs_and_models_get_a_422_naming_the_line_or_field() {
+    let base = start_server(ServerConfig::default());
+    let q = "time_limit_s=1";
+    expect_422(post_text(&base, "max_independent_set", q, "p edge 3 2\ne 1 2\n"), "line 1", "declares 2 edges");
+    expect_422(post_text(&base, "min_vertex_cover", q, "p edge 3 1\ne 1 5\n"), "line 2", "out of range");
+    expect_422(post_text(&base, "max_clique", q, "p edge 3 x\n"), "line 1", "not a non-negative integer");
+    expect_422(post_text(&base, "qubo", q, "2 1\n1 2 nan\n"), "line 2", "finite");
+    let instance = |i: Value| json!({"instance": i, "options": {"time_limit_s": 1}});
+    expect_422(
+        post_json(
+            &base,
+            "max_independent_set",
+            instance(json!({"num_nodes": 2, "edges": [[0, 1]], "weights": [1, -2]})),
+        ),
+        "weights[1]",
+        "positive",
+    );
+    expect_422(
+        post_json(&base, "qubo", instance(json!({"linear": {"a": 1}, "quadratic": [["a", "b", 1]]}))),
+        "quadratic[0]",
+        "not a variable",
+    );
+    expect_422(
+        post_json(
+            &base,
+            "ising",
+            instance(json!({"type": "BinaryQuadraticModel", "version": {"bqm_schema": "3.0.0"}, "use_bytes": true})),
+        ),
+        "use_bytes",
+        "use_bytes=False",
+    );
+}
