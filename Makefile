@@ -24,10 +24,12 @@ setup:
 peers: setup
 	"$(PYTHON)" -m pip install --quiet "stable-baselines3==2.9.2" "gymnasium==1.4.0" "mpe2==1.1.1"
 
-# What the generated-client test needs (tests/python_client.rs), idempotent.
+# What the Python-client tests need (tests/python_client.rs, tests/python_dimod.rs), idempotent.
 client-tools: setup
 	@"$(PYTHON)" -c 'import importlib.metadata as m, sys; sys.exit(0 if m.version("openapi-python-client") == "0.29.1" else 1)' 2>/dev/null || \
 		"$(PYTHON)" -m pip install --quiet "openapi-python-client==0.29.1"
+	@"$(PYTHON)" -c 'import importlib.metadata as m, sys; sys.exit(0 if m.version("dimod") == "0.12.23" else 1)' 2>/dev/null || \
+		"$(PYTHON)" -m pip install --quiet "dimod==0.12.23"
 
 # Schemathesis for `make fuzz` (and verify); wrk comes from Debian (apt-get install wrk).
 service-tools: setup
