@@ -10,7 +10,7 @@ BENCH_LIMITS ?= 10,60
 GSET ?= ../shared/data/gset
 
 # fmt and clippy, as CI runs them before the tests.
-.PHONY: setup lint peers client-tools service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs models openapi clean
+.PHONY: setup lint peers client-tools service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard models openapi clean
 
 # Idempotent: skipped when the venv already imports the pinned torch.
 setup:
@@ -82,6 +82,10 @@ models: build
 		./target/release/rlsolver train-policy mimo --users $$kn --antennas $$kn --power $$p --steps 10000 --out models; \
 	done; done
 	./target/release/rlsolver train-policy compressive_sensing --measurements 50 --unknowns 100 --steps 4000 --batch 64 --learning-rate 0.005 --out models
+
+# The classical NP-hard sets with proven optima -> benches/nphard-report.md (~10 minutes).
+bench-nphard: build
+	./target/release/rlsolver bench nphard --instances ../shared/data/nphard --time-limit 1,10,30 --seeds 0,1,2 --output benches/nphard-report.md
 
 bench-cs: build
 	./target/release/rlsolver bench cs --time-limit 2 --output benches/cs-report.md

@@ -337,10 +337,10 @@ struct TrainPolicyArgs {
 #[derive(Args)]
 struct BenchArgs {
     /// What to benchmark: maxcut (solution quality), drl (env throughput, time to threshold), mimo
-    /// (sum rates) or cs (phase transition).
+    /// (sum rates), cs (phase transition) or nphard (optima of the classical NP-hard sets).
     problem: String,
     /// Folder of instances (maxcut: Gset .txt files, best-known values in its README.md; mimo:
-    /// the folder holding rayleigh_k8_n8_100.json).
+    /// the folder holding rayleigh_k8_n8_100.json; nphard: the folder holding mis/).
     #[arg(long, default_value = "../shared/data/gset")]
     instances: PathBuf,
     /// Comma-separated time limits in seconds, one column each.
@@ -362,7 +362,7 @@ struct BenchArgs {
     /// drl: the peer script.
     #[arg(long, default_value = "benches/peers/sb3_peer.py")]
     peer_script: PathBuf,
-    /// maxcut: seeds of our runs (median and worst per cell); drl: seeds of the time-to-threshold runs.
+    /// maxcut, nphard: seeds of our runs (median and worst per cell); drl: seeds of the time-to-threshold runs.
     #[arg(long, default_value = "0,1,2,3,4", value_delimiter = ',')]
     seeds: Vec<u64>,
 }
@@ -614,7 +614,12 @@ fn bench(args: BenchArgs) -> Result<()> {
             seed: args.seed,
             ..Default::default()
         })?,
-        other => anyhow::bail!("bench supports maxcut, drl, mimo and cs, not '{other}'"),
+        "nphard" => rlsolver::bench::nphard::run_nphard(&rlsolver::bench::nphard::NphardBenchConfig {
+            data: args.instances,
+            time_limits_s: args.time_limit,
+            seeds: args.seeds,
+        })?,
+        other => anyhow::bail!("bench supports maxcut, drl, mimo, cs and nphard, not '{other}'"),
     };
     print!("{report}");
     if let Some(path) = args.output {

@@ -1,11 +1,13 @@
 //! Benchmarks that write markdown reports: `maxcut` (solution quality against time, median and
 //! worst over seeds), `drl` (environment throughput and time to threshold, against
 //! Stable-Baselines3 and gymnasium), `mimo` (sum rates of the baselines and the search on a channel
-//! set) and `cs` (the phase transition of the recovery methods).
+//! set), `cs` (the phase transition of the recovery methods) and `nphard` (the classical NP-hard
+//! problems on benchmark sets with proven optima).
 
 pub mod cs;
 pub mod drl;
 pub mod maxcut;
 pub mod mimo;
+pub mod nphard;
 
 pub use maxcut::{run_maxcut, BenchConfig};
