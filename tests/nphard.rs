@@ -284,3 +284,66 @@ fn malformed_graphs_and_models_get_a_422_naming_the_line_or_field() {
         "use_bytes=False",
     );
 }
+
+/// (values, weights, capacity) of a Pisinger-format file, read independently of the server.
+fn read_knapsack(text: &str) -> (Vec<f64>, Vec<f64>, f64) {
+    let numbers: Vec<f64> = text.split_whitespace().map(|t| t.parse().unwrap()).collect();
+    let n = numbers[0] as usize;
+    let values = (0..n).map(|i| numbers[2 + 2 * i]).collect();
+    let weights = (0..n).map(|i| numbers[3 + 2 * i]).collect();
+    (values, weights, numbers[1])
+}
+
+#[test]
+fn knapsack_dp_is_exact_on_every_shared_instance_and_the_search_is_within_a_tenth_of_a_percent() {
+    let Some(dir) = shared_data("nphard/knapsack", "knapPI_1_100_1000_1.txt") else { return };
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    let base = start_server(ServerConfig::default());
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "txt") {
+            continue;
+        }
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        let optimum: f64 = readme
+            .lines()
+            .find(|l| l.starts_with(&format!("| {name} ")))
+            .map(|l| l.split('|').nth(4).unwrap().trim().parse().unwrap())
+            .unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let (values, weights, capacity) = read_knapsack(&text);
+        for (method, slack) in [("dp", 0.0), ("search", 1e-3)] {
+            let report: Value =
+                post_text(&base, "knapsack", &format!("method={method}&time_limit_s=5"), &text).json().unwrap();
+            let items: Vec<usize> =
+                report["solution"]["items"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
+            assert!(items.iter().all(|&i| (1..=values.len()).contains(&i)), "{name}: ids are 1-based");
+            let weight: f64 = items.iter().map(|&i| weights[i - 1]).sum();
+            let value: f64 = items.iter().map(|&i| values[i - 1]).sum();
+            assert!(weight <= capacity, "{name} {method}: {weight} > {capacity}");
+            assert_eq!(report["objective"].as_f64().unwrap(), value);
+            assert!(value >= optimum * (1.0 - slack) && value <= optimum, "{name} {method}: {value} vs {optimum}");
+            if method == "dp" {
+                assert_eq!(report["status"], "optimal");
+            }
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 6);
+    // Two capacity dimensions in JSON (0-based items): the search's selection fits both.
+    let body = json!({
+        "instance": {"values": [10, 7, 5, 9, 3], "weights": [[4, 3, 2, 5, 1], [2, 4, 3, 1, 2]], "capacity": [9, 6]},
+        "options": {"time_limit_s": 2}
+    });
+    let report: Value = post_json(&base, "knapsack", body).json().unwrap();
+    // Enumerated by hand: {0, 3} weighs (9, 3) and is worth 19, the best that fits both.
+    assert_eq!(report["objective"], 19.0);
+    assert_eq!(report["solution"]["items"], json!([0, 3]));
+    expect_422(post_text(&base, "knapsack", "time_limit_s=1", "2 10\n5 3\n4 x\n"), "line 3", "not a number");
+    expect_422(
+        post_json(&base, "knapsack", json!({"instance": {"values": [1, 2], "weights": [1], "capacity": 3}})),
+        "weights",
+        "1 weights for 2 items",
+    );
+}

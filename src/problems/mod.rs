@@ -26,6 +26,7 @@ pub mod binary;
 pub mod cs;
 pub mod graph;
 pub mod independent_set;
+pub mod knapsack;
 pub mod maxcut;
 pub mod mimo;
 pub mod qubo;
@@ -420,7 +421,7 @@ pub struct SolveContext {
 
 /// Every registered problem.
 pub fn registry() -> &'static [&'static dyn Problem] {
-    static PROBLEMS: [&dyn Problem; 8] = [
+    static PROBLEMS: [&dyn Problem; 9] = [
         &maxcut::MaxCut,
         &mimo::Mimo,
         &cs::CompressiveSensing,
@@ -429,6 +430,7 @@ pub fn registry() -> &'static [&'static dyn Problem] {
         &independent_set::MAX_CLIQUE,
         &qubo::QUBO,
         &qubo::ISING,
+        &knapsack::Knapsack,
     ];
     &PROBLEMS
 }

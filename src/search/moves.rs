@@ -26,6 +26,11 @@ pub trait MoveSet: Sync {
     fn advance(&self, chain: &mut Self::Chain, moves: usize, rng: &mut Xoshiro256PlusPlus);
     /// The chain's best state so far (spins) and its Ising energy.
     fn best(&self, chain: &Self::Chain) -> (Vec<i8>, f64);
+    /// The patience is never shorter than this many rounds (a move set whose annealing cycle
+    /// spans several rounds waits for a few cycles; `patience * n^2` sweeps is tiny at n = 20).
+    fn min_patience_rounds(&self) -> usize {
+        8
+    }
 }
 
 /// Runs the chains of `moves` until the target, the time, the round budget, a cancel or the
@@ -44,7 +49,8 @@ pub fn minimize_with<M: MoveSet>(moves: &M, params: &SearchParams) -> SearchOutc
     let (mut best_spins, mut best_energy) = (vec![-1i8; n], f64::INFINITY);
     let mut history = Vec::new();
     let mut pool = super::SamplePool::new(params.keep_samples);
-    let patience = patience_sweeps(n, params.patience);
+    let round_sweeps = (per_round * count) as f64 / n as f64;
+    let patience = patience_sweeps(n, params.patience).max(moves.min_patience_rounds() as f64 * round_sweeps);
     let (mut rounds, mut sweeps_since_improvement) = (0usize, 0.0f64);
     let stop = loop {
         if Instant::now() >= deadline || params.hooks.cancelled() {
@@ -81,7 +87,7 @@ pub fn minimize_with<M: MoveSet>(moves: &M, params: &SearchParams) -> SearchOutc
                 chains[order[count - 1 - k]] = chains[order[k]].clone();
             }
         }
-        sweeps_since_improvement += (per_round * count) as f64 / n as f64;
+        sweeps_since_improvement += round_sweeps;
         if params.target_energy.is_some_and(|t| best_energy <= t + 1e-9) {
             break StopReason::TargetReached;
         }
