@@ -4,7 +4,8 @@
 //! and its vertex of highest dscore leaves, so the chain looks for a cover one smaller. Each
 //! step is the paper's two-stage exchange (Algorithm 2): remove the vertex of C with the highest
 //! dscore (ties: the oldest), then add an endpoint of a random uncovered edge whose
-//! configuration changed since it left (the higher dscore, ties oldest). Every uncovered edge
+//! configuration changed since it left (the higher dscore, ties oldest; the vertex just added is
+//! not removed by the next exchange, as in the authors' code). Every uncovered edge
 //! gains weight 1 per step; once the mean weight reaches gamma, every weight becomes
 //! floor(rho * w) (forgetting). dscore(v) is the change in the weight of covered edges when v
 //! joins (v outside C) or leaves (v in C, then <= 0).
@@ -68,6 +69,9 @@ pub struct CoverChain {
     step: u64,
     best: Vec<bool>,
     best_size: usize,
+    /// The vertex added by the last exchange, which the next one may not remove (the exchange
+    /// would undo itself: a just-added vertex often has the highest dscore in C).
+    tabu_remove: Option<usize>,
 }
 
 impl CoverChain {
@@ -89,6 +93,7 @@ impl CoverChain {
             step: 0,
             best: vec![true; n],
             best_size: n,
+            tabu_remove: None,
         };
         while !chain.uncovered.is_empty() {
             let mut pick = (i64::MIN, 0usize, 0u32);
@@ -171,11 +176,11 @@ impl CoverChain {
         }
     }
 
-    /// The vertex of C with the highest dscore, ties to the oldest.
+    /// The vertex of C with the highest dscore, ties to the oldest (never `tabu_remove`).
     fn best_in_cover(&self) -> Option<usize> {
         let mut pick: Option<usize> = None;
         for v in 0..self.in_cover.len() {
-            if !self.in_cover[v] {
+            if !self.in_cover[v] || self.tabu_remove == Some(v) {
                 continue;
             }
             pick = match pick {
@@ -221,6 +226,7 @@ impl CoverChain {
             let v = if rank(a) >= rank(b) { a } else { b };
             self.add(graph, v);
             self.age[v] = self.step;
+            self.tabu_remove = Some(v);
             for &(z, _) in &graph.incident[v] {
                 self.conf_change[z as usize] = true;
             }
