@@ -83,9 +83,9 @@ models: build
 	done; done
 	./target/release/rlsolver train-policy compressive_sensing --measurements 50 --unknowns 100 --steps 4000 --batch 64 --learning-rate 0.005 --out models
 
-# The classical NP-hard sets with proven optima -> benches/nphard-report.md (~10 minutes).
+# The classical NP-hard sets with proven optima -> benches/nphard-report.md (~30 minutes).
 bench-nphard: build
-	./target/release/rlsolver bench nphard --instances ../shared/data/nphard --time-limit 1,10,30 --seeds 0,1,2 --output benches/nphard-report.md
+	./target/release/rlsolver bench nphard --instances ../shared/data/nphard --time-limit 1,10,60 --seeds 0,1,2 --output benches/nphard-report.md
 
 bench-cs: build
 	./target/release/rlsolver bench cs --time-limit 2 --output benches/cs-report.md

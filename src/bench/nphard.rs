@@ -2,8 +2,8 @@
 //! proven optima, through the same load-and-solve path as a request. Ours runs once per seed at
 //! the longest limit with the optimum as its target; the anytime history gives the objective at
 //! each shorter limit, and the time to the optimum (median and worst over the seeds). Each
-//! baseline runs at every limit with the first seed. Suites: BHOSLIB independent sets (`mis/`)
-//! and 0/1 knapsack (`knapsack/`).
+//! baseline runs at every limit with the first seed. Suites: BHOSLIB independent sets (`mis/`),
+//! 0/1 knapsack (`knapsack/`) and OR-Library set cover (`setcover/`).
 
 use crate::models::ModelRegistry;
 use crate::problems::{Limits, Models, ProblemInput, SolveReport};
@@ -173,10 +173,21 @@ pub fn run_nphard(config: &NphardBenchConfig) -> Result<String> {
     }
     let suite = Suite { problem: "knapsack", label: "knapsack", maximize: true, baseline: "greedy", exact: Some("dp") };
     run_suite(config, &suite, &items, &mut report)?;
+    let setcover = config.data.join("setcover");
+    let readme = std::fs::read_to_string(setcover.join("README.md"))
+        .with_context(|| format!("{}/README.md", setcover.display()))?;
+    let mut covers = Vec::new();
+    for file in files(&setcover, "txt")? {
+        let name = file.file_stem().unwrap_or_default().to_string_lossy().to_string();
+        let best = optimum(&readme, &name, 5).with_context(|| format!("no optimum for {name} in the README"))?;
+        covers.push((name, std::fs::read_to_string(&file)?, best));
+    }
+    let suite = Suite { problem: "set_cover", label: "set cover", maximize: false, baseline: "greedy", exact: None };
+    run_suite(config, &suite, &covers, &mut report)?;
     writeln!(
         report,
         "\nCells: median (worst) over seeds {:?}; the time to optimum is the median (worst). Baselines: \
-         independent sets greedy (GWMIN restarts), knapsack greedy by ratio; exact: knapsack's dynamic \
+         independent sets greedy (GWMIN restarts), knapsack greedy by ratio, set cover Chvatal's greedy; exact: knapsack's dynamic \
          programme (method dp). Vertex cover \
          and clique run the same search (a cover is the complement of an independent set, a clique an \
          independent set of the complement).",

@@ -31,6 +31,7 @@ pub mod maxcut;
 pub mod mimo;
 pub mod qubo;
 pub mod random;
+pub mod set_cover;
 
 /// The Ising model lives in the engine (`search::ising`); problems build one.
 pub use crate::search::ising;
@@ -421,7 +422,7 @@ pub struct SolveContext {
 
 /// Every registered problem.
 pub fn registry() -> &'static [&'static dyn Problem] {
-    static PROBLEMS: [&dyn Problem; 9] = [
+    static PROBLEMS: [&dyn Problem; 10] = [
         &maxcut::MaxCut,
         &mimo::Mimo,
         &cs::CompressiveSensing,
@@ -431,6 +432,7 @@ pub fn registry() -> &'static [&'static dyn Problem] {
         &qubo::QUBO,
         &qubo::ISING,
         &knapsack::Knapsack,
+        &set_cover::SetCover,
     ];
     &PROBLEMS
 }
