@@ -347,3 +347,55 @@ fn knapsack_dp_is_exact_on_every_shared_instance_and_the_search_is_within_a_tent
         "1 weights for 2 items",
     );
 }
+
+/// (costs, rows as lists of 1-based columns) of an OR-Library SCP file, read independently.
+fn read_scp(text: &str) -> (Vec<f64>, Vec<Vec<usize>>) {
+    let mut numbers = text.split_whitespace().map(|t| t.parse::<usize>().unwrap());
+    let (m, n) = (numbers.next().unwrap(), numbers.next().unwrap());
+    let costs = (0..n).map(|_| numbers.next().unwrap() as f64).collect();
+    let rows = (0..m)
+        .map(|_| {
+            let k = numbers.next().unwrap();
+            (0..k).map(|_| numbers.next().unwrap()).collect()
+        })
+        .collect();
+    (costs, rows)
+}
+
+#[test]
+fn set_cover_reaches_the_optimum_of_an_or_library_instance_and_every_row_is_covered() {
+    let Some(dir) = shared_data("nphard/setcover", "scp42.txt") else { return };
+    let base = start_server(ServerConfig::default());
+    let text = std::fs::read_to_string(dir.join("scp42.txt")).unwrap();
+    let (costs, rows) = read_scp(&text);
+    let response = post_text(&base, "set_cover", "time_limit_s=30&target=512", &text);
+    assert_eq!(response.status(), 200);
+    let report: Value = response.json().unwrap();
+    let sets: HashSet<usize> =
+        report["solution"]["sets"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
+    assert!(sets.iter().all(|&j| (1..=costs.len()).contains(&j)), "ids are 1-based");
+    assert!(rows.iter().all(|row| row.iter().any(|j| sets.contains(j))), "a row is not covered");
+    let cost: f64 = sets.iter().map(|&j| costs[j - 1]).sum();
+    assert_eq!(report["objective"].as_f64().unwrap(), cost);
+    assert_eq!(cost, 512.0, "{}", report["history"]);
+    let greedy: Value = post_text(&base, "set_cover", "method=greedy", &text).json().unwrap();
+    assert!(greedy["objective"].as_f64().unwrap() > 512.0);
+
+    expect_422(post_text(&base, "set_cover", "time_limit_s=1", "2 2\n1 1\n1 1\n0\n"), "line 4", "covered by no column");
+    expect_422(post_text(&base, "set_cover", "time_limit_s=1", "1 2\n1 1\n1 3\n"), "line 3", "not in 1..=2");
+    expect_422(
+        post_json(&base, "set_cover", json!({"instance": {"universe": 3, "sets": [[0, 1], [1]]}})),
+        "sets",
+        "element 2 is in no set",
+    );
+    let report: Value = post_json(
+        &base,
+        "set_cover",
+        json!({"instance": {"universe": 4, "sets": [[0, 1], [2, 3], [0, 1, 2, 3], [1]], "costs": [1, 1, 3, 1]}, "options": {"time_limit_s": 2}}),
+    )
+    .json()
+    .unwrap();
+    // {0, 1} costs 2; the only other covers contain set 2 (cost 3).
+    assert_eq!(report["objective"], 2.0);
+    assert_eq!(report["solution"]["sets"], json!([0, 1]));
+}

@@ -130,8 +130,7 @@ impl KnapsackInstance {
         status: StopReason,
         elapsed: Duration,
         history: Vec<HistoryPoint>,
-        chains: usize,
-        rounds: usize,
+        (chains, rounds): (usize, usize),
         seed: u64,
     ) -> SolveReport {
         let items: Vec<usize> = x.iter().enumerate().filter(|(_, &on)| on).map(|(i, _)| i + self.base).collect();
@@ -282,7 +281,7 @@ impl Instance for KnapsackInstance {
             .iter()
             .map(|p| HistoryPoint { elapsed_ms: p.elapsed.as_secs_f64() * 1e3, objective: -p.energy })
             .collect();
-        self.report(&x, outcome.stop, outcome.elapsed, history, outcome.chains, outcome.rounds, params.seed)
+        self.report(&x, outcome.stop, outcome.elapsed, history, (outcome.chains, outcome.rounds), params.seed)
     }
 
     fn solve_baseline(&self, name: &str, params: &SearchParams, _: Models<'_>) -> Result<SolveReport, ProblemError> {
@@ -294,7 +293,7 @@ impl Instance for KnapsackInstance {
         };
         let elapsed = start.elapsed();
         let history = vec![HistoryPoint { elapsed_ms: elapsed.as_secs_f64() * 1e3, objective: self.value(&x) }];
-        Ok(self.report(&x, status, elapsed, history, 1, 0, params.seed))
+        Ok(self.report(&x, status, elapsed, history, (1, 0), params.seed))
     }
 
     fn target_energy(&self, objective: f64) -> f64 {

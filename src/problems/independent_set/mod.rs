@@ -166,13 +166,13 @@ impl SetInstance {
                 (best, best_weight, best_at) = (chosen, weight, start.elapsed());
             }
             if start.elapsed() >= time_limit {
-                return (self.from_independent(&best), best_at);
+                return (self.selection_of(&best), best_at);
             }
         }
     }
 
     /// The user's selection from an independent set of the working graph.
-    fn from_independent(&self, x: &[bool]) -> Vec<bool> {
+    fn selection_of(&self, x: &[bool]) -> Vec<bool> {
         match self.kind {
             SetKind::VertexCover => x.iter().map(|on| !on).collect(),
             _ => x.to_vec(),
@@ -215,7 +215,7 @@ impl PenaltyProblem for SetInstance {
     /// Node ids in the input's numbering (DIMACS 1-based, JSON 0-based is the caller's: the
     /// ids here are 0-based and `SetProblem::load` shifts them).
     fn decode(&self, x: &[bool]) -> serde_json::Value {
-        let chosen = self.from_independent(x);
+        let chosen = self.selection_of(x);
         let nodes: Vec<usize> = chosen.iter().enumerate().filter(|(_, &on)| on).map(|(i, _)| i).collect();
         json!({ "nodes": nodes, "size": nodes.len() })
     }
@@ -225,7 +225,7 @@ impl PenaltyProblem for SetInstance {
         match name {
             "greedy" => {
                 let (chosen, at) = self.greedy(time_limit, seed);
-                Some((self.from_independent(&chosen), at))
+                Some((self.selection_of(&chosen), at))
             }
             _ => None,
         }
