@@ -200,6 +200,7 @@ impl PackMoves<'_> {
 
 impl MoveSet for PackMoves<'_> {
     type Chain = PackChain;
+    type Solution = Vec<bool>;
 
     fn num_variables(&self) -> usize {
         self.instance.num_items()
@@ -258,8 +259,8 @@ impl MoveSet for PackMoves<'_> {
         }
     }
 
-    fn best(&self, chain: &PackChain) -> (Vec<i8>, f64) {
-        (chain.best.iter().map(|&on| if on { 1 } else { -1 }).collect(), -chain.best_value)
+    fn best(&self, chain: &PackChain) -> (Vec<bool>, f64) {
+        (chain.best.clone(), -chain.best_value)
     }
 }
 
@@ -275,7 +276,7 @@ impl Instance for KnapsackInstance {
         };
         let hooks = params.hooks.mapped(|energy| -energy);
         let outcome = minimize_with(&moves, &SearchParams { hooks, ..params.clone() });
-        let x: Vec<bool> = outcome.spins.iter().map(|&s| s > 0).collect();
+        let x = outcome.solution.clone();
         let history = outcome
             .history
             .iter()

@@ -23,6 +23,7 @@
 //!   `instance` error.
 
 pub mod binary;
+pub mod coloring;
 pub mod cs;
 pub mod graph;
 pub mod independent_set;
@@ -422,7 +423,7 @@ pub struct SolveContext {
 
 /// Every registered problem.
 pub fn registry() -> &'static [&'static dyn Problem] {
-    static PROBLEMS: [&dyn Problem; 10] = [
+    static PROBLEMS: [&dyn Problem; 11] = [
         &maxcut::MaxCut,
         &mimo::Mimo,
         &cs::CompressiveSensing,
@@ -433,6 +434,7 @@ pub fn registry() -> &'static [&'static dyn Problem] {
         &qubo::ISING,
         &knapsack::Knapsack,
         &set_cover::SetCover,
+        &coloring::GraphColoring,
     ];
     &PROBLEMS
 }

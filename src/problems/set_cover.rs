@@ -223,6 +223,7 @@ impl DestroyRepair<'_> {
 
 impl MoveSet for DestroyRepair<'_> {
     type Chain = CoverChain;
+    type Solution = Vec<bool>;
 
     fn num_variables(&self) -> usize {
         self.instance.costs.len()
@@ -271,15 +272,15 @@ impl MoveSet for DestroyRepair<'_> {
         }
     }
 
-    fn best(&self, chain: &CoverChain) -> (Vec<i8>, f64) {
-        (chain.best.iter().map(|&on| if on { 1 } else { -1 }).collect(), chain.best_cost)
+    fn best(&self, chain: &CoverChain) -> (Vec<bool>, f64) {
+        (chain.best.clone(), chain.best_cost)
     }
 }
 
 impl Instance for SetCoverInstance {
     fn solve(&self, params: &SearchParams, _: Models<'_>) -> SolveReport {
         let outcome = minimize_with(&self.moves(), params);
-        let x: Vec<bool> = outcome.spins.iter().map(|&s| s > 0).collect();
+        let x = outcome.solution.clone();
         let history = outcome
             .history
             .iter()

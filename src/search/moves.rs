@@ -4,11 +4,11 @@
 //! `target`, `seed`, `max_rounds` and patience as `minimize`, with the chain dynamics supplied by
 //! a `MoveSet`. Energies are the problem's Ising energies, so targets and reports are shared.
 
-use super::{chain_rng, patience_sweeps, Incumbent, SearchOutcome, SearchParams, StopReason};
+use super::hooks::SearchHooks;
+use super::{chain_rng, patience_sweeps, Incumbent, SearchParams, StopReason};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
-use tch::Device;
 
 /// Below this many moves per round over all chains, the chains run in the calling thread (as
 /// in `chains.rs`: the pool's hand-off cost more than it saved on small rounds).
@@ -17,6 +17,8 @@ const PARALLEL_MIN_MOVES: usize = 20_000;
 /// A problem's own chain dynamics.
 pub trait MoveSet: Sync {
     type Chain: Clone + Send;
+    /// What a chain's best state is reported as (spins, a selection, a colouring).
+    type Solution: Clone + Send + Default;
     fn num_variables(&self) -> usize;
     /// Moves per chain and round (a round ends with the incumbent check and re-seeding).
     fn moves_per_round(&self) -> usize;
@@ -24,18 +26,36 @@ pub trait MoveSet: Sync {
     fn start(&self, rng: &mut Xoshiro256PlusPlus) -> Self::Chain;
     /// Runs `moves` moves on the chain.
     fn advance(&self, chain: &mut Self::Chain, moves: usize, rng: &mut Xoshiro256PlusPlus);
-    /// The chain's best state so far (spins) and its Ising energy.
-    fn best(&self, chain: &Self::Chain) -> (Vec<i8>, f64);
+    /// The chain's best state so far and its energy (lower is better; for a problem solved
+    /// through a `PenaltyProblem`, its Ising energy).
+    fn best(&self, chain: &Self::Chain) -> (Self::Solution, f64);
     /// The patience is never shorter than this many rounds (a move set whose annealing cycle
     /// spans several rounds waits for a few cycles; `patience * n^2` sweeps is tiny at n = 20).
     fn min_patience_rounds(&self) -> usize {
         8
     }
+    /// Tells the hooks of a new incumbent: its energy (a move set whose solutions are spins of a
+    /// penalty Hamiltonian passes them on, for the repair and scoring of `binary::Repaired`).
+    fn announce(&self, hooks: &SearchHooks, elapsed: Duration, _solution: &Self::Solution, energy: f64) {
+        hooks.incumbent(elapsed, energy);
+    }
+}
+
+/// The best state of a move-set search and how the search went (as `SearchOutcome`).
+#[derive(Debug, Clone)]
+pub struct MovesOutcome<S> {
+    pub solution: S,
+    pub energy: f64,
+    pub stop: StopReason,
+    pub elapsed: Duration,
+    pub history: Vec<Incumbent>,
+    pub chains: usize,
+    pub rounds: usize,
 }
 
 /// Runs the chains of `moves` until the target, the time, the round budget, a cancel or the
 /// patience (`patience * n^2` sweeps of n moves over all chains without improvement).
-pub fn minimize_with<M: MoveSet>(moves: &M, params: &SearchParams) -> SearchOutcome {
+pub fn minimize_with<M: MoveSet>(moves: &M, params: &SearchParams) -> MovesOutcome<M::Solution> {
     let start = Instant::now();
     let deadline = start + Duration::from_secs_f64(params.time_limit_s.max(0.0));
     let n = moves.num_variables().max(1);
@@ -46,14 +66,14 @@ pub fn minimize_with<M: MoveSet>(moves: &M, params: &SearchParams) -> SearchOutc
     let parallel = per_round * count >= PARALLEL_MIN_MOVES;
     let mut chains: Vec<M::Chain> =
         (0..count).map(|c| moves.start(&mut chain_rng(params.seed, usize::MAX >> 32, c))).collect();
-    let (mut best_spins, mut best_energy) = (vec![-1i8; n], f64::INFINITY);
+    let (mut best_solution, mut best_energy) = (M::Solution::default(), f64::INFINITY);
     let mut history = Vec::new();
-    let mut pool = super::SamplePool::new(params.keep_samples);
     let round_sweeps = (per_round * count) as f64 / n as f64;
     let patience = patience_sweeps(n, params.patience).max(moves.min_patience_rounds() as f64 * round_sweeps);
     let (mut rounds, mut sweeps_since_improvement) = (0usize, 0.0f64);
     let stop = loop {
-        if Instant::now() >= deadline || params.hooks.cancelled() {
+        // The first round always runs: it is what gives every chain a best state to report.
+        if rounds > 0 && (Instant::now() >= deadline || params.hooks.cancelled()) {
             break StopReason::TimeLimit;
         }
         if params.max_rounds.is_some_and(|m| rounds >= m) {
@@ -63,18 +83,17 @@ pub fn minimize_with<M: MoveSet>(moves: &M, params: &SearchParams) -> SearchOutc
             moves.advance(chain, per_round, &mut chain_rng(params.seed, rounds, c));
             moves.best(chain)
         };
-        let bests: Vec<(Vec<i8>, f64)> = if parallel {
+        let bests: Vec<(M::Solution, f64)> = if parallel {
             chains.par_iter_mut().enumerate().map(advance).collect()
         } else {
             chains.iter_mut().enumerate().map(advance).collect()
         };
-        for (spins, energy) in &bests {
-            pool.offer(spins, *energy);
+        for (solution, energy) in &bests {
             if *energy < best_energy - 1e-9 {
-                (best_spins, best_energy) = (spins.clone(), *energy);
+                (best_solution, best_energy) = (solution.clone(), *energy);
                 sweeps_since_improvement = 0.0;
                 history.push(Incumbent { elapsed: start.elapsed(), energy: *energy });
-                params.hooks.incumbent_state(start.elapsed(), &best_spins, best_energy);
+                moves.announce(&params.hooks, start.elapsed(), &best_solution, best_energy);
             }
         }
         rounds += 1;
@@ -95,15 +114,5 @@ pub fn minimize_with<M: MoveSet>(moves: &M, params: &SearchParams) -> SearchOutc
             break StopReason::Converged;
         }
     };
-    SearchOutcome {
-        spins: best_spins,
-        energy: best_energy,
-        stop,
-        elapsed: start.elapsed(),
-        history,
-        chains: count,
-        rounds,
-        device: Device::Cpu,
-        samples: pool.into_states(),
-    }
+    MovesOutcome { solution: best_solution, energy: best_energy, stop, elapsed: start.elapsed(), history, chains: count, rounds }
 }

@@ -23,6 +23,7 @@ use super::graph::{parse_dimacs, parse_json, Graph};
 use super::ising::IsingModel;
 use super::{Instance, Limits, Problem, ProblemError, ProblemInput};
 use crate::search::moves::{minimize_with, MoveSet};
+use crate::search::hooks::SearchHooks;
 use crate::search::{SearchOutcome, SearchParams};
 use numvc::{CoverChain, CoverGraph, NumvcParams};
 use rand::seq::SliceRandom;
@@ -237,7 +238,18 @@ impl PenaltyProblem for SetInstance {
 
     fn dedicated_search(&self, params: &SearchParams) -> Option<SearchOutcome> {
         let graph = self.cover_graph.as_ref()?;
-        Some(minimize_with(&CoverMoves { instance: self, graph }, params))
+        let outcome = minimize_with(&CoverMoves { instance: self, graph }, params);
+        Some(SearchOutcome {
+            spins: outcome.solution,
+            energy: outcome.energy,
+            stop: outcome.stop,
+            elapsed: outcome.elapsed,
+            history: outcome.history,
+            chains: outcome.chains,
+            rounds: outcome.rounds,
+            device: tch::Device::Cpu,
+            samples: Vec::new(),
+        })
     }
 }
 
@@ -249,6 +261,11 @@ struct CoverMoves<'a> {
 
 impl MoveSet for CoverMoves<'_> {
     type Chain = CoverChain;
+    type Solution = Vec<i8>;
+
+    fn announce(&self, hooks: &SearchHooks, elapsed: Duration, spins: &Vec<i8>, energy: f64) {
+        hooks.incumbent_state(elapsed, spins, energy);
+    }
 
     fn num_variables(&self) -> usize {
         self.graph.num_nodes()
