@@ -399,3 +399,60 @@ fn set_cover_reaches_the_optimum_of_an_or_library_instance_and_every_row_is_cove
     assert_eq!(report["objective"], 2.0);
     assert_eq!(report["solution"]["sets"], json!([0, 1]));
 }
+
+/// A graph with a planted proper colouring in `k` classes: edges only across classes.
+fn planted_coloring(n: usize, k: usize, density: f64, seed: u64) -> Vec<(usize, usize)> {
+    let mut next = uniform(seed);
+    let mut edges = Vec::new();
+    for u in 0..n {
+        for v in u + 1..n {
+            if u % k != v % k && next() < density {
+                edges.push((u, v));
+            }
+        }
+    }
+    edges
+}
+
+#[test]
+fn graph_coloring_finds_planted_colourings_and_minimises_the_colours() {
+    let base = start_server(ServerConfig::default());
+    let (n, k) = (150, 5);
+    let edges = planted_coloring(n, k, 0.3, 21);
+    let instance = |colors: Option<usize>| {
+        let mut body = json!({"num_nodes": n, "edges": edges.iter().map(|&(u, v)| [u, v]).collect::<Vec<_>>()});
+        if let Some(k) = colors {
+            body["colors"] = json!(k);
+        }
+        json!({"instance": body, "options": {"time_limit_s": 3, "seed": 3}})
+    };
+    let conflicts = |report: &Value| -> usize {
+        let colors: Vec<u64> =
+            report["solution"]["colors"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).collect();
+        assert_eq!(colors.len(), n);
+        edges.iter().filter(|&&(u, v)| colors[u] == colors[v]).count()
+    };
+    let fixed: Value = post_json(&base, "graph_coloring", instance(Some(k))).json().unwrap();
+    assert_eq!(conflicts(&fixed), 0, "{}", fixed["solution"]);
+    assert_eq!(fixed["objective"], 0.0);
+    assert_eq!(fixed["status"], "target_reached");
+    let minimised: Value = post_json(&base, "graph_coloring", instance(None)).json().unwrap();
+    assert_eq!(conflicts(&minimised), 0);
+    let used = minimised["solution"]["num_colors"].as_u64().unwrap();
+    assert!(used <= k as u64, "{used} colours for a {k}-colourable graph");
+    assert_eq!(minimised["objective"].as_f64().unwrap(), used as f64);
+    // Too few colours: the fewest conflicts, never more than the DSATUR baseline squeezed to k.
+    let squeezed: Value = post_json(&base, "graph_coloring", instance(Some(k - 2))).json().unwrap();
+    let mut baseline_body = instance(Some(k - 2));
+    baseline_body["options"]["method"] = json!("dsatur");
+    let baseline: Value = post_json(&base, "graph_coloring", baseline_body).json().unwrap();
+    assert!(conflicts(&squeezed) > 0);
+    assert_eq!(squeezed["objective"].as_f64().unwrap(), conflicts(&squeezed) as f64);
+    assert!(conflicts(&squeezed) <= conflicts(&baseline), "{} > {}", conflicts(&squeezed), conflicts(&baseline));
+    expect_422(
+        post_json(&base, "graph_coloring", json!({"instance": {"num_nodes": 2, "edges": [[0, 1]], "colors": 0}})),
+        "colors",
+        "positive integer",
+    );
+    expect_422(post_text(&base, "graph_coloring", "time_limit_s=1", "p col 2 1\ne 1 3\n"), "line 2", "out of range");
+}

@@ -77,7 +77,15 @@ impl ColoringInstance {
         colors
     }
 
-    fn report(&self, colors: &[u32], status: StopReason, elapsed_ms: f64, history: Vec<HistoryPoint>, counts: (usize, usize), seed: u64) -> SolveReport {
+    fn report(
+        &self,
+        colors: &[u32],
+        status: StopReason,
+        elapsed_ms: f64,
+        history: Vec<HistoryPoint>,
+        counts: (usize, usize),
+        seed: u64,
+    ) -> SolveReport {
         let used = colors.iter().copied().collect::<HashSet<u32>>().len();
         let conflicts = self.conflicts(colors);
         let objective = match self.colors {
@@ -187,7 +195,8 @@ impl TabuCol<'_> {
     fn recolor(&self, chain: &mut ColorChain, v: usize, color: u32) {
         let k = chain.k;
         let old = chain.colors[v];
-        chain.conflicts = chain.conflicts + chain.gamma[v * k + color as usize] as usize - chain.gamma[v * k + old as usize] as usize;
+        chain.conflicts =
+            chain.conflicts + chain.gamma[v * k + color as usize] as usize - chain.gamma[v * k + old as usize] as usize;
         chain.colors[v] = color;
         for &u in &self.instance.adjacency[v] {
             let u = u as usize;
@@ -393,13 +402,17 @@ impl Problem for GraphColoring {
         let (graph, colors) = match input {
             ProblemInput::Text(text) => (parse_dimacs(&text.replace("p col ", "p edge "), limits)?, None),
             ProblemInput::Json(value) => {
-                let mut object = value.as_object().cloned().ok_or_else(|| ProblemError::invalid("instance", "expected a JSON object"))?;
+                let mut object = value
+                    .as_object()
+                    .cloned()
+                    .ok_or_else(|| ProblemError::invalid("instance", "expected a JSON object"))?;
                 let colors = match object.remove("colors") {
                     None | Some(Value::Null) => None,
                     Some(k) => Some(
                         k.as_u64()
                             .filter(|&k| k >= 1)
-                            .ok_or_else(|| ProblemError::invalid("colors", "must be a positive integer"))? as usize,
+                            .ok_or_else(|| ProblemError::invalid("colors", "must be a positive integer"))?
+                            as usize,
                     ),
                 };
                 if object.contains_key("weights") {
@@ -440,7 +453,8 @@ mod tests {
             assert_eq!(chain.conflicts, instance.conflicts(&chain.colors));
             for v in 0..n {
                 for c in 0..4u32 {
-                    let expected = instance.adjacency[v].iter().filter(|&&u| chain.colors[u as usize] == c).count() as u32;
+                    let expected =
+                        instance.adjacency[v].iter().filter(|&&u| chain.colors[u as usize] == c).count() as u32;
                     assert_eq!(chain.gamma[v * 4 + c as usize], expected);
                 }
             }

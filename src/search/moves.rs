@@ -114,5 +114,13 @@ pub fn minimize_with<M: MoveSet>(moves: &M, params: &SearchParams) -> MovesOutco
             break StopReason::Converged;
         }
     };
-    MovesOutcome { solution: best_solution, energy: best_energy, stop, elapsed: start.elapsed(), history, chains: count, rounds }
+    MovesOutcome {
+        solution: best_solution,
+        energy: best_energy,
+        stop,
+        elapsed: start.elapsed(),
+        history,
+        chains: count,
+        rounds,
+    }
 }
