@@ -279,7 +279,8 @@ struct EvaluateArgs {
 
 #[derive(Args)]
 struct GenerateArgs {
-    /// Problem (maxcut).
+    /// Problem: maxcut (--nodes, --edges, --weights) or number_partitioning (--nodes numbers of
+    /// --edges bits each).
     problem: String,
     #[arg(long)]
     nodes: usize,
@@ -395,7 +396,14 @@ fn run() -> Result<()> {
             Ok(())
         }
         Command::Generate(args) => {
-            anyhow::ensure!(args.problem == "maxcut", "generate supports: maxcut");
+            if args.problem == "number_partitioning" {
+                // --nodes numbers of --edges bits each (bits = numbers is the hard phase).
+                let numbers =
+                    rlsolver::problems::number_partitioning::generate(args.nodes, args.edges as u32, args.seed);
+                println!("{}", serde_json::to_string(&numbers)?);
+                return Ok(());
+            }
+            anyhow::ensure!(args.problem == "maxcut", "generate supports: maxcut, number_partitioning");
             anyhow::ensure!(
                 args.edges <= args.nodes * args.nodes.saturating_sub(1) / 2,
                 "too many edges for {} nodes",

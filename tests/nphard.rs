@@ -456,3 +456,71 @@ fn graph_coloring_finds_planted_colourings_and_minimises_the_colours() {
     );
     expect_422(post_text(&base, "graph_coloring", "time_limit_s=1", "p col 2 1\ne 1 3\n"), "line 2", "out of range");
 }
+
+#[test]
+fn number_partitioning_is_exact_in_i128_and_ckk_proves_small_optima() {
+    let base = start_server(ServerConfig::default());
+    // 2^62 + 1, 2^62 - 1, 2^62, 2^62: sums past 2^64, a perfect split {0, 1} against {2, 3}.
+    let big = 1i64 << 62;
+    let numbers = json!([big + 1, big - 1, big, big]);
+    for method in ["search", "ckk"] {
+        let report: Value = post_json(
+            &base,
+            "number_partitioning",
+            json!({"instance": numbers, "options": {"method": method, "time_limit_s": 2}}),
+        )
+        .json()
+        .unwrap();
+        let sides: Vec<u64> =
+            report["solution"]["sides"].as_array().unwrap().iter().map(|s| s.as_u64().unwrap()).collect();
+        let values = [big + 1, big - 1, big, big];
+        let residue: i128 =
+            values.iter().zip(&sides).map(|(&a, &s)| if s == 1 { a as i128 } else { -(a as i128) }).sum();
+        assert_eq!(residue, 0, "{method}: {sides:?}");
+        assert_eq!(report["solution"]["difference"], "0");
+        assert_eq!(report["status"], "optimal");
+    }
+    // 24 numbers of 24 bits: CKK finishes (proved optimal); the search is never worse than KK.
+    let numbers = rlsolver::problems::number_partitioning::generate(24, 24, 5);
+    let difference = |method: &str| -> u128 {
+        let report: Value = post_json(
+            &base,
+            "number_partitioning",
+            json!({"instance": {"numbers": numbers}, "options": {"method": method, "time_limit_s": 5, "seed": 1}}),
+        )
+        .json()
+        .unwrap();
+        let sides: Vec<u64> =
+            report["solution"]["sides"].as_array().unwrap().iter().map(|s| s.as_u64().unwrap()).collect();
+        let residue: i128 =
+            numbers.iter().zip(&sides).map(|(&a, &s)| if s == 1 { a as i128 } else { -(a as i128) }).sum();
+        assert_eq!(report["solution"]["difference"], residue.unsigned_abs().to_string());
+        residue.unsigned_abs()
+    };
+    let (kk, ckk, search) = (difference("kk"), difference("ckk"), difference("search"));
+    let brute = (0..1u32 << 23)
+        .map(|m| {
+            // Number 23 on side 0 by symmetry.
+            numbers
+                .iter()
+                .enumerate()
+                .map(|(i, &a)| if i < 23 && m >> i & 1 == 1 { a as i128 } else { -(a as i128) })
+                .sum::<i128>()
+                .unsigned_abs()
+        })
+        .min()
+        .unwrap();
+    assert_eq!(ckk, brute);
+    assert!(search <= kk && search >= brute, "search {search}, kk {kk}, optimum {brute}");
+    expect_422(
+        post_json(&base, "number_partitioning", json!({"instance": [1, 9223372036854775808u64]})),
+        "instance[1]",
+        "overflows",
+    );
+    expect_422(
+        post_json(&base, "number_partitioning", json!({"instance": {"numbers": [1, -2]}})),
+        "numbers[1]",
+        "negative",
+    );
+    expect_422(post_json(&base, "number_partitioning", json!({"instance": [1.5]})), "instance[0]", "not an integer");
+}

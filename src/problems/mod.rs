@@ -30,6 +30,7 @@ pub mod independent_set;
 pub mod knapsack;
 pub mod maxcut;
 pub mod mimo;
+pub mod number_partitioning;
 pub mod qubo;
 pub mod random;
 pub mod set_cover;
@@ -423,7 +424,7 @@ pub struct SolveContext {
 
 /// Every registered problem.
 pub fn registry() -> &'static [&'static dyn Problem] {
-    static PROBLEMS: [&dyn Problem; 11] = [
+    static PROBLEMS: [&dyn Problem; 12] = [
         &maxcut::MaxCut,
         &mimo::Mimo,
         &cs::CompressiveSensing,
@@ -435,6 +436,7 @@ pub fn registry() -> &'static [&'static dyn Problem] {
         &knapsack::Knapsack,
         &set_cover::SetCover,
         &coloring::GraphColoring,
+        &number_partitioning::NumberPartitioning,
     ];
     &PROBLEMS
 }
