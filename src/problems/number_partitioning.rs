@@ -97,10 +97,10 @@ impl PartitionInstance {
         let mut visited = 0u64;
         while let Some(mut groups) = stack.pop() {
             visited += 1;
-            if best.0 <= self.optimal_difference() || (visited % 1024 == 0 && Instant::now() >= deadline) {
+            if best.0 <= self.optimal_difference() || (visited.is_multiple_of(1024) && Instant::now() >= deadline) {
                 return (best.1, best.0 <= self.optimal_difference());
             }
-            groups.sort_by(|a, b| b.0.cmp(&a.0));
+            groups.sort_by_key(|g| std::cmp::Reverse(g.0));
             let rest: i128 = groups.iter().skip(1).map(|g| g.0).sum();
             if groups.len() == 1 || groups[0].0 >= rest {
                 // The largest against all the others is this subtree's best.
