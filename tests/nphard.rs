@@ -524,3 +524,63 @@ fn number_partitioning_is_exact_in_i128_and_ckk_proves_small_optima() {
     );
     expect_422(post_json(&base, "number_partitioning", json!({"instance": [1.5]})), "instance[0]", "not an integer");
 }
+
+#[test]
+fn graph_partitioning_bisects_exactly_and_finds_a_planted_cut() {
+    let base = start_server(ServerConfig::default());
+    // Two planted halves of 100 nodes: dense inside, sparse across.
+    let n = 200;
+    let mut next = uniform(17);
+    let mut edges = Vec::new();
+    for u in 0..n {
+        for v in u + 1..n {
+            let p = if (u < 100) == (v < 100) { 0.1 } else { 0.004 };
+            if next() < p {
+                edges.push((u, v));
+            }
+        }
+    }
+    let planted = edges.iter().filter(|&&(u, v)| (u < 100) != (v < 100)).count() as f64;
+    let check = |report: &Value, parts: usize, capacity: usize| -> f64 {
+        let assignment: Vec<usize> =
+            report["solution"]["parts"].as_array().unwrap().iter().map(|p| p.as_u64().unwrap() as usize).collect();
+        assert_eq!(assignment.len(), n);
+        let mut sizes = vec![0; parts];
+        assignment.iter().for_each(|&p| sizes[p] += 1);
+        assert!(sizes.iter().all(|&s| s <= capacity), "sizes {sizes:?} above {capacity}");
+        let cut = edges.iter().filter(|&&(u, v)| assignment[u] != assignment[v]).count() as f64;
+        assert_eq!(report["objective"].as_f64().unwrap(), cut);
+        cut
+    };
+    let body = |parts: usize, imbalance: f64, method: &str| {
+        json!({"instance": {"num_nodes": n, "edges": edges.iter().map(|&(u, v)| [u, v]).collect::<Vec<_>>(), "parts": parts, "imbalance": imbalance},
+               "options": {"time_limit_s": 3, "seed": 4, "method": method}})
+    };
+    let bisection: Value = post_json(&base, "graph_partitioning", body(2, 0.0, "search")).json().unwrap();
+    let cut = check(&bisection, 2, 100);
+    assert!(cut <= planted, "cut {cut} above the planted {planted}");
+    let baseline: Value = post_json(&base, "graph_partitioning", body(2, 0.0, "bfs")).json().unwrap();
+    assert!(cut <= check(&baseline, 2, 100));
+    let four: Value = post_json(&base, "graph_partitioning", body(4, 0.1, "search")).json().unwrap();
+    check(&four, 4, 55);
+    // METIS text: a 4-cycle 1-2-3-4 with weights; the best bisection cuts the two light edges.
+    let metis = "% a weighted 4-cycle\n4 4 1\n2 5 4 1\n1 5 3 1\n2 1 4 5\n3 5 1 1\n";
+    let report: Value = post_text(&base, "graph_partitioning", "time_limit_s=1", metis).json().unwrap();
+    assert_eq!(report["objective"], 2.0, "{report}");
+    expect_422(post_text(&base, "graph_partitioning", "time_limit_s=1", "3 2\n2\n1 3\n\n"), "line 1", "both its lines");
+    expect_422(
+        post_text(&base, "graph_partitioning", "time_limit_s=1", "2 1 10\n1 2\n1 1\n"),
+        "line 1",
+        "node weights",
+    );
+    expect_422(
+        post_json(&base, "graph_partitioning", json!({"instance": {"num_nodes": 2, "edges": [[0, 2]]}})),
+        "edges[0]",
+        "out of range",
+    );
+    expect_422(
+        post_json(&base, "graph_partitioning", json!({"instance": {"num_nodes": 2, "edges": [], "parts": 1}})),
+        "parts",
+        "2..=",
+    );
+}

@@ -26,6 +26,7 @@ pub mod binary;
 pub mod coloring;
 pub mod cs;
 pub mod graph;
+pub mod graph_partitioning;
 pub mod independent_set;
 pub mod knapsack;
 pub mod maxcut;
@@ -424,7 +425,7 @@ pub struct SolveContext {
 
 /// Every registered problem.
 pub fn registry() -> &'static [&'static dyn Problem] {
-    static PROBLEMS: [&dyn Problem; 12] = [
+    static PROBLEMS: [&dyn Problem; 13] = [
         &maxcut::MaxCut,
         &mimo::Mimo,
         &cs::CompressiveSensing,
@@ -437,6 +438,7 @@ pub fn registry() -> &'static [&'static dyn Problem] {
         &set_cover::SetCover,
         &coloring::GraphColoring,
         &number_partitioning::NumberPartitioning,
+        &graph_partitioning::GraphPartitioning,
     ];
     &PROBLEMS
 }
