@@ -327,11 +327,7 @@ impl Instance for ColoringInstance {
         // Fixed k: a proper colouring ends the search unless the caller set its own target.
         let target_energy = params.target_energy.or(self.colors.map(|_| 0.0));
         let outcome = minimize_with(&TabuCol { instance: self }, &SearchParams { target_energy, ..params.clone() });
-        let history = outcome
-            .history
-            .iter()
-            .map(|p| HistoryPoint { elapsed_ms: p.elapsed.as_secs_f64() * 1e3, objective: p.energy })
-            .collect();
+        let history = super::history_points(&outcome.history, |energy| energy);
         let elapsed_ms = outcome.elapsed.as_secs_f64() * 1e3;
         self.report(&outcome.solution, outcome.stop, elapsed_ms, history, (outcome.chains, outcome.rounds), params.seed)
     }

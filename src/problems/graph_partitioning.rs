@@ -16,7 +16,7 @@
 //! Baseline `bfs`: breadth-first region growing from random seeds, parts filled in turn.
 
 use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
-use crate::search::moves::{minimize_with, MoveSet};
+use crate::search::moves::{cycle_temperature, minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -197,8 +197,7 @@ impl MoveSet for Annealing<'_> {
             return;
         }
         for _ in 0..moves {
-            let progress = (chain.moves % self.cycle) as f64 / self.cycle as f64;
-            let temperature = self.hot * (self.cold / self.hot).powf(progress);
+            let temperature = cycle_temperature(chain.moves, self.cycle, self.hot, self.cold);
             chain.moves += 1;
             let v = rng.gen_range(0..n);
             let to = (chain.parts[v] + rng.gen_range(1..k)) % k;
@@ -249,11 +248,7 @@ impl Instance for PartitionGraph {
         let moves =
             Annealing { graph: self, hot: 2.0 * mean, cold: 0.02 * mean, cycle: (2_000 * self.num_nodes) as u64 };
         let outcome = minimize_with(&moves, params);
-        let history = outcome
-            .history
-            .iter()
-            .map(|p| HistoryPoint { elapsed_ms: p.elapsed.as_secs_f64() * 1e3, objective: p.energy })
-            .collect();
+        let history = super::history_points(&outcome.history, |energy| energy);
         // The chains' running cut drifts by rounding; the report re-counts it.
         self.report(
             &outcome.solution,

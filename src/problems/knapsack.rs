@@ -16,7 +16,7 @@
 //! one out when it only fits that way.
 
 use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
-use crate::search::moves::{minimize_with, MoveSet};
+use crate::search::moves::{cycle_temperature, minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
 use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -233,8 +233,7 @@ impl MoveSet for PackMoves<'_> {
     fn advance(&self, chain: &mut PackChain, moves: usize, rng: &mut Xoshiro256PlusPlus) {
         let n = self.instance.num_items();
         for _ in 0..moves {
-            let progress = (chain.moves % self.cycle) as f64 / self.cycle as f64;
-            let temperature = self.hot * (self.cold / self.hot).powf(progress);
+            let temperature = cycle_temperature(chain.moves, self.cycle, self.hot, self.cold);
             chain.moves += 1;
             let i = rng.gen_range(0..n);
             let accept =
@@ -277,11 +276,7 @@ impl Instance for KnapsackInstance {
         let hooks = params.hooks.mapped(|energy| -energy);
         let outcome = minimize_with(&moves, &SearchParams { hooks, ..params.clone() });
         let x = outcome.solution.clone();
-        let history = outcome
-            .history
-            .iter()
-            .map(|p| HistoryPoint { elapsed_ms: p.elapsed.as_secs_f64() * 1e3, objective: -p.energy })
-            .collect();
+        let history = super::history_points(&outcome.history, |energy| -energy);
         self.report(&x, outcome.stop, outcome.elapsed, history, (outcome.chains, outcome.rounds), params.seed)
     }
 

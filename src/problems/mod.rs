@@ -258,6 +258,14 @@ pub struct SolveReport {
     pub seed: u64,
 }
 
+/// The history of a search's incumbents in the problem's objective.
+pub fn history_points(history: &[Incumbent], objective: impl Fn(f64) -> f64) -> Vec<HistoryPoint> {
+    history
+        .iter()
+        .map(|p| HistoryPoint { elapsed_ms: p.elapsed.as_secs_f64() * 1e3, objective: objective(p.energy) })
+        .collect()
+}
+
 /// An instance in the user's input format.
 pub enum ProblemInput<'a> {
     Json(&'a serde_json::Value),
@@ -364,11 +372,7 @@ fn report<T: IsingProblem>(problem: &T, params: &SearchParams, outcome: SearchOu
         solution: problem.decode(&outcome.spins),
         status: outcome.stop,
         elapsed_ms: outcome.elapsed.as_secs_f64() * 1e3,
-        history: outcome
-            .history
-            .iter()
-            .map(|p| HistoryPoint { elapsed_ms: p.elapsed.as_secs_f64() * 1e3, objective: problem.objective(p.energy) })
-            .collect(),
+        history: history_points(&outcome.history, |energy| problem.objective(energy)),
         chains: outcome.chains,
         rounds: outcome.rounds,
         device: device_name(outcome.device),

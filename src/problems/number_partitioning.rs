@@ -20,7 +20,7 @@
 //! optimal) or at the time limit.
 
 use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
-use crate::search::moves::{minimize_with, MoveSet};
+use crate::search::moves::{cycle_temperature, minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
 use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -204,8 +204,7 @@ impl MoveSet for Annealing<'_> {
             if chain.best_difference <= self.instance.optimal_difference() {
                 return;
             }
-            let progress = (chain.moves % self.cycle) as f64 / self.cycle as f64;
-            let temperature = self.hot * (self.cold / self.hot).powf(progress);
+            let temperature = cycle_temperature(chain.moves, self.cycle, self.hot, self.cold);
             chain.moves += 1;
             let i = rng.gen_range(0..n);
             // A single move, or a swap with a number on the other side.
@@ -245,11 +244,7 @@ impl Instance for PartitionInstance {
         // An optimal difference ends the search (it cannot be beaten).
         let target_energy = Some(params.target_energy.unwrap_or(0.0).max(self.optimal_difference() as f64));
         let outcome = minimize_with(&moves, &SearchParams { target_energy, ..params.clone() });
-        let history = outcome
-            .history
-            .iter()
-            .map(|p| HistoryPoint { elapsed_ms: p.elapsed.as_secs_f64() * 1e3, objective: p.energy })
-            .collect();
+        let history = super::history_points(&outcome.history, |energy| energy);
         self.report(
             &outcome.solution,
             outcome.stop,

@@ -15,7 +15,7 @@
 
 use super::binary::Qubo;
 use super::ising::IsingModel;
-use super::{device_name, HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use super::{device_name, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
 use crate::search::{SearchOutcome, SearchParams};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -423,11 +423,7 @@ impl QuboInstance {
             solution: self.sample_set(&samples),
             status: outcome.stop,
             elapsed_ms: outcome.elapsed.as_secs_f64() * 1e3,
-            history: outcome
-                .history
-                .iter()
-                .map(|p| HistoryPoint { elapsed_ms: p.elapsed.as_secs_f64() * 1e3, objective: p.energy + constant })
-                .collect(),
+            history: super::history_points(&outcome.history, |energy| energy + constant),
             chains: outcome.chains,
             rounds: outcome.rounds,
             device: device_name(outcome.device),

@@ -14,7 +14,7 @@
 //! swamp the costs (raised every step), never below 434 in 20 s.
 
 use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
-use crate::search::moves::{minimize_with, MoveSet};
+use crate::search::moves::{cycle_temperature, minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
 use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -253,8 +253,7 @@ impl MoveSet for DestroyRepair<'_> {
 
     fn advance(&self, chain: &mut CoverChain, moves: usize, rng: &mut Xoshiro256PlusPlus) {
         for _ in 0..moves {
-            let progress = (chain.moves % self.cycle) as f64 / self.cycle as f64;
-            let temperature = self.hot * (self.cold / self.hot).powf(progress);
+            let temperature = cycle_temperature(chain.moves, self.cycle, self.hot, self.cold);
             chain.moves += 1;
             let before = chain.cost;
             let changed = self.perturb(chain, rng);
@@ -281,11 +280,7 @@ impl Instance for SetCoverInstance {
     fn solve(&self, params: &SearchParams, _: Models<'_>) -> SolveReport {
         let outcome = minimize_with(&self.moves(), params);
         let x = outcome.solution.clone();
-        let history = outcome
-            .history
-            .iter()
-            .map(|p| HistoryPoint { elapsed_ms: p.elapsed.as_secs_f64() * 1e3, objective: p.energy })
-            .collect();
+        let history = super::history_points(&outcome.history, |energy| energy);
         self.report(
             &x,
             outcome.stop,

@@ -41,6 +41,13 @@ pub trait MoveSet: Sync {
     }
 }
 
+/// The temperature of a geometric annealing cycle of `cycle` moves from `hot` to `cold`, at the
+/// chain's `moves`-th move (the cycle repeats).
+pub fn cycle_temperature(moves: u64, cycle: u64, hot: f64, cold: f64) -> f64 {
+    let progress = (moves % cycle.max(1)) as f64 / cycle.max(1) as f64;
+    hot * (cold / hot).powf(progress)
+}
+
 /// The best state of a move-set search and how the search went (as `SearchOutcome`).
 #[derive(Debug, Clone)]
 pub struct MovesOutcome<S> {
