@@ -584,3 +584,47 @@ fn graph_partitioning_bisects_exactly_and_finds_a_planted_cut() {
         "2..=",
     );
 }
+
+#[test]
+fn solve_jobs_of_move_set_problems_stream_incumbents_in_the_objective() {
+    let base = start_server(ServerConfig::default());
+    let c = client();
+    // Knapsack: the objective rises to the optimum 35 (items 0, 1, 2, 4, 8 and 9 weigh 15), and
+    // the stream carries values, never the negated energies the chains minimise.
+    let body = json!({
+        "problem": "knapsack",
+        "instance": {"values": [10, 7, 5, 9, 3, 8, 6, 4, 2, 11], "weights": [4, 3, 2, 5, 1, 4, 3, 2, 1, 6], "capacity": 15},
+        "options": {"time_limit_s": 2}
+    });
+    let job: Value = c.post(format!("{base}/v1/solve/jobs")).json(&body).send().unwrap().json().unwrap();
+    let id = job["id"].as_str().unwrap().to_string();
+    let mut state = Value::Null;
+    for _ in 0..100 {
+        state = c.get(format!("{base}/v1/solve/jobs/{id}")).send().unwrap().json().unwrap();
+        if state["state"] == "succeeded" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(state["state"], "succeeded", "{state}");
+    let result = &state["result"];
+    let items: Vec<usize> =
+        result["solution"]["items"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
+    let (values, weights) = ([10, 7, 5, 9, 3, 8, 6, 4, 2, 11], [4, 3, 2, 5, 1, 4, 3, 2, 1, 6]);
+    assert!(items.iter().map(|&i| weights[i]).sum::<i32>() <= 15);
+    let value = items.iter().map(|&i| values[i]).sum::<i32>() as f64;
+    assert_eq!(result["objective"].as_f64().unwrap(), value);
+    // The optimum by enumeration of all 2^10 selections.
+    let best = (0..1u32 << 10)
+        .filter(|m| (0..10).filter(|&i| m >> i & 1 == 1).map(|i| weights[i]).sum::<i32>() <= 15)
+        .map(|m| (0..10).filter(|&i| m >> i & 1 == 1).map(|i| values[i]).sum::<i32>())
+        .max()
+        .unwrap() as f64;
+    assert_eq!(value, best);
+    let incumbents: Vec<Value> = c.get(format!("{base}/v1/solve/jobs/{id}/incumbents")).send().unwrap().json().unwrap();
+    let streamed: Vec<f64> = incumbents.iter().map(|p| p["objective"].as_f64().unwrap()).collect();
+    assert!(!streamed.is_empty());
+    assert!(streamed.iter().all(|&v| v > 0.0), "{streamed:?}");
+    assert!(streamed.windows(2).all(|w| w[1] > w[0]), "{streamed:?}");
+    assert_eq!(*streamed.last().unwrap(), value);
+}
