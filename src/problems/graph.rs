@@ -64,6 +64,21 @@ impl Graph {
     }
 }
 
+/// A graph needs at least one node and at most `limits.max_nodes`: the check every graph reader
+/// (these, Max-Cut's, partitioning's) makes before reading edges.
+pub fn check_node_count(num_nodes: usize, field: &str, limits: &Limits) -> Result<(), ProblemError> {
+    if num_nodes == 0 {
+        return Err(ProblemError::invalid(field, "the graph needs at least one node"));
+    }
+    if num_nodes > limits.max_nodes {
+        return Err(ProblemError::too_large(
+            field,
+            format!("{num_nodes} nodes exceed this server's limit of {}", limits.max_nodes),
+        ));
+    }
+    Ok(())
+}
+
 /// Collects edges with the checks both formats share. `base` is 1 for DIMACS (ids shown as in
 /// the file) and 0 for JSON.
 struct Builder<'a> {
@@ -76,15 +91,7 @@ struct Builder<'a> {
 
 impl<'a> Builder<'a> {
     fn new(num_nodes: usize, base: i64, field: &str, limits: &'a Limits) -> Result<Self, ProblemError> {
-        if num_nodes == 0 {
-            return Err(ProblemError::invalid(field, "the graph needs at least one node"));
-        }
-        if num_nodes > limits.max_nodes {
-            return Err(ProblemError::too_large(
-                field,
-                format!("{num_nodes} nodes exceed this server's limit of {}", limits.max_nodes),
-            ));
-        }
+        check_node_count(num_nodes, field, limits)?;
         Ok(Builder { num_nodes, base, seen: HashSet::new(), edges: Vec::new(), limits })
     }
 

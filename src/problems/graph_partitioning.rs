@@ -15,6 +15,7 @@
 //! every pair of nodes (n^2 couplings) and single flips break an exact bisection at once.
 //! Baseline `bfs`: breadth-first region growing from random seeds, parts filled in turn.
 
+use super::graph::check_node_count;
 use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
 use crate::search::moves::{cycle_temperature, minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
@@ -329,19 +330,6 @@ impl<'a> EdgeSet<'a> {
     }
 }
 
-fn check_nodes(n: usize, field: &str, limits: &Limits) -> Result<(), ProblemError> {
-    if n == 0 {
-        return Err(ProblemError::invalid(field, "the graph needs at least one node"));
-    }
-    if n > limits.max_nodes {
-        return Err(ProblemError::too_large(
-            field,
-            format!("{n} nodes exceed this server's limit of {}", limits.max_nodes),
-        ));
-    }
-    Ok(())
-}
-
 /// METIS / Chaco text, parts = 2, imbalance = 0.
 pub fn parse_metis(text: &str, limits: &Limits) -> Result<PartitionGraph, ProblemError> {
     let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.starts_with('%'));
@@ -363,7 +351,7 @@ pub fn parse_metis(text: &str, limits: &Limits) -> Result<PartitionGraph, Proble
     if fmt != 0 && fmt != 1 {
         return Err(ProblemError::invalid("line 1", format!("fmt {fmt} is not 0, 1, 10 or 11")));
     }
-    check_nodes(n, "line 1", limits)?;
+    check_node_count(n, "line 1", limits)?;
     let mut set = EdgeSet { n, weights: HashMap::new(), limits };
     let mut entries = 0usize;
     let mut node = 0usize;
@@ -423,7 +411,7 @@ pub fn parse_json(value: &Value, limits: &Limits) -> Result<PartitionGraph, Prob
         .get("num_nodes")
         .and_then(Value::as_u64)
         .ok_or_else(|| ProblemError::invalid("num_nodes", "must be a positive integer"))? as usize;
-    check_nodes(n, "num_nodes", limits)?;
+    check_node_count(n, "num_nodes", limits)?;
     let parts = match object.get("parts") {
         None | Some(Value::Null) => 2,
         Some(p) => p

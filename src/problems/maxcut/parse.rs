@@ -15,15 +15,7 @@ struct EdgeChecker<'a> {
 
 impl<'a> EdgeChecker<'a> {
     fn new(num_nodes: usize, num_edges_hint: usize, field: &str, limits: &'a Limits) -> Result<Self, ProblemError> {
-        if num_nodes == 0 {
-            return Err(ProblemError::invalid(field, "the graph needs at least one node"));
-        }
-        if num_nodes > limits.max_nodes {
-            return Err(ProblemError::too_large(
-                field,
-                format!("{num_nodes} nodes exceed this server's limit of {}", limits.max_nodes),
-            ));
-        }
+        crate::problems::graph::check_node_count(num_nodes, field, limits)?;
         Ok(EdgeChecker {
             num_nodes,
             seen: HashSet::with_capacity(num_edges_hint.min(limits.max_edges)),
