@@ -141,7 +141,7 @@ struct SolveArgs {
     /// Iteration budget in rounds (reproducible with the same seed).
     #[arg(long)]
     max_rounds: Option<usize>,
-    /// `search` (default) or a baseline (maxcut: greedy, sa, rank2; mimo: mrt, zf, rzf, wmmse, policy; compressive_sensing: omp, ista, fista, policy; max_independent_set, min_vertex_cover, max_clique, set_cover: greedy; knapsack: dp, greedy; graph_coloring: dsatur; graph_partitioning: bfs; number_partitioning: kk, ckk).
+    /// `search` (default) or a baseline (maxcut: greedy, sa, rank2; mimo: mrt, zf, rzf, wmmse, policy; compressive_sensing: omp, ista, fista, policy; max_independent_set, min_vertex_cover, max_clique, set_cover: greedy; knapsack: dp, greedy; graph_coloring: dsatur; graph_partitioning: bfs; number_partitioning: anneal, kk, ckk).
     #[arg(long)]
     method: Option<String>,
     /// A registered model to seed the search with (see `GET /v1/models`).
@@ -279,8 +279,10 @@ struct EvaluateArgs {
 
 #[derive(Args)]
 struct GenerateArgs {
-    /// Problem: maxcut (--nodes, --edges, --weights) or number_partitioning (--nodes numbers of
-    /// --edges bits each).
+    /// Problem: maxcut (--nodes, --edges, --weights: Gset text), number_partitioning (--nodes
+    /// numbers of --edges bits each: JSON), graph_coloring (--nodes, --edges between --colors
+    /// planted colour classes plus a planted clique: DIMACS) or graph_partitioning (--nodes in
+    /// two planted halves, --edges inside them and --cut across: METIS).
     problem: String,
     #[arg(long)]
     nodes: usize,
@@ -289,6 +291,12 @@ struct GenerateArgs {
     /// Comma-separated integer weights drawn uniformly, e.g. 1,-1.
     #[arg(long, default_value = "1", value_delimiter = ',', allow_hyphen_values = true)]
     weights: Vec<i64>,
+    /// graph_coloring: the planted colour classes.
+    #[arg(long, default_value_t = 8)]
+    colors: usize,
+    /// graph_partitioning: the edges across the planted halves.
+    #[arg(long, default_value_t = 0)]
+    cut: usize,
     #[arg(long, default_value_t = 0)]
     seed: u64,
 }
@@ -403,7 +411,23 @@ fn run() -> Result<()> {
                 println!("{}", serde_json::to_string(&numbers)?);
                 return Ok(());
             }
-            anyhow::ensure!(args.problem == "maxcut", "generate supports: maxcut, number_partitioning");
+            use rlsolver::problems::graph;
+            if args.problem == "graph_coloring" {
+                let (_, edges) = graph::planted(args.nodes, args.colors, 0, args.edges, true, args.seed)
+                    .map_err(|e| anyhow::anyhow!(e))?;
+                print!("{}", graph::to_dimacs(args.nodes, &edges));
+                return Ok(());
+            }
+            if args.problem == "graph_partitioning" {
+                let (_, edges) = graph::planted(args.nodes, 2, args.edges, args.cut, false, args.seed)
+                    .map_err(|e| anyhow::anyhow!(e))?;
+                print!("{}", rlsolver::problems::graph_partitioning::to_metis(args.nodes, &edges));
+                return Ok(());
+            }
+            anyhow::ensure!(
+                args.problem == "maxcut",
+                "generate supports: maxcut, number_partitioning, graph_coloring, graph_partitioning"
+            );
             anyhow::ensure!(
                 args.edges <= args.nodes * args.nodes.saturating_sub(1) / 2,
                 "too many edges for {} nodes",

@@ -463,7 +463,7 @@ fn number_partitioning_is_exact_in_i128_and_ckk_proves_small_optima() {
     // 2^62 + 1, 2^62 - 1, 2^62, 2^62: sums past 2^64, a perfect split {0, 1} against {2, 3}.
     let big = 1i64 << 62;
     let numbers = json!([big + 1, big - 1, big, big]);
-    for method in ["search", "ckk"] {
+    for method in ["search", "anneal", "ckk"] {
         let report: Value = post_json(
             &base,
             "number_partitioning",
@@ -480,7 +480,8 @@ fn number_partitioning_is_exact_in_i128_and_ckk_proves_small_optima() {
         assert_eq!(report["solution"]["difference"], "0");
         assert_eq!(report["status"], "optimal");
     }
-    // 24 numbers of 24 bits: CKK finishes (proved optimal); the search is never worse than KK.
+    // 24 numbers of 24 bits: CKK and the sweep (`search`) finish, proved optimal; the annealing
+    // is never worse than KK.
     let numbers = rlsolver::problems::number_partitioning::generate(24, 24, 5);
     let difference = |method: &str| -> u128 {
         let report: Value = post_json(
@@ -497,7 +498,7 @@ fn number_partitioning_is_exact_in_i128_and_ckk_proves_small_optima() {
         assert_eq!(report["solution"]["difference"], residue.unsigned_abs().to_string());
         residue.unsigned_abs()
     };
-    let (kk, ckk, search) = (difference("kk"), difference("ckk"), difference("search"));
+    let (kk, ckk, search, anneal) = (difference("kk"), difference("ckk"), difference("search"), difference("anneal"));
     let brute = (0..1u32 << 23)
         .map(|m| {
             // Number 23 on side 0 by symmetry.
@@ -511,7 +512,28 @@ fn number_partitioning_is_exact_in_i128_and_ckk_proves_small_optima() {
         .min()
         .unwrap();
     assert_eq!(ckk, brute);
-    assert!(search <= kk && search >= brute, "search {search}, kk {kk}, optimum {brute}");
+    assert_eq!(search, brute);
+    assert!(anneal <= kk && anneal >= brute, "anneal {anneal}, kk {kk}, optimum {brute}");
+    // The hard phase, 40 numbers of 40 bits: the sweep proves its answer within the limit and
+    // CKK, stopped at the same limit, is never better.
+    let numbers = rlsolver::problems::number_partitioning::generate(40, 40, 11);
+    let sweep = |method: &str| -> (u128, Value) {
+        let report: Value = post_json(
+            &base,
+            "number_partitioning",
+            json!({"instance": numbers, "options": {"method": method, "time_limit_s": 3}}),
+        )
+        .json()
+        .unwrap();
+        let sides: Vec<u64> =
+            report["solution"]["sides"].as_array().unwrap().iter().map(|s| s.as_u64().unwrap()).collect();
+        let residue: i128 =
+            numbers.iter().zip(&sides).map(|(&a, &s)| if s == 1 { a as i128 } else { -(a as i128) }).sum();
+        (residue.unsigned_abs(), report["status"].clone())
+    };
+    let ((search, status), (ckk, _)) = (sweep("search"), sweep("ckk"));
+    assert_eq!(status, "optimal");
+    assert!(search <= ckk, "sweep {search} against CKK {ckk}");
     expect_422(
         post_json(&base, "number_partitioning", json!({"instance": [1, 9223372036854775808u64]})),
         "instance[1]",

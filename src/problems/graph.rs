@@ -310,3 +310,67 @@ mod tests {
         assert_eq!(graph.adjacency(), vec![vec![1], vec![0], vec![3], vec![2]]);
     }
 }
+
+/// A random graph with a planted structure, for the generated benchmarks: nodes get the labels
+/// 0..groups in equal shares (shuffled), then `within` distinct edges join nodes of one label
+/// and `across` distinct edges join nodes of different labels, uniformly. With `clique`, one node
+/// of each label is joined to one of every other label first (a planted k-clique: a colouring by
+/// label is then optimal). Returns the labels and the sorted edges.
+pub fn planted(
+    num_nodes: usize,
+    groups: usize,
+    within: usize,
+    across: usize,
+    clique: bool,
+    seed: u64,
+) -> Result<(Vec<u32>, Vec<(u32, u32)>), String> {
+    use rand::seq::SliceRandom;
+    use rand::{Rng, SeedableRng};
+    if groups == 0 || groups > num_nodes {
+        return Err(format!("need 1..={num_nodes} groups, got {groups}"));
+    }
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut labels: Vec<u32> = (0..num_nodes).map(|i| (i % groups) as u32).collect();
+    labels.shuffle(&mut rng);
+    let sizes: Vec<usize> = (0..groups).map(|g| labels.iter().filter(|&&l| l as usize == g).count()).collect();
+    let pairs_within: usize = sizes.iter().map(|&s| s * s.saturating_sub(1) / 2).sum();
+    let pairs_across = num_nodes * num_nodes.saturating_sub(1) / 2 - pairs_within;
+    // Rejection sampling stays fast below half of the pairs.
+    if 2 * within > pairs_within || 2 * (across + if clique { groups * groups } else { 0 }) > pairs_across {
+        return Err(format!(
+            "too many edges: {within} within and {across} across, of {pairs_within} and {pairs_across} pairs (at most half)"
+        ));
+    }
+    let mut edges: HashSet<(u32, u32)> = HashSet::new();
+    if clique {
+        let heads: Vec<u32> = (0..groups)
+            .map(|g| labels.iter().position(|&l| l as usize == g).expect("a node per group") as u32)
+            .collect();
+        for (a, &u) in heads.iter().enumerate() {
+            for &v in &heads[a + 1..] {
+                edges.insert((u.min(v), u.max(v)));
+            }
+        }
+    }
+    for (count, same) in [(within, true), (across, false)] {
+        let goal = edges.len() + count;
+        while edges.len() < goal {
+            let (u, v) = (rng.gen_range(0..num_nodes as u32), rng.gen_range(0..num_nodes as u32));
+            if u != v && (labels[u as usize] == labels[v as usize]) == same {
+                edges.insert((u.min(v), u.max(v)));
+            }
+        }
+    }
+    let mut edges: Vec<(u32, u32)> = edges.into_iter().collect();
+    edges.sort_unstable();
+    Ok((labels, edges))
+}
+
+/// DIMACS text of a graph (`p edge n m`, `e u v`, 1-indexed).
+pub fn to_dimacs(num_nodes: usize, edges: &[(u32, u32)]) -> String {
+    let mut text = format!("p edge {num_nodes} {}\n", edges.len());
+    for &(u, v) in edges {
+        text.push_str(&format!("e {} {}\n", u + 1, v + 1));
+    }
+    text
+}

@@ -330,6 +330,22 @@ impl<'a> EdgeSet<'a> {
     }
 }
 
+/// METIS text of an unweighted graph (`n m`, then each node's neighbours, 1-indexed).
+pub fn to_metis(num_nodes: usize, edges: &[(u32, u32)]) -> String {
+    let mut neighbours = vec![Vec::new(); num_nodes];
+    for &(u, v) in edges {
+        neighbours[u as usize].push(v + 1);
+        neighbours[v as usize].push(u + 1);
+    }
+    let mut text = format!("{num_nodes} {}\n", edges.len());
+    for list in &mut neighbours {
+        list.sort_unstable();
+        text.push_str(&list.iter().map(u32::to_string).collect::<Vec<_>>().join(" "));
+        text.push('\n');
+    }
+    text
+}
+
 /// METIS / Chaco text, parts = 2, imbalance = 0.
 pub fn parse_metis(text: &str, limits: &Limits) -> Result<PartitionGraph, ProblemError> {
     let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.starts_with('%'));
