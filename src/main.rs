@@ -282,11 +282,13 @@ struct GenerateArgs {
     /// Problem: maxcut (--nodes, --edges, --weights: Gset text), number_partitioning (--nodes
     /// numbers of --edges bits each: JSON), graph_coloring (--nodes, --edges between --colors
     /// planted colour classes plus a planted clique: DIMACS) or graph_partitioning (--nodes in
-    /// two planted halves, --edges inside them and --cut across: METIS).
+    /// two planted halves, --edges inside them and --cut across: METIS) or max_independent_set
+    /// (--nodes groups of a forced model RB graph as BHOSLIB's frbN-K, optimum N: DIMACS).
     problem: String,
     #[arg(long)]
     nodes: usize,
-    #[arg(long)]
+    /// Edges (number_partitioning: bits; max_independent_set: unused).
+    #[arg(long, default_value_t = 0)]
     edges: usize,
     /// Comma-separated integer weights drawn uniformly, e.g. 1,-1.
     #[arg(long, default_value = "1", value_delimiter = ',', allow_hyphen_values = true)]
@@ -374,6 +376,9 @@ struct BenchArgs {
     /// maxcut, nphard: seeds of our runs (median and worst per cell); drl: seeds of the time-to-threshold runs.
     #[arg(long, default_value = "0,1,2,3,4", value_delimiter = ',')]
     seeds: Vec<u64>,
+    /// nphard: only these problems' suites, comma-separated (default: all).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
 }
 
 /// A user error is one line on stderr and exit status 2: anyhow's `Debug` (what returning the
@@ -418,6 +423,13 @@ fn run() -> Result<()> {
                 print!("{}", graph::to_dimacs(args.nodes, &edges));
                 return Ok(());
             }
+            if args.problem == "max_independent_set" {
+                // --nodes groups of a forced model RB instance (BHOSLIB's frbN-K; the optimum is N).
+                let (vertices, _, edges) =
+                    rlsolver::problems::independent_set::model_rb::generate(args.nodes, args.seed);
+                print!("{}", graph::to_dimacs(vertices, &edges));
+                return Ok(());
+            }
             if args.problem == "graph_partitioning" {
                 let (_, edges) = graph::planted(args.nodes, 2, args.edges, args.cut, false, args.seed)
                     .map_err(|e| anyhow::anyhow!(e))?;
@@ -426,7 +438,7 @@ fn run() -> Result<()> {
             }
             anyhow::ensure!(
                 args.problem == "maxcut",
-                "generate supports: maxcut, number_partitioning, graph_coloring, graph_partitioning"
+                "generate supports: maxcut, number_partitioning, graph_coloring, graph_partitioning, max_independent_set"
             );
             anyhow::ensure!(
                 args.edges <= args.nodes * args.nodes.saturating_sub(1) / 2,
@@ -650,6 +662,7 @@ fn bench(args: BenchArgs) -> Result<()> {
             data: args.instances,
             time_limits_s: args.time_limit,
             seeds: args.seeds,
+            only: args.only,
         })?,
         other => anyhow::bail!("bench supports maxcut, drl, mimo, cs and nphard, not '{other}'"),
     };

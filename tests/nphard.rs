@@ -103,6 +103,25 @@ fn sets_covers_and_cliques_of_bhoslib_graphs_reach_the_planted_optimum() {
 }
 
 /// A reproducible stream of numbers in [0, 1).
+#[test]
+fn a_generated_model_rb_graph_reaches_its_hidden_optimum() {
+    // Not a shared file: a forced model RB graph as BHOSLIB's frb30-15 (optimum 30), seed 2026.
+    let base = start_server(ServerConfig::default());
+    let (vertices, _, edges) = rlsolver::problems::independent_set::model_rb::generate(30, 2026);
+    let text = rlsolver::problems::graph::to_dimacs(vertices, &edges);
+    let (n, edges) = read_dimacs(&text);
+    assert_eq!(n, 450);
+    let report: Value =
+        post_text(&base, "max_independent_set", "time_limit_s=20&target=30&seed=3", &text).json().unwrap();
+    let set = nodes_of(&report);
+    assert_eq!(set.len(), 30, "{}", report["history"]);
+    for (i, &u) in set.iter().enumerate() {
+        for &v in &set[i + 1..] {
+            assert!(!edges.contains(&(u.min(v), u.max(v))), "edge {u}-{v} inside the independent set");
+        }
+    }
+}
+
 fn uniform(seed: u64) -> impl FnMut() -> f64 {
     let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     move || {

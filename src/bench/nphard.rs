@@ -3,9 +3,13 @@
 //! the longest limit with the optimum as its target; the anytime history gives the objective at
 //! each shorter limit, and the time to the optimum (median and worst over the seeds). Each
 //! baseline runs at every limit with the first seed. Suites: BHOSLIB independent sets (`mis/`),
-//! 0/1 knapsack (`knapsack/`) and OR-Library set cover (`setcover/`).
+//! 0/1 knapsack (`knapsack/`) and OR-Library set cover (`setcover/`) from the shared data, and
+//! generated ones (the generators of `rlsolver generate`, seeds fixed here): number partitioning at
+//! the hard phase b = n, graph colouring with a planted colouring and clique (the optimum is
+//! known), and bisection of graphs with two planted halves (the planted cut bounds the optimum).
 
 use crate::models::ModelRegistry;
+use crate::problems::{graph, graph_partitioning, independent_set, number_partitioning};
 use crate::problems::{Limits, Models, ProblemInput, SolveReport};
 use crate::search::SearchParams;
 use anyhow::{Context, Result};
@@ -18,6 +22,8 @@ pub struct NphardBenchConfig {
     pub data: PathBuf,
     pub time_limits_s: Vec<f64>,
     pub seeds: Vec<u64>,
+    /// Only the suites of these problems (empty: all).
+    pub only: Vec<String>,
 }
 
 /// The README row `| name | n | m | value | ... |`: the value in column `column`.
@@ -58,7 +64,35 @@ fn median(sorted: &[f64]) -> f64 {
     }
 }
 
-/// One problem's rows: each instance file solved by `problem` with the given optimum.
+/// What a row compares against.
+#[derive(Clone, Copy)]
+enum Known {
+    /// A proven optimum (the search stops there).
+    Optimum(f64),
+    /// A planted solution's value: the optimum is at least as good (the search runs on).
+    Planted(f64),
+    /// None given: proved by our search when it finishes (number partitioning's sweep).
+    Proved,
+}
+
+enum Input {
+    Text(String),
+    Json(serde_json::Value),
+}
+
+struct BenchInstance {
+    name: String,
+    input: Input,
+    known: Known,
+}
+
+impl BenchInstance {
+    fn text(name: String, text: String, optimum: f64) -> Self {
+        BenchInstance { name, input: Input::Text(text), known: Known::Optimum(optimum) }
+    }
+}
+
+/// One problem's rows: each instance solved by `problem`.
 struct Suite<'a> {
     problem: &'static str,
     label: &'a str,
@@ -72,46 +106,64 @@ struct Suite<'a> {
 fn run_suite(
     config: &NphardBenchConfig,
     suite: &Suite<'_>,
-    instances: &[(String, String, f64)],
+    instances: &[BenchInstance],
     report: &mut String,
 ) -> Result<()> {
+    if !config.only.is_empty() && !config.only.iter().any(|p| p == suite.problem) {
+        return Ok(());
+    }
     let problem = crate::problems::find(suite.problem).map_err(|e| anyhow::anyhow!("{e}"))?;
     let registry = ModelRegistry::empty(crate::problems::policy_loaders);
     let models = Models { registry: &registry, requested: None };
     let longest = config.time_limits_s.iter().copied().fold(0.0, f64::max);
-    for (name, text, best) in instances {
-        let instance =
-            problem.load(ProblemInput::Text(text), &Limits::default()).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+    // At least as good as `value`.
+    let reaches = |objective: f64, value: f64| if suite.maximize { objective >= value } else { objective <= value };
+    for BenchInstance { name, input, known } in instances {
+        let input = match input {
+            Input::Text(text) => ProblemInput::Text(text),
+            Input::Json(value) => ProblemInput::Json(value),
+        };
+        let instance = problem.load(input, &Limits::default()).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
         let mut cells: Vec<Vec<f64>> = vec![Vec::new(); config.time_limits_s.len()];
-        let mut to_optimum = Vec::new();
+        let mut runs = Vec::new();
         for &seed in &config.seeds {
-            let params = SearchParams {
-                time_limit_s: longest,
-                seed,
-                target_energy: Some(instance.target_energy(*best)),
-                ..SearchParams::default()
+            let target_energy = match known {
+                Known::Optimum(best) => Some(instance.target_energy(*best)),
+                Known::Planted(_) | Known::Proved => None,
             };
+            let params = SearchParams { time_limit_s: longest, seed, target_energy, ..SearchParams::default() };
             let solved = instance.solve(&params, models);
             for (k, &limit) in config.time_limits_s.iter().enumerate() {
-                let value = at(&solved, limit, suite.maximize).unwrap_or(f64::NAN);
-                cells[k].push(value);
+                cells[k].push(at(&solved, limit, suite.maximize).unwrap_or(f64::NAN));
             }
-            let hit = solved.history.iter().find(|p| p.objective == *best).map(|p| p.elapsed_ms / 1e3);
-            eprintln!(
-                "{} {name} seed {seed}: {} ({:?}), optimum at {hit:?} s",
-                suite.problem, solved.objective, solved.status
-            );
-            to_optimum.push(hit.unwrap_or(f64::INFINITY));
+            eprintln!("{} {name} seed {seed}: {} ({:?})", suite.problem, solved.objective, solved.status);
+            runs.push(solved);
         }
-        let mut row = format!("| {} | {name} | {best} |", suite.label);
+        // The value the time is measured to, and the optimum column.
+        let (goal, shown_goal) = match known {
+            Known::Optimum(best) => (Some(*best), format!("{best}")),
+            Known::Planted(value) => (Some(*value), format!("<= {value} (planted)")),
+            Known::Proved => match runs.iter().find(|r| r.status == crate::search::StopReason::Optimal) {
+                Some(r) => (Some(r.objective), format!("{} (proved by ours)", r.objective)),
+                None => (None, "unknown".to_string()),
+            },
+        };
+        let mut to_goal: Vec<f64> = runs
+            .iter()
+            .map(|r| {
+                let hit = goal.and_then(|g| r.history.iter().find(|p| reaches(p.objective, g)));
+                hit.map_or(f64::INFINITY, |p| p.elapsed_ms / 1e3)
+            })
+            .collect();
+        let mut row = format!("| {} | {name} | {shown_goal} |", suite.label);
         for values in &mut cells {
             // Worst first in the sort order of the objective.
             values.sort_by(|a, b| if suite.maximize { a.total_cmp(b) } else { b.total_cmp(a) });
             write!(row, " {} ({}) |", median(values), values[0])?;
         }
-        to_optimum.sort_by(f64::total_cmp);
+        to_goal.sort_by(f64::total_cmp);
         let shown = |t: f64| if t.is_finite() { format!("{t:.2}") } else { "not reached".to_string() };
-        write!(row, " {} ({}) |", shown(median(&to_optimum)), shown(*to_optimum.last().expect("a seed")))?;
+        write!(row, " {} ({}) |", shown(median(&to_goal)), shown(*to_goal.last().expect("a seed")))?;
         for &limit in &config.time_limits_s {
             let params = SearchParams { time_limit_s: limit, seed: config.seeds[0], ..SearchParams::default() };
             let solved =
@@ -133,6 +185,74 @@ fn run_suite(
     Ok(())
 }
 
+/// The generated suites' instances (fixed generator seeds, not the solver's).
+fn generated_suites() -> Result<Vec<(Suite<'static>, Vec<BenchInstance>)>> {
+    let partitions = [(40, 101), (40, 102), (50, 101), (50, 102), (60, 101)]
+        .into_iter()
+        .map(|(n, seed)| BenchInstance {
+            name: format!("n{n}_b{n}_s{seed}"),
+            input: Input::Json(serde_json::json!(number_partitioning::generate(n, n as u32, seed))),
+            known: Known::Proved,
+        })
+        .collect();
+    let hidden = [(40, 101), (50, 101), (59, 101)]
+        .into_iter()
+        .map(|(groups, seed)| {
+            let (vertices, d, edges) = independent_set::model_rb::generate(groups, seed);
+            let name = format!("rb{groups}-{d}_s{seed}");
+            BenchInstance::text(name, graph::to_dimacs(vertices, &edges), groups as f64)
+        })
+        .collect();
+    let mut colorings = Vec::new();
+    for (n, k, m, seed) in [(400, 8, 6000, 101), (400, 8, 8000, 102), (1000, 10, 25000, 103)] {
+        let (_, edges) = graph::planted(n, k, 0, m, true, seed).map_err(|e| anyhow::anyhow!(e))?;
+        colorings.push(BenchInstance::text(
+            format!("planted_n{n}_k{k}_m{m}_s{seed}"),
+            graph::to_dimacs(n, &edges),
+            k as f64,
+        ));
+    }
+    let mut bisections = Vec::new();
+    for (n, within, cut, seed) in [(1000, 5000, 100, 101), (2000, 8000, 300, 102)] {
+        let (_, edges) = graph::planted(n, 2, within, cut, false, seed).map_err(|e| anyhow::anyhow!(e))?;
+        bisections.push(BenchInstance {
+            name: format!("halves_n{n}_m{}_cut{cut}_s{seed}", within + cut),
+            input: Input::Text(graph_partitioning::to_metis(n, &edges)),
+            known: Known::Planted(cut as f64),
+        });
+    }
+    Ok(vec![
+        (
+            Suite {
+                problem: "max_independent_set",
+                label: "independent set (generated)",
+                maximize: true,
+                baseline: "greedy",
+                exact: None,
+            },
+            hidden,
+        ),
+        (
+            Suite {
+                problem: "number_partitioning",
+                label: "number partitioning",
+                maximize: false,
+                baseline: "ckk",
+                exact: None,
+            },
+            partitions,
+        ),
+        (
+            Suite { problem: "graph_coloring", label: "colouring", maximize: false, baseline: "dsatur", exact: None },
+            colorings,
+        ),
+        (
+            Suite { problem: "graph_partitioning", label: "bisection", maximize: false, baseline: "bfs", exact: None },
+            bisections,
+        ),
+    ])
+}
+
 /// Runs every suite whose data is present and returns the markdown report.
 pub fn run_nphard(config: &NphardBenchConfig) -> Result<String> {
     anyhow::ensure!(!config.seeds.is_empty() && !config.time_limits_s.is_empty(), "need a seed and a time limit");
@@ -152,7 +272,7 @@ pub fn run_nphard(config: &NphardBenchConfig) -> Result<String> {
     for file in files(&mis, "mis")? {
         let name = file.file_stem().unwrap_or_default().to_string_lossy().to_string();
         let best = optimum(&readme, &name, 3).with_context(|| format!("no optimum for {name} in the README"))?;
-        graphs.push((name, std::fs::read_to_string(&file)?, best));
+        graphs.push(BenchInstance::text(name, std::fs::read_to_string(&file)?, best));
     }
     let suite = Suite {
         problem: "max_independent_set",
@@ -169,7 +289,7 @@ pub fn run_nphard(config: &NphardBenchConfig) -> Result<String> {
     for file in files(&knapsack, "txt")? {
         let name = file.file_stem().unwrap_or_default().to_string_lossy().to_string();
         let best = optimum(&readme, &name, 3).with_context(|| format!("no optimum for {name} in the README"))?;
-        items.push((name, std::fs::read_to_string(&file)?, best));
+        items.push(BenchInstance::text(name, std::fs::read_to_string(&file)?, best));
     }
     let suite = Suite { problem: "knapsack", label: "knapsack", maximize: true, baseline: "greedy", exact: Some("dp") };
     run_suite(config, &suite, &items, &mut report)?;
@@ -180,15 +300,21 @@ pub fn run_nphard(config: &NphardBenchConfig) -> Result<String> {
     for file in files(&setcover, "txt")? {
         let name = file.file_stem().unwrap_or_default().to_string_lossy().to_string();
         let best = optimum(&readme, &name, 5).with_context(|| format!("no optimum for {name} in the README"))?;
-        covers.push((name, std::fs::read_to_string(&file)?, best));
+        covers.push(BenchInstance::text(name, std::fs::read_to_string(&file)?, best));
     }
     let suite = Suite { problem: "set_cover", label: "set cover", maximize: false, baseline: "greedy", exact: None };
     run_suite(config, &suite, &covers, &mut report)?;
+    for (suite, instances) in generated_suites()? {
+        run_suite(config, &suite, &instances, &mut report)?;
+    }
     writeln!(
         report,
         "\nCells: median (worst) over seeds {:?}; the time to optimum is the median (worst). Baselines: \
-         independent sets greedy (GWMIN restarts), knapsack greedy by ratio, set cover Chvatal's greedy; exact: knapsack's dynamic \
-         programme (method dp). Vertex cover \
+         independent sets greedy (GWMIN restarts), knapsack greedy by ratio, set cover Chvatal's greedy, number \
+         partitioning Korf's complete Karmarkar-Karp (ckk, anytime), colouring DSATUR, bisection BFS region growing; exact: \
+         knapsack's dynamic programme (method dp). Generated rows (`rlsolver generate`): independent sets rbN-d forced model RB graphs as BHOSLIB's (optimum N); number partitioning n numbers of \
+         n bits; colouring n nodes, m edges between k planted classes plus a planted k-clique (so k is optimal); bisection \
+         two planted halves with `cut` edges across (the optimum is at most that). Vertex cover \
          and clique run the same search (a cover is the complement of an independent set, a clique an \
          independent set of the complement).",
         config.seeds

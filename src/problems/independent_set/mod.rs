@@ -16,6 +16,7 @@
 //! instead (`numvc.rs`, through `search::moves`): on frb35-17-1 the spin-flip search on E found
 //! 33 of 35 in 20 s, NuMVC's chains the optimum (`bench nphard`). Weighted graphs use E.
 
+pub mod model_rb;
 pub mod numvc;
 
 use super::binary::{PenaltyProblem, Qubo, Repaired};
