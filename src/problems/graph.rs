@@ -284,32 +284,8 @@ pub fn parse_json(value: &Value, limits: &Limits) -> Result<Graph, ProblemError>
     Ok(builder.finish(weights))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dimacs_reads_edges_once_and_names_the_line_of_each_error() {
-        let limits = Limits::default();
-        let graph = parse_dimacs("c a triangle\np edge 3 4 \ne 1 2\ne 2 3\ne 3 1\ne 2 1\n", &limits).unwrap();
-        assert_eq!(graph.edges, vec![(0, 1), (0, 2), (1, 2)]);
-        let error = |text: &str| parse_dimacs(text, &limits).unwrap_err().to_string();
-        assert!(error("p edge 3 1\ne 1 4\n").starts_with("line 2: node 4 is out of range 1..=3"));
-        assert!(error("p edge 3 2\ne 1 2\n").contains("declares 2 edges but the file has 1"));
-        assert!(error("p edge 3 1\ne 1 2\ne 2 3\n").starts_with("line 3: more edge lines"));
-        assert!(error("p edge 3 1\ne 2 2\n").starts_with("line 2: self-loop"));
-        assert!(error("p edge 3 1\nn 2 -1\ne 1 2\n").starts_with("line 2: node weight -1"));
-        assert!(error("e 1 2\n").starts_with("line 1: an edge or node line before"));
-    }
-
-    #[test]
-    fn the_complement_has_every_missing_pair() {
-        let graph = Graph { num_nodes: 4, edges: vec![(0, 1), (2, 3)], weights: None };
-        let complement = graph.complement("instance", &Limits::default()).unwrap();
-        assert_eq!(complement.edges, vec![(0, 2), (0, 3), (1, 2), (1, 3)]);
-        assert_eq!(graph.adjacency(), vec![vec![1], vec![0], vec![3], vec![2]]);
-    }
-}
+/// An edge (u, v), u < v.
+pub type Edge = (u32, u32);
 
 /// A random graph with a planted structure, for the generated benchmarks: nodes get the labels
 /// 0..groups in equal shares (shuffled), then `within` distinct edges join nodes of one label
@@ -323,7 +299,7 @@ pub fn planted(
     across: usize,
     clique: bool,
     seed: u64,
-) -> Result<(Vec<u32>, Vec<(u32, u32)>), String> {
+) -> Result<(Vec<u32>, Vec<Edge>), String> {
     use rand::seq::SliceRandom;
     use rand::{Rng, SeedableRng};
     if groups == 0 || groups > num_nodes {
@@ -373,4 +349,31 @@ pub fn to_dimacs(num_nodes: usize, edges: &[(u32, u32)]) -> String {
         text.push_str(&format!("e {} {}\n", u + 1, v + 1));
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dimacs_reads_edges_once_and_names_the_line_of_each_error() {
+        let limits = Limits::default();
+        let graph = parse_dimacs("c a triangle\np edge 3 4 \ne 1 2\ne 2 3\ne 3 1\ne 2 1\n", &limits).unwrap();
+        assert_eq!(graph.edges, vec![(0, 1), (0, 2), (1, 2)]);
+        let error = |text: &str| parse_dimacs(text, &limits).unwrap_err().to_string();
+        assert!(error("p edge 3 1\ne 1 4\n").starts_with("line 2: node 4 is out of range 1..=3"));
+        assert!(error("p edge 3 2\ne 1 2\n").contains("declares 2 edges but the file has 1"));
+        assert!(error("p edge 3 1\ne 1 2\ne 2 3\n").starts_with("line 3: more edge lines"));
+        assert!(error("p edge 3 1\ne 2 2\n").starts_with("line 2: self-loop"));
+        assert!(error("p edge 3 1\nn 2 -1\ne 1 2\n").starts_with("line 2: node weight -1"));
+        assert!(error("e 1 2\n").starts_with("line 1: an edge or node line before"));
+    }
+
+    #[test]
+    fn the_complement_has_every_missing_pair() {
+        let graph = Graph { num_nodes: 4, edges: vec![(0, 1), (2, 3)], weights: None };
+        let complement = graph.complement("instance", &Limits::default()).unwrap();
+        assert_eq!(complement.edges, vec![(0, 2), (0, 3), (1, 2), (1, 3)]);
+        assert_eq!(graph.adjacency(), vec![vec![1], vec![0], vec![3], vec![2]]);
+    }
 }
