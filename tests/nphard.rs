@@ -609,10 +609,27 @@ fn graph_partitioning_bisects_exactly_and_finds_a_planted_cut() {
     let report: Value = post_text(&base, "graph_partitioning", "time_limit_s=1", metis).json().unwrap();
     assert_eq!(report["objective"], 2.0, "{report}");
     expect_422(post_text(&base, "graph_partitioning", "time_limit_s=1", "3 2\n2\n1 3\n\n"), "line 1", "both its lines");
+    // Node weights: the planted halves with node i weighing 1 + i % 3; parts of at most
+    // ceil(W / 2 * 1.02) by weight, checked here from the returned parts.
+    let weights: Vec<u64> = (0..n as u64).map(|i| 1 + i % 3).collect();
+    let total: u64 = weights.iter().sum();
+    let weighted = json!({"instance": {"num_nodes": n, "edges": edges.iter().map(|&(u, v)| [u, v]).collect::<Vec<_>>(),
+                                       "node_weights": weights, "imbalance": 0.02},
+                          "options": {"time_limit_s": 3, "seed": 5}});
+    let report: Value = post_json(&base, "graph_partitioning", weighted).json().unwrap();
+    let assignment: Vec<usize> =
+        report["solution"]["parts"].as_array().unwrap().iter().map(|p| p.as_u64().unwrap() as usize).collect();
+    let mut part_weights = [0u64; 2];
+    assignment.iter().zip(&weights).for_each(|(&p, &w)| part_weights[p] += w);
+    let capacity = (total as f64 / 2.0 * 1.02).ceil() as u64;
+    assert!(part_weights.iter().all(|&w| w <= capacity), "{part_weights:?} above {capacity}");
+    let cut = edges.iter().filter(|&&(u, v)| assignment[u] != assignment[v]).count() as f64;
+    assert_eq!(report["objective"].as_f64().unwrap(), cut);
+    assert!(cut <= planted + 10.0, "weighted cut {cut} against the planted {planted}");
     expect_422(
-        post_text(&base, "graph_partitioning", "time_limit_s=1", "2 1 10\n1 2\n1 1\n"),
-        "line 1",
-        "node weights",
+        post_text(&base, "graph_partitioning", "time_limit_s=1", "2 1 10\n3 2\n1 1\n"),
+        "imbalance",
+        "raise imbalance",
     );
     expect_422(
         post_json(&base, "graph_partitioning", json!({"instance": {"num_nodes": 2, "edges": [[0, 2]]}})),

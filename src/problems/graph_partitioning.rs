@@ -1,12 +1,18 @@
-//! Graph partitioning: split the nodes into `parts` parts of at most ceil(n / parts (1 +
-//! imbalance)) nodes each, minimising the weight of the edges between parts. `imbalance` = 0
-//! with 2 parts is exact bisection (sizes floor(n/2) and ceil(n/2)).
+//! Graph partitioning: split the nodes into `parts` parts each weighing at most
+//! ceil(W / parts (1 + imbalance)) (W the total node weight; every node weighs 1 unless node
+//! weights are given), minimising the weight of the edges between parts. `imbalance` = 0 with 2
+//! parts and unit weights is exact bisection (sizes floor(n/2) and ceil(n/2)).
 //!
-//! Inputs: METIS / Chaco graph text (`n m [fmt]`, `%` comments, then line i lists node i's
-//! neighbours, 1-indexed, each edge on both its lines; fmt 1: weights after each neighbour; node
-//! weights, fmt 10 and 11, are refused for now) with parts = 2 and imbalance = 0, and JSON
-//! `{num_nodes, edges: [[u, v, w?]], parts?, imbalance?}`. `solution.parts` gives each node's
-//! part, 0..parts-1, in input order; every answer meets the balance bound.
+//! Inputs: METIS / Chaco graph text (`n m [fmt [ncon]]`, `%` comments, then line i lists node i's
+//! neighbours, 1-indexed, each edge on both its lines; fmt 1: a weight after each neighbour; fmt
+//! 10: the line starts with the node's weight; fmt 11: both; one weight per node, ncon = 1) with
+//! parts = 2 and imbalance = 0, and JSON `{num_nodes, edges: [[u, v, w?]], node_weights?, parts?,
+//! imbalance?}`. Node weights are positive integers, as METIS's. `solution.parts` gives each
+//! node's part, 0..parts-1, in input order; every answer meets the balance bound. With node
+//! weights the bound may admit no partition at all (weights 3 and 1 in two parts of at most 2):
+//! the load runs the largest-first greedy (each node, heaviest first, into the lightest part),
+//! whose heaviest part is at most W / parts + the heaviest node, and refuses the instance with a
+//! 422 naming `imbalance` when even that one breaks the bound.
 //!
 //! Search: annealing chains in the engine's loop (`search::moves`) over balanced assignments:
 //! a move sends a node to a part with room, or swaps two nodes of different parts (what keeps an
@@ -33,21 +39,74 @@ pub struct PartitionGraph {
     num_nodes: usize,
     edges: Vec<(u32, u32, f64)>,
     adjacency: Vec<Vec<(u32, f64)>>,
+    /// None: every node weighs 1.
+    node_weights: Option<Vec<u64>>,
     parts: usize,
-    /// The largest part allowed.
-    capacity: usize,
+    /// The heaviest part allowed (in node weight).
+    capacity: u64,
 }
 
 impl PartitionGraph {
     pub fn new(num_nodes: usize, edges: Vec<(u32, u32, f64)>, parts: usize, imbalance: f64) -> Self {
+        Self::weighted(num_nodes, edges, None, parts, imbalance)
+    }
+
+    /// With node weights (positive, one per node; the parsers check them).
+    pub fn weighted(
+        num_nodes: usize,
+        edges: Vec<(u32, u32, f64)>,
+        node_weights: Option<Vec<u64>>,
+        parts: usize,
+        imbalance: f64,
+    ) -> Self {
         let mut adjacency = vec![Vec::new(); num_nodes];
         for &(u, v, w) in &edges {
             adjacency[u as usize].push((v, w));
             adjacency[v as usize].push((u, w));
         }
+        let total = node_weights.as_ref().map_or(num_nodes as u64, |w| w.iter().sum());
         // Less a rounding margin: 200 nodes, 4 parts, imbalance 0.1 is 55, not ceil(55.000000000000007).
-        let capacity = ((num_nodes as f64 / parts as f64) * (1.0 + imbalance) - 1e-9).ceil().max(1.0) as usize;
-        PartitionGraph { num_nodes, edges, adjacency, parts, capacity }
+        let capacity = ((total as f64 / parts as f64) * (1.0 + imbalance) - 1e-9).ceil().max(1.0) as u64;
+        PartitionGraph { num_nodes, edges, adjacency, node_weights, parts, capacity }
+    }
+
+    fn weight(&self, v: usize) -> u64 {
+        self.node_weights.as_ref().map_or(1, |w| w[v])
+    }
+
+    fn part_weights(&self, parts: &[u32]) -> Vec<u64> {
+        let mut weights = vec![0u64; self.parts];
+        parts.iter().enumerate().for_each(|(v, &p)| weights[p as usize] += self.weight(v));
+        weights
+    }
+
+    /// Largest first: each node in `order`, heaviest first (stable), into the lightest part.
+    fn largest_first(&self, mut order: Vec<usize>) -> Vec<u32> {
+        order.sort_by_key(|&v| std::cmp::Reverse(self.weight(v)));
+        let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32)>> =
+            (0..self.parts as u32).map(|p| std::cmp::Reverse((0, p))).collect();
+        let mut parts = vec![0u32; self.num_nodes];
+        for v in order {
+            let std::cmp::Reverse((w, p)) = heap.pop().expect("a part");
+            parts[v] = p;
+            heap.push(std::cmp::Reverse((w + self.weight(v), p)));
+        }
+        parts
+    }
+
+    /// The balance bound admits the largest-first partition (always true with unit weights).
+    fn check_feasible(&self) -> Result<(), ProblemError> {
+        let heaviest = self.part_weights(&self.largest_first((0..self.num_nodes).collect())).into_iter().max();
+        match heaviest {
+            Some(w) if w > self.capacity => Err(ProblemError::invalid(
+                "imbalance",
+                format!(
+                    "with these node weights no partition into {} parts of at most {} was found (largest first gives a part of {w}); raise imbalance",
+                    self.parts, self.capacity
+                ),
+            )),
+            _ => Ok(()),
+        }
     }
 
     pub fn cut(&self, parts: &[u32]) -> f64 {
@@ -55,20 +114,20 @@ impl PartitionGraph {
     }
 
     pub fn balanced(&self, parts: &[u32]) -> bool {
-        let mut sizes = vec![0usize; self.parts];
-        parts.iter().for_each(|&p| sizes[p as usize] += 1);
-        sizes.iter().all(|&s| s <= self.capacity)
+        self.part_weights(parts).iter().all(|&w| w <= self.capacity)
     }
 
-    /// Nodes in a random order dealt round-robin: parts differ in size by at most one.
+    /// Nodes in a random order, largest first (with unit weights: dealt round-robin, so parts
+    /// differ in size by at most one); the deterministic order where a random one breaks the bound.
     fn random_balanced(&self, rng: &mut Xoshiro256PlusPlus) -> Vec<u32> {
         let mut order: Vec<usize> = (0..self.num_nodes).collect();
         order.shuffle(rng);
-        let mut parts = vec![0u32; self.num_nodes];
-        for (k, v) in order.into_iter().enumerate() {
-            parts[v] = (k % self.parts) as u32;
+        let parts = self.largest_first(order);
+        if self.balanced(&parts) {
+            parts
+        } else {
+            self.largest_first((0..self.num_nodes).collect())
         }
-        parts
     }
 
     /// Breadth-first region growing: each part in turn grows from a random unassigned node to
@@ -79,9 +138,10 @@ impl PartitionGraph {
         let mut order: Vec<usize> = (0..self.num_nodes).collect();
         order.shuffle(&mut rng);
         let mut next_seed = order.into_iter();
+        let total: u64 = (0..self.num_nodes).map(|v| self.weight(v)).sum();
         let mut assigned = 0;
         for p in 0..self.parts {
-            let share = (self.num_nodes - assigned).div_ceil(self.parts - p);
+            let share = (total - assigned).div_ceil((self.parts - p) as u64);
             let mut size = 0;
             let mut queue = VecDeque::new();
             while size < share {
@@ -92,16 +152,32 @@ impl PartitionGraph {
                         None => break,
                     },
                 };
-                if parts[v] != u32::MAX {
+                if parts[v] != u32::MAX || size + self.weight(v) > self.capacity {
                     continue;
                 }
                 parts[v] = p as u32;
-                size += 1;
+                size += self.weight(v);
                 queue.extend(self.adjacency[v].iter().map(|&(u, _)| u as usize).filter(|&u| parts[u] == u32::MAX));
             }
             assigned += size;
         }
-        parts
+        // Nodes skipped for weight go to the lightest part; if that breaks the bound, largest first.
+        let mut weights = vec![0u64; self.parts];
+        (0..self.num_nodes)
+            .filter(|&v| parts[v] != u32::MAX)
+            .for_each(|v| weights[parts[v] as usize] += self.weight(v));
+        for v in 0..self.num_nodes {
+            if parts[v] == u32::MAX {
+                let p = (0..self.parts).min_by_key(|&p| (weights[p], p)).expect("a part");
+                parts[v] = p as u32;
+                weights[p] += self.weight(v);
+            }
+        }
+        if self.balanced(&parts) {
+            parts
+        } else {
+            self.random_balanced(&mut rng)
+        }
     }
 
     fn report(
@@ -116,11 +192,15 @@ impl PartitionGraph {
         let cut = self.cut(parts);
         let mut sizes = vec![0usize; self.parts];
         parts.iter().for_each(|&p| sizes[p as usize] += 1);
+        let mut solution = json!({"parts": parts, "sizes": sizes, "cut": cut});
+        if self.node_weights.is_some() {
+            solution["weights"] = json!(self.part_weights(parts));
+        }
         SolveReport {
             problem: "graph_partitioning".into(),
             objective: cut,
             energy: cut,
-            solution: json!({"parts": parts, "sizes": sizes, "cut": cut}),
+            solution,
             status,
             elapsed_ms: elapsed.as_secs_f64() * 1e3,
             history,
@@ -132,11 +212,11 @@ impl PartitionGraph {
     }
 }
 
-/// One chain: the assignment, part sizes, cut, and the best seen.
+/// One chain: the assignment, part weights, cut, and the best seen.
 #[derive(Clone)]
 pub struct PartChain {
     parts: Vec<u32>,
-    sizes: Vec<usize>,
+    sizes: Vec<u64>,
     cut: f64,
     best: Vec<u32>,
     best_cut: f64,
@@ -186,8 +266,7 @@ impl MoveSet for Annealing<'_> {
 
     fn start(&self, rng: &mut Xoshiro256PlusPlus) -> PartChain {
         let parts = self.graph.random_balanced(rng);
-        let mut sizes = vec![0usize; self.graph.parts];
-        parts.iter().for_each(|&p| sizes[p as usize] += 1);
+        let sizes = self.graph.part_weights(&parts);
         let cut = self.graph.cut(&parts);
         PartChain { best: parts.clone(), best_cut: cut, parts, sizes, cut, moves: 0 }
     }
@@ -205,11 +284,12 @@ impl MoveSet for Annealing<'_> {
             let accept = |delta: f64, rng: &mut Xoshiro256PlusPlus| {
                 delta <= 0.0 || rng.gen::<f64>() < (-delta / temperature).exp()
             };
-            if chain.sizes[to as usize] < self.graph.capacity && rng.gen::<bool>() {
+            let weight = self.graph.weight(v);
+            if chain.sizes[to as usize] + weight <= self.graph.capacity && rng.gen::<bool>() {
                 let delta = self.move_delta(chain, v, to);
                 if accept(delta, rng) {
-                    chain.sizes[chain.parts[v] as usize] -= 1;
-                    chain.sizes[to as usize] += 1;
+                    chain.sizes[chain.parts[v] as usize] -= weight;
+                    chain.sizes[to as usize] += weight;
                     chain.parts[v] = to;
                     chain.cut += delta;
                 }
@@ -218,12 +298,20 @@ impl MoveSet for Annealing<'_> {
                 let u = (0..8).map(|_| rng.gen_range(0..n)).find(|&u| chain.parts[u] == to);
                 let Some(u) = u else { continue };
                 let from = chain.parts[v];
+                let other = self.graph.weight(u);
+                if chain.sizes[from as usize] - weight + other > self.graph.capacity
+                    || chain.sizes[to as usize] - other + weight > self.graph.capacity
+                {
+                    continue;
+                }
                 // Moving both counts their shared edges twice as changed; they stay cut.
                 let delta =
                     self.move_delta(chain, v, to) + self.move_delta(chain, u, from) + 2.0 * self.weight_between(u, v);
                 if accept(delta, rng) {
                     chain.parts[v] = to;
                     chain.parts[u] = from;
+                    chain.sizes[from as usize] = chain.sizes[from as usize] - weight + other;
+                    chain.sizes[to as usize] = chain.sizes[to as usize] - other + weight;
                     chain.cut += delta;
                 }
             }
@@ -361,12 +449,14 @@ pub fn parse_metis(text: &str, limits: &Limits) -> Result<PartitionGraph, Proble
         [n, m, fmt] | [n, m, fmt, _] => (n, m, fmt),
         _ => return Err(ProblemError::invalid("line 1", format!("expected `n m [fmt]`, found '{header}'"))),
     };
-    if fmt >= 10 {
-        return Err(ProblemError::invalid("line 1", "node weights (fmt 10 or 11) are not supported yet"));
-    }
-    if fmt != 0 && fmt != 1 {
+    if ![0, 1, 10, 11].contains(&fmt) {
         return Err(ProblemError::invalid("line 1", format!("fmt {fmt} is not 0, 1, 10 or 11")));
     }
+    if fields.get(3).is_some_and(|&ncon| ncon != 1) {
+        return Err(ProblemError::invalid("line 1", "one weight per node (ncon = 1) is supported"));
+    }
+    let (edge_weights, has_node_weights) = (fmt % 10 == 1, fmt >= 10);
+    let mut node_weights = Vec::new();
     check_node_count(n, "line 1", limits)?;
     let mut set = EdgeSet { n, weights: HashMap::new(), limits };
     let mut entries = 0usize;
@@ -379,8 +469,15 @@ pub fn parse_metis(text: &str, limits: &Limits) -> Result<PartitionGraph, Proble
             }
             return Err(ProblemError::invalid(&field, format!("more than the {n} node lines the header declares")));
         }
-        let tokens: Vec<&str> = line.split_whitespace().collect();
-        let step = if fmt == 1 { 2 } else { 1 };
+        let mut tokens: Vec<&str> = line.split_whitespace().collect();
+        if has_node_weights {
+            let weight = tokens.first().and_then(|t| t.parse::<u64>().ok()).filter(|&w| w >= 1).ok_or_else(|| {
+                ProblemError::invalid(&field, "fmt 10/11: the line starts with the node's weight, a positive integer")
+            })?;
+            node_weights.push(weight);
+            tokens.remove(0);
+        }
+        let step = if edge_weights { 2 } else { 1 };
         if !tokens.len().is_multiple_of(step) {
             return Err(ProblemError::invalid(&field, "fmt 1 lists `neighbour weight` pairs"));
         }
@@ -412,15 +509,28 @@ pub fn parse_metis(text: &str, limits: &Limits) -> Result<PartitionGraph, Proble
             format!("the header declares {m} edges; the lists hold {entries} entries ({} distinct edges): each edge must be on both its lines", set.weights.len()),
         ));
     }
-    Ok(PartitionGraph::new(n, set.finish(), 2, 0.0))
+    let node_weights = has_node_weights.then_some(node_weights);
+    check_total_weight(node_weights.as_deref(), "line 1")?;
+    let graph = PartitionGraph::weighted(n, set.finish(), node_weights, 2, 0.0);
+    graph.check_feasible()?;
+    Ok(graph)
+}
+
+/// Node weights must sum to a total the balance arithmetic can hold.
+fn check_total_weight(weights: Option<&[u64]>, field: &str) -> Result<(), ProblemError> {
+    match weights.map(|w| w.iter().try_fold(0u64, |t, &x| t.checked_add(x)).filter(|&t| t < 1 << 53)) {
+        Some(None) => Err(ProblemError::invalid(field, "node weights must sum to less than 2^53")),
+        _ => Ok(()),
+    }
 }
 
 pub fn parse_json(value: &Value, limits: &Limits) -> Result<PartitionGraph, ProblemError> {
     let object = value.as_object().ok_or_else(|| ProblemError::invalid("instance", "expected a JSON object"))?;
-    if let Some(unknown) = object.keys().find(|k| !["num_nodes", "edges", "parts", "imbalance"].contains(&k.as_str())) {
+    let known = ["num_nodes", "edges", "node_weights", "parts", "imbalance"];
+    if let Some(unknown) = object.keys().find(|k| !known.contains(&k.as_str())) {
         return Err(ProblemError::invalid(
             unknown.as_str(),
-            "unknown field; expected num_nodes, edges, parts, imbalance",
+            "unknown field; expected num_nodes, edges, node_weights, parts, imbalance",
         ));
     }
     let n = object
@@ -465,7 +575,26 @@ pub fn parse_json(value: &Value, limits: &Limits) -> Result<PartitionGraph, Prob
         };
         set.push(id(&e[0])?, id(&e[1])?, w, &field, 0)?;
     }
-    Ok(PartitionGraph::new(n, set.finish(), parts, imbalance))
+    let node_weights = match object.get("node_weights") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(list)) if list.len() == n => Some(
+            list.iter()
+                .enumerate()
+                .map(|(i, w)| {
+                    w.as_u64().filter(|&w| w >= 1).ok_or_else(|| {
+                        ProblemError::invalid(&format!("node_weights[{i}]"), "must be a positive integer")
+                    })
+                })
+                .collect::<Result<Vec<u64>, _>>()?,
+        ),
+        Some(_) => {
+            return Err(ProblemError::invalid("node_weights", format!("must be an array of {n} positive integers")))
+        }
+    };
+    check_total_weight(node_weights.as_deref(), "node_weights")?;
+    let graph = PartitionGraph::weighted(n, set.finish(), node_weights, parts, imbalance);
+    graph.check_feasible()?;
+    Ok(graph)
 }
 
 /// The registry row.
@@ -495,8 +624,9 @@ impl Problem for GraphPartitioning {
             "properties": {
                 "num_nodes": {"type": "integer", "minimum": 1},
                 "edges": {"type": "array", "items": {"type": "array", "minItems": 2, "maxItems": 3}},
+                "node_weights": {"type": "array", "items": {"type": "integer", "minimum": 1}, "description": "one per node; default all 1"},
                 "parts": {"type": "integer", "minimum": 2, "maximum": MAX_PARTS, "description": "default 2"},
-                "imbalance": {"type": "number", "minimum": 0, "description": "parts hold at most ceil(n / parts (1 + imbalance)) nodes; default 0"}
+                "imbalance": {"type": "number", "minimum": 0, "description": "parts weigh at most ceil(W / parts (1 + imbalance)), W the total node weight; default 0"}
             }
         })
     }
@@ -538,5 +668,59 @@ mod tests {
             assert!((graph.cut(&chain.parts) - chain.cut).abs() < 1e-9);
         }
         assert_eq!(graph.cut(&chain.best), best);
+    }
+
+    #[test]
+    fn weighted_chains_respect_the_weight_bound_and_find_the_enumerated_optimum() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
+        let n = 14;
+        let mut edges = Vec::new();
+        for u in 0..n as u32 {
+            for v in u + 1..n as u32 {
+                if rng.gen::<f64>() < 0.35 {
+                    edges.push((u, v, rng.gen_range(1..4) as f64));
+                }
+            }
+        }
+        let weights: Vec<u64> = (0..n).map(|_| rng.gen_range(1..5)).collect();
+        let graph = PartitionGraph::weighted(n, edges, Some(weights.clone()), 2, 0.05);
+        graph.check_feasible().unwrap();
+        let best = (0..1u32 << n)
+            .map(|m| (0..n).map(|i| m >> i & 1).collect::<Vec<u32>>())
+            .filter(|parts| graph.balanced(parts))
+            .map(|parts| graph.cut(&parts))
+            .fold(f64::INFINITY, f64::min);
+        let moves = Annealing { graph: &graph, hot: 4.0, cold: 0.05, cycle: 32_000 };
+        let mut chain = moves.start(&mut rng);
+        for _ in 0..40 {
+            moves.advance(&mut chain, 1_000, &mut rng);
+            assert!(graph.balanced(&chain.parts));
+            assert_eq!(graph.part_weights(&chain.parts), chain.sizes);
+            assert!((graph.cut(&chain.parts) - chain.cut).abs() < 1e-9);
+        }
+        assert_eq!(graph.cut(&chain.best), best);
+        assert!(graph.balanced(&graph.bfs(3)));
+    }
+
+    #[test]
+    fn metis_node_weights_are_read_and_an_unbalanceable_instance_is_refused() {
+        let limits = Limits::default();
+        // A path 1-2-3-4 with node weights 3, 1, 1, 1 (fmt 10): halves of at most 3.
+        let graph = parse_metis("4 3 10\n3 2\n1 1 3\n1 2 4\n1 3\n", &limits).unwrap();
+        assert_eq!(graph.node_weights, Some(vec![3, 1, 1, 1]));
+        assert_eq!(graph.capacity, 3);
+        assert!(graph.balanced(&[0, 1, 1, 1]) && !graph.balanced(&[0, 0, 1, 1]));
+        // fmt 11: node weight, then neighbour-weight pairs.
+        let graph = parse_metis("2 1 11\n2 2 5\n2 1 5\n", &limits).unwrap();
+        assert_eq!((graph.node_weights.clone(), graph.cut(&[0, 1])), (Some(vec![2, 2]), 5.0));
+        // Weights 3 and 1 cannot split into two parts of at most 2.
+        let error = parse_metis("2 1 10\n3 2\n1 1\n", &limits).err().unwrap().to_string();
+        assert!(error.contains("imbalance"), "{error}");
+        let error = parse_metis("2 1 10\n0 2\n1 1\n", &limits).err().unwrap().to_string();
+        assert!(error.contains("line 2") && error.contains("positive"), "{error}");
+        let error = parse_metis("2 1 10 2\n1 2\n1 1\n", &limits).err().unwrap().to_string();
+        assert!(error.contains("ncon"), "{error}");
+        let json = json!({"num_nodes": 2, "edges": [[0, 1]], "node_weights": [1, 0]});
+        assert!(parse_json(&json, &limits).err().unwrap().to_string().contains("node_weights[1]"));
     }
 }
