@@ -33,6 +33,10 @@ pub struct CoverGraph {
     edges: Vec<(u32, u32)>,
     incident: Vec<Vec<(u32, u32)>>,
     params: NumvcParams,
+    /// Every dscore stays below 2^31 in magnitude (it is at most the total edge weight, which
+    /// forgetting keeps under (gamma + 1) m), so a cover vertex's dscore and age pack into one
+    /// i64 key and the removal choice is a single maximum.
+    packed: bool,
 }
 
 impl CoverGraph {
@@ -42,11 +46,23 @@ impl CoverGraph {
             incident[u as usize].push((v, e as u32));
             incident[v as usize].push((u, e as u32));
         }
-        CoverGraph { edges: edges.to_vec(), incident, params }
+        let gamma = params.gamma_per_vertex * num_nodes as f64;
+        let packed = (gamma + 2.0) * edges.len() as f64 + 1.0 < f64::from(1u32 << 31);
+        CoverGraph { edges: edges.to_vec(), incident, params, packed }
     }
 
     pub fn num_nodes(&self) -> usize {
         self.incident.len()
+    }
+
+    /// What a unit of dscore weighs in a removal key.
+    #[inline]
+    fn key_scale(&self) -> i64 {
+        if self.packed {
+            1 << 32
+        } else {
+            1
+        }
     }
 }
 
@@ -58,6 +74,11 @@ pub struct CoverChain {
     in_cover: Vec<bool>,
     dscore: Vec<i64>,
     conf_change: Vec<bool>,
+    /// The removal key of the vertices in C, i64::MIN outside: dscore * 2^32 + (2^32 - 1 - age)
+    /// when the graph is `packed` (higher dscore, then older, wins), else the dscore alone. The
+    /// array `best_in_cover` scans, kept apart so that the scan is a plain maximum the compiler
+    /// vectorises (the scan was half of a step).
+    cover_key: Vec<i64>,
     /// Step of each vertex's last move.
     age: Vec<u64>,
     weight: Vec<i64>,
@@ -84,6 +105,7 @@ impl CoverChain {
             in_cover: vec![false; n],
             dscore: graph.incident.iter().map(|list| list.len() as i64).collect(),
             conf_change: vec![true; n],
+            cover_key: vec![i64::MIN; n],
             age: vec![0; n],
             weight: vec![1; m],
             total_weight: m as i64,
@@ -146,14 +168,27 @@ impl CoverChain {
         self.uncovered.push(e);
     }
 
+    fn key(&self, graph: &CoverGraph, v: usize) -> i64 {
+        match (self.in_cover[v], graph.packed) {
+            (false, _) => i64::MIN,
+            (true, false) => self.dscore[v],
+            // Ages past 2^32 steps saturate (ties then go to the lower id).
+            (true, true) => {
+                self.dscore[v] * graph.key_scale() + i64::from(u32::MAX - self.age[v].min(u64::from(u32::MAX)) as u32)
+            }
+        }
+    }
+
     fn add(&mut self, graph: &CoverGraph, v: usize) {
         self.in_cover[v] = true;
         self.size += 1;
         self.dscore[v] = -self.dscore[v];
+        self.cover_key[v] = self.key(graph, v);
         for &(u, e) in &graph.incident[v] {
             let w = self.weight[e as usize];
             if self.in_cover[u as usize] {
                 self.dscore[u as usize] += w;
+                self.cover_key[u as usize] += w * graph.key_scale();
             } else {
                 self.dscore[u as usize] -= w;
                 self.cover_edge(e);
@@ -165,10 +200,12 @@ impl CoverChain {
         self.in_cover[v] = false;
         self.size -= 1;
         self.dscore[v] = -self.dscore[v];
+        self.cover_key[v] = i64::MIN;
         for &(u, e) in &graph.incident[v] {
             let w = self.weight[e as usize];
             if self.in_cover[u as usize] {
                 self.dscore[u as usize] -= w;
+                self.cover_key[u as usize] -= w * graph.key_scale();
             } else {
                 self.dscore[u as usize] += w;
                 self.uncover_edge(e);
@@ -176,22 +213,29 @@ impl CoverChain {
         }
     }
 
-    /// The vertex of C with the highest dscore, ties to the oldest (never `tabu_remove`).
-    fn best_in_cover(&self) -> Option<usize> {
-        let mut pick: Option<usize> = None;
-        for v in 0..self.in_cover.len() {
-            if !self.in_cover[v] || self.tabu_remove == Some(v) {
-                continue;
+    /// The vertex of C with the highest dscore, ties to the oldest, then the lowest id (never
+    /// `tabu_remove`): a vectorised maximum of the keys (then, unpacked, the oldest of the few
+    /// that reach it).
+    fn best_in_cover(&mut self, graph: &CoverGraph) -> Option<usize> {
+        let hidden = self
+            .tabu_remove
+            .filter(|&t| self.in_cover[t])
+            .map(|t| (t, std::mem::replace(&mut self.cover_key[t], i64::MIN)));
+        let top = self.cover_key.iter().copied().max().unwrap_or(i64::MIN);
+        let pick = (top != i64::MIN).then(|| {
+            if graph.packed {
+                return self.cover_key.iter().position(|&k| k == top).expect("the maximum is there");
             }
-            pick = match pick {
-                Some(p)
-                    if (self.dscore[p], std::cmp::Reverse(self.age[p]))
-                        >= (self.dscore[v], std::cmp::Reverse(self.age[v])) =>
-                {
-                    Some(p)
+            let mut pick = usize::MAX;
+            for (v, &score) in self.cover_key.iter().enumerate() {
+                if score == top && (pick == usize::MAX || self.age[v] < self.age[pick]) {
+                    pick = v;
                 }
-                _ => Some(v),
-            };
+            }
+            pick
+        });
+        if let Some((t, key)) = hidden {
+            self.cover_key[t] = key;
         }
         pick
     }
@@ -203,7 +247,7 @@ impl CoverChain {
             self.step += 1;
             if self.uncovered.is_empty() {
                 self.record();
-                match self.best_in_cover() {
+                match self.best_in_cover(graph) {
                     Some(v) => {
                         self.remove(graph, v);
                         self.age[v] = self.step;
@@ -212,7 +256,7 @@ impl CoverChain {
                 }
                 continue;
             }
-            let Some(u) = self.best_in_cover() else { return };
+            let Some(u) = self.best_in_cover(graph) else { return };
             self.remove(graph, u);
             self.conf_change[u] = false;
             self.age[u] = self.step;
@@ -226,6 +270,7 @@ impl CoverChain {
             let v = if rank(a) >= rank(b) { a } else { b };
             self.add(graph, v);
             self.age[v] = self.step;
+            self.cover_key[v] = self.key(graph, v);
             self.tabu_remove = Some(v);
             for &(z, _) in &graph.incident[v] {
                 self.conf_change[z as usize] = true;
@@ -265,6 +310,9 @@ impl CoverChain {
                 (false, true) => self.dscore[b] -= w,
                 (true, true) => {}
             }
+        }
+        for v in 0..self.dscore.len() {
+            self.cover_key[v] = self.key(graph, v);
         }
     }
 }
@@ -306,6 +354,9 @@ mod tests {
         for _ in 0..50 {
             chain.advance(&graph, 37, &mut rng);
             assert_eq!(chain.dscore, dscores(&graph, &chain));
+            let keys: Vec<i64> = (0..60).map(|v| chain.key(&graph, v)).collect();
+            assert_eq!(chain.cover_key, keys);
+            assert!(graph.packed);
             let uncovered: Vec<u32> = (0..edges.len() as u32)
                 .filter(|&e| {
                     let (a, b) = edges[e as usize];
