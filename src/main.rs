@@ -418,7 +418,7 @@ fn run() -> Result<()> {
             }
             use rlsolver::problems::graph;
             if args.problem == "graph_coloring" {
-                let (_, edges) = graph::planted(args.nodes, args.colors, 0, args.edges, true, args.seed)
+                let edges = graph::planted(args.nodes, args.colors, 0, args.edges, true, args.seed)
                     .map_err(|e| anyhow::anyhow!(e))?;
                 print!("{}", graph::to_dimacs(args.nodes, &edges));
                 return Ok(());
@@ -431,7 +431,7 @@ fn run() -> Result<()> {
                 return Ok(());
             }
             if args.problem == "graph_partitioning" {
-                let (_, edges) = graph::planted(args.nodes, 2, args.edges, args.cut, false, args.seed)
+                let edges = graph::planted(args.nodes, 2, args.edges, args.cut, false, args.seed)
                     .map_err(|e| anyhow::anyhow!(e))?;
                 print!("{}", rlsolver::problems::graph_partitioning::to_metis(args.nodes, &edges));
                 return Ok(());

@@ -476,6 +476,13 @@ fn graph_coloring_finds_planted_colourings_and_minimises_the_colours() {
     expect_422(post_text(&base, "graph_coloring", "time_limit_s=1", "p col 2 1\ne 1 3\n"), "line 2", "out of range");
 }
 
+/// Side 1's sum minus side 0's, from the returned sides, in exact arithmetic.
+fn residue_of(numbers: &[i64], report: &Value) -> i128 {
+    let sides = report["solution"]["sides"].as_array().unwrap();
+    assert_eq!(sides.len(), numbers.len());
+    numbers.iter().zip(sides).map(|(&a, s)| if s.as_u64() == Some(1) { a as i128 } else { -(a as i128) }).sum()
+}
+
 #[test]
 fn number_partitioning_is_exact_in_i128_and_ckk_proves_small_optima() {
     let base = start_server(ServerConfig::default());
@@ -490,12 +497,8 @@ fn number_partitioning_is_exact_in_i128_and_ckk_proves_small_optima() {
         )
         .json()
         .unwrap();
-        let sides: Vec<u64> =
-            report["solution"]["sides"].as_array().unwrap().iter().map(|s| s.as_u64().unwrap()).collect();
-        let values = [big + 1, big - 1, big, big];
-        let residue: i128 =
-            values.iter().zip(&sides).map(|(&a, &s)| if s == 1 { a as i128 } else { -(a as i128) }).sum();
-        assert_eq!(residue, 0, "{method}: {sides:?}");
+        let residue = residue_of(&[big + 1, big - 1, big, big], &report);
+        assert_eq!(residue, 0, "{method}: {}", report["solution"]);
         assert_eq!(report["solution"]["difference"], "0");
         assert_eq!(report["status"], "optimal");
     }
@@ -510,10 +513,7 @@ fn number_partitioning_is_exact_in_i128_and_ckk_proves_small_optima() {
         )
         .json()
         .unwrap();
-        let sides: Vec<u64> =
-            report["solution"]["sides"].as_array().unwrap().iter().map(|s| s.as_u64().unwrap()).collect();
-        let residue: i128 =
-            numbers.iter().zip(&sides).map(|(&a, &s)| if s == 1 { a as i128 } else { -(a as i128) }).sum();
+        let residue = residue_of(&numbers, &report);
         assert_eq!(report["solution"]["difference"], residue.unsigned_abs().to_string());
         residue.unsigned_abs()
     };
@@ -544,10 +544,7 @@ fn number_partitioning_is_exact_in_i128_and_ckk_proves_small_optima() {
         )
         .json()
         .unwrap();
-        let sides: Vec<u64> =
-            report["solution"]["sides"].as_array().unwrap().iter().map(|s| s.as_u64().unwrap()).collect();
-        let residue: i128 =
-            numbers.iter().zip(&sides).map(|(&a, &s)| if s == 1 { a as i128 } else { -(a as i128) }).sum();
+        let residue = residue_of(&numbers, &report);
         (residue.unsigned_abs(), report["status"].clone())
     };
     let ((search, status), (ckk, _)) = (sweep("search"), sweep("ckk"));

@@ -205,7 +205,7 @@ fn generated_suites() -> Result<Vec<(Suite<'static>, Vec<BenchInstance>)>> {
         .collect();
     let mut colorings = Vec::new();
     for (n, k, m, seed) in [(400, 8, 6000, 101), (400, 8, 8000, 102), (1000, 10, 25000, 103)] {
-        let (_, edges) = graph::planted(n, k, 0, m, true, seed).map_err(|e| anyhow::anyhow!(e))?;
+        let edges = graph::planted(n, k, 0, m, true, seed).map_err(|e| anyhow::anyhow!(e))?;
         colorings.push(BenchInstance::text(
             format!("planted_n{n}_k{k}_m{m}_s{seed}"),
             graph::to_dimacs(n, &edges),
@@ -214,7 +214,7 @@ fn generated_suites() -> Result<Vec<(Suite<'static>, Vec<BenchInstance>)>> {
     }
     let mut bisections = Vec::new();
     for (n, within, cut, seed) in [(1000, 5000, 100, 101), (2000, 8000, 300, 102)] {
-        let (_, edges) = graph::planted(n, 2, within, cut, false, seed).map_err(|e| anyhow::anyhow!(e))?;
+        let edges = graph::planted(n, 2, within, cut, false, seed).map_err(|e| anyhow::anyhow!(e))?;
         bisections.push(BenchInstance {
             name: format!("halves_n{n}_m{}_cut{cut}_s{seed}", within + cut),
             input: Input::Text(graph_partitioning::to_metis(n, &edges)),

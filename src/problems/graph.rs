@@ -291,7 +291,7 @@ pub type Edge = (u32, u32);
 /// 0..groups in equal shares (shuffled), then `within` distinct edges join nodes of one label
 /// and `across` distinct edges join nodes of different labels, uniformly. With `clique`, one node
 /// of each label is joined to one of every other label first (a planted k-clique: a colouring by
-/// label is then optimal). Returns the labels and the sorted edges.
+/// label is then optimal). Returns the sorted edges.
 pub fn planted(
     num_nodes: usize,
     groups: usize,
@@ -299,7 +299,7 @@ pub fn planted(
     across: usize,
     clique: bool,
     seed: u64,
-) -> Result<(Vec<u32>, Vec<Edge>), String> {
+) -> Result<Vec<Edge>, String> {
     use rand::seq::SliceRandom;
     use rand::{Rng, SeedableRng};
     if groups == 0 || groups > num_nodes {
@@ -339,7 +339,7 @@ pub fn planted(
     }
     let mut edges: Vec<(u32, u32)> = edges.into_iter().collect();
     edges.sort_unstable();
-    Ok((labels, edges))
+    Ok(edges)
 }
 
 /// DIMACS text of a graph (`p edge n m`, `e u v`, 1-indexed).

@@ -582,7 +582,7 @@ pub fn parse_json(value: &Value, limits: &Limits) -> Result<PartitionGraph, Prob
                 .enumerate()
                 .map(|(i, w)| {
                     w.as_u64().filter(|&w| w >= 1).ok_or_else(|| {
-                        ProblemError::invalid(&format!("node_weights[{i}]"), "must be a positive integer")
+                        ProblemError::invalid(format!("node_weights[{i}]"), "must be a positive integer")
                     })
                 })
                 .collect::<Result<Vec<u64>, _>>()?,

@@ -11,6 +11,11 @@
 use std::collections::BinaryHeap;
 use std::time::Instant;
 
+/// Sum over side 1 minus sum over side 0, exactly.
+pub fn residue(numbers: &[i64], sides: &[bool]) -> i128 {
+    numbers.iter().zip(sides).map(|(&a, &s)| if s { a as i128 } else { -(a as i128) }).sum()
+}
+
 /// Karmarkar-Karp: repeatedly replace the two largest numbers by their difference (they go on
 /// opposite sides); the sides come back from the differencing tree.
 pub fn karmarkar_karp(numbers: &[i64]) -> Vec<bool> {
@@ -130,7 +135,7 @@ impl Ckk<'_> {
 /// search finished (the tree exhausted, so the difference is optimal, or `stop_at` reached).
 pub fn complete_karmarkar_karp(numbers: &[i64], deadline: Instant, stop_at: u128) -> (Vec<bool>, bool) {
     let kk = karmarkar_karp(numbers);
-    let residue: i128 = numbers.iter().zip(&kk).map(|(&a, &s)| if s { a as i128 } else { -(a as i128) }).sum();
+    let residue = residue(numbers, &kk);
     let mut groups: Vec<(i128, u32)> = numbers.iter().enumerate().map(|(i, &a)| (a as i128, i as u32)).collect();
     groups.sort_by_key(|&(value, id)| (std::cmp::Reverse(value), id));
     let total = groups.iter().map(|g| g.0).sum();

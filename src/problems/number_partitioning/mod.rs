@@ -45,7 +45,7 @@ impl PartitionInstance {
 
     /// sum over side 1 minus sum over side 0.
     pub fn residue(&self, sides: &[bool]) -> i128 {
-        self.numbers.iter().zip(sides).map(|(&a, &s)| if s { a as i128 } else { -(a as i128) }).sum()
+        differencing::residue(&self.numbers, sides)
     }
 
     fn optimal_difference(&self) -> u128 {
