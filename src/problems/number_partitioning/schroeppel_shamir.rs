@@ -90,6 +90,8 @@ impl Sum for u128 {
 struct PairStream<'a, S> {
     small: &'a [(S, u32)],
     large: &'a [(S, u32)],
+    /// `small` is the second list given to `new` (so masks come back swapped).
+    swapped: bool,
     descending: bool,
     up: BinaryHeap<Reverse<(S, u32, u32)>>,
     down: BinaryHeap<(S, u32, u32)>,
@@ -97,8 +99,10 @@ struct PairStream<'a, S> {
 
 impl<'a, S: Sum> PairStream<'a, S> {
     fn new(a: &'a [(S, u32)], b: &'a [(S, u32)], descending: bool) -> Self {
-        let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
-        let mut stream = PairStream { small, large, descending, up: BinaryHeap::new(), down: BinaryHeap::new() };
+        let swapped = a.len() > b.len();
+        let (small, large) = if swapped { (b, a) } else { (a, b) };
+        let mut stream =
+            PairStream { small, large, swapped, descending, up: BinaryHeap::new(), down: BinaryHeap::new() };
         let last = (large.len() - 1) as u32;
         for (i, &(s, _)) in small.iter().enumerate() {
             if descending {
@@ -140,12 +144,12 @@ impl<'a, S: Sum> PairStream<'a, S> {
     }
 
     /// The masks behind a pair, as (mask over the first list given to `new`, over the second).
-    fn masks(&self, i: u32, j: u32, first_is_small: bool) -> (u32, u32) {
+    fn masks(&self, i: u32, j: u32) -> (u32, u32) {
         let (s, l) = (self.small[i as usize].1, self.large[j as usize].1);
-        if first_is_small {
-            (s, l)
-        } else {
+        if self.swapped {
             (l, s)
+        } else {
+            (s, l)
         }
     }
 }
@@ -191,8 +195,6 @@ fn sweep_share<S: Sum>(
     let lists: Vec<Vec<(S, u32)>> = share.quarters.iter().map(|q| subset_sums(&values(q))).collect();
     let mut rising = PairStream::new(&lists[0], &lists[1], false);
     let mut falling = PairStream::new(&lists[2], &lists[3], true);
-    let rising_first_small = lists[0].len() <= lists[1].len();
-    let falling_first_small = lists[2].len() <= lists[3].len();
     // Minimise |2 (fixed + x + y) - total| over x + y.
     let goal = total as i128 - 2 * share.fixed_sum as i128;
     let limits = shared.limits;
@@ -212,8 +214,8 @@ fn sweep_share<S: Sum>(
         let twice = 2 * (x + y).wide();
         let difference = (twice - goal).unsigned_abs();
         if best.is_none_or(|(d, _)| difference < d) {
-            let (ma, mb) = rising.masks(i, j, rising_first_small);
-            let (mc, md) = falling.masks(k, l, falling_first_small);
+            let (ma, mb) = rising.masks(i, j);
+            let (mc, md) = falling.masks(k, l);
             best = Some((difference, [ma, mb, mc, md]));
             let mut global = shared.best.lock().expect("sweep best");
             if difference < *global {
