@@ -180,6 +180,13 @@ struct TuningArgs {
     /// Policy logit clip.
     #[arg(long)]
     logit_clip: Option<f64>,
+    /// Move-set problems: train the learned proposal policy and let the moves follow it
+    /// (set cover; off by default, see the README's measurements).
+    #[arg(long)]
+    proposal_policy: bool,
+    /// How strongly the moves follow the proposal policy (default 0.1).
+    #[arg(long)]
+    proposal_strength: Option<f64>,
 }
 
 impl TuningArgs {
@@ -207,6 +214,10 @@ impl TuningArgs {
         }
         if let Some(c) = self.logit_clip {
             params.policy.logit_clip = c;
+        }
+        params.proposal.enabled |= self.proposal_policy;
+        if let Some(strength) = self.proposal_strength {
+            params.proposal.strength = strength;
         }
     }
 }

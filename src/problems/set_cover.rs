@@ -19,6 +19,7 @@ use crate::search::{SearchParams, StopReason};
 use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde_json::{json, Value};
+use std::sync::Arc;
 use std::time::Instant;
 
 #[derive(Debug, Clone)]
@@ -141,6 +142,9 @@ pub struct CoverChain {
     moves: u64,
     best: Vec<bool>,
     best_cost: f64,
+    /// The learned proposal policy's weights w_j (its log-odds of choosing set j, scaled): the
+    /// repair's ratio for set j is multiplied by exp(-w_j). None without the policy.
+    guide: Option<Arc<[f32]>>,
 }
 
 /// Destroy-and-repair annealing over covers (Jacobs and Brusco, "A local-search heuristic for
@@ -197,10 +201,12 @@ impl DestroyRepair<'_> {
                 continue;
             }
             let new_rows = |j: usize| k.rows_of[j].iter().filter(|&&i| chain.count[i as usize] == 0).count() as f64;
+            let guide = |j: usize| chain.guide.as_ref().map_or(1.0, |w| (-f64::from(w[j])).exp());
             let pick = k.sets_of[row]
                 .iter()
                 .map(|&j| {
-                    (k.costs[j as usize] / new_rows(j as usize) * (1.0 + REPAIR_NOISE * rng.gen::<f64>()), j as usize)
+                    let j = j as usize;
+                    (k.costs[j] / new_rows(j) * (1.0 + REPAIR_NOISE * rng.gen::<f64>()) * guide(j), j)
                 })
                 .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
                 .expect("every row has a set")
@@ -248,7 +254,7 @@ impl MoveSet for DestroyRepair<'_> {
             k.rows_of[j].iter().for_each(|&i| count[i as usize] += 1);
         }
         let cost = k.cost(&x);
-        CoverChain { best: x.clone(), best_cost: cost, x, count, cost, moves: 0 }
+        CoverChain { best: x.clone(), best_cost: cost, x, count, cost, moves: 0, guide: None }
     }
 
     fn advance(&self, chain: &mut CoverChain, moves: usize, rng: &mut Xoshiro256PlusPlus) {
@@ -273,6 +279,14 @@ impl MoveSet for DestroyRepair<'_> {
 
     fn best(&self, chain: &CoverChain) -> (Vec<bool>, f64) {
         (chain.best.clone(), chain.best_cost)
+    }
+
+    fn choices(&self, solution: &Vec<bool>) -> Option<Vec<bool>> {
+        Some(solution.clone())
+    }
+
+    fn guide(&self, chain: &mut CoverChain, weights: &Arc<[f32]>) {
+        chain.guide = Some(weights.clone());
     }
 }
 
@@ -500,9 +514,8 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
 
-    #[test]
-    fn chains_keep_a_cover_and_never_do_worse_than_greedy() {
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(8);
+    fn random_instance(seed: u64) -> SetCoverInstance {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         let (m, n) = (40, 80);
         let mut sets_of: Vec<Vec<u32>> = (0..m)
             .map(|_| {
@@ -514,7 +527,13 @@ mod tests {
             .collect();
         sets_of[0].push(79);
         let costs: Vec<f64> = (0..n).map(|_| rng.gen_range(1..20) as f64).collect();
-        let instance = SetCoverInstance::new(costs, sets_of, 0);
+        SetCoverInstance::new(costs, sets_of, 0)
+    }
+
+    #[test]
+    fn chains_keep_a_cover_and_never_do_worse_than_greedy() {
+        let instance = random_instance(8);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
         let moves = instance.moves();
         let mut chain = moves.start(&mut rng);
         for _ in 0..40 {
@@ -525,5 +544,37 @@ mod tests {
             assert!((instance.cost(&chain.best) - chain.best_cost).abs() < 1e-9);
             assert!(chain.best_cost <= instance.cost(&instance.greedy()));
         }
+    }
+
+    /// The learned proposal policy reaches the repair (the guided trajectory differs), and a
+    /// guided search still returns covers, the same for the same seed and round budget.
+    #[test]
+    fn a_guided_search_returns_reproducible_covers() {
+        let instance = random_instance(8);
+        let search = |enabled: bool, strength: f64| {
+            let proposal = crate::search::proposal::ProposalParams { enabled, strength, ..Default::default() };
+            let params =
+                SearchParams { seed: 3, max_rounds: Some(30), chains: Some(2), proposal, ..Default::default() };
+            let outcome = minimize_with(&instance.moves(), &params);
+            assert!(instance.covers(&outcome.solution));
+            assert!((instance.cost(&outcome.solution) - outcome.energy).abs() < 1e-9);
+            outcome.solution
+        };
+        assert_eq!(search(true, 3.0), search(true, 3.0));
+        // Weights that make the start cover's sets unattractive to the repair.
+        let moves = instance.moves();
+        let trajectory = |guided: bool| {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(4);
+            let mut chain = moves.start(&mut rng);
+            if guided {
+                let weights: Arc<[f32]> = chain.x.iter().map(|&on| if on { -3.0 } else { 0.0 }).collect();
+                moves.guide(&mut chain, &weights);
+            }
+            moves.advance(&mut chain, 50, &mut rng);
+            assert!(instance.covers(&chain.x));
+            chain.x
+        };
+        assert_ne!(trajectory(true), trajectory(false));
+        search(false, 0.0);
     }
 }

@@ -16,6 +16,7 @@ pub mod hooks;
 pub mod ising;
 pub mod moves;
 pub mod policy;
+pub mod proposal;
 pub mod tabu;
 pub mod tensor_anneal;
 pub mod tensor_tabu;
@@ -73,6 +74,8 @@ pub struct SearchParams {
     /// Every this many rounds the worst quarter of chains restart from the best quarter (default 4).
     pub reseed_every: usize,
     pub policy: PolicyParams,
+    /// The move-set loop's learned proposal policy (`proposal.rs`).
+    pub proposal: proposal::ProposalParams,
     /// Incumbent callback and cancel flag (the solve-job service's).
     pub hooks: hooks::SearchHooks,
     /// Solve tiny models exactly when that is cheap (`exact::affordable`; default true).
@@ -101,6 +104,7 @@ impl Default for SearchParams {
             temperature: (0.5, 0.01),
             reseed_every: 4,
             policy: PolicyParams::default(),
+            proposal: proposal::ProposalParams::default(),
             hooks: hooks::SearchHooks::default(),
             exact: true,
             keep_samples: 0,
@@ -167,6 +171,10 @@ impl SamplePool {
         let at = self.states.partition_point(|(_, e)| *e <= energy);
         self.states.insert(at, (spins.to_vec(), energy));
         self.states.truncate(self.capacity);
+    }
+
+    pub fn states(&self) -> &[(Vec<i8>, f64)] {
+        &self.states
     }
 
     pub fn into_states(self) -> Vec<(Vec<i8>, f64)> {

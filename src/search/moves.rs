@@ -5,9 +5,11 @@
 //! a `MoveSet`. Energies are the problem's Ising energies, so targets and reports are shared.
 
 use super::hooks::SearchHooks;
+use super::proposal::ProposalPolicy;
 use super::{chain_rng, patience_sweeps, Incumbent, SearchParams, StopReason};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Below this many moves per round over all chains, the chains run in the calling thread (as
@@ -34,6 +36,14 @@ pub trait MoveSet: Sync {
     fn min_patience_rounds(&self) -> usize {
         8
     }
+    /// The solution as one 0/1 choice per variable, for the learned proposal policy
+    /// (`proposal.rs`); None (the default): the move set takes no guidance.
+    fn choices(&self, _solution: &Self::Solution) -> Option<Vec<bool>> {
+        None
+    }
+    /// Hands a chain the policy's weights (`strength` times its log-odds of choosing each
+    /// variable), for its proposals to follow.
+    fn guide(&self, _chain: &mut Self::Chain, _weights: &Arc<[f32]>) {}
     /// Tells the hooks of a new incumbent: its energy (a move set whose solutions are spins of a
     /// penalty Hamiltonian passes them on, for the repair and scoring of `binary::Repaired`).
     fn announce(&self, hooks: &SearchHooks, elapsed: Duration, _solution: &Self::Solution, energy: f64) {
@@ -78,6 +88,7 @@ pub fn minimize_with<M: MoveSet>(moves: &M, params: &SearchParams) -> MovesOutco
     let round_sweeps = (per_round * count) as f64 / n as f64;
     let patience = patience_sweeps(n, params.patience).max(moves.min_patience_rounds() as f64 * round_sweeps);
     let (mut rounds, mut sweeps_since_improvement) = (0usize, 0.0f64);
+    let mut proposal = params.proposal.enabled.then(|| ProposalPolicy::new(n, &params.proposal));
     let stop = loop {
         // The first round always runs: it is what gives every chain a best state to report.
         if rounds > 0 && (Instant::now() >= deadline || params.hooks.cancelled()) {
@@ -101,6 +112,21 @@ pub fn minimize_with<M: MoveSet>(moves: &M, params: &SearchParams) -> MovesOutco
                 sweeps_since_improvement = 0.0;
                 history.push(Incumbent { elapsed: start.elapsed(), energy: *energy });
                 moves.announce(&params.hooks, start.elapsed(), &best_solution, best_energy);
+            }
+        }
+        if let Some(policy) = proposal.as_mut() {
+            let mut guided = false;
+            for (solution, energy) in &bests {
+                if let Some(choices) = moves.choices(solution) {
+                    policy.offer(&choices, *energy);
+                    guided = true;
+                }
+            }
+            if guided {
+                let log_odds = policy.learn();
+                chains.iter_mut().for_each(|chain| moves.guide(chain, &log_odds));
+            } else {
+                proposal = None;
             }
         }
         rounds += 1;
