@@ -20,6 +20,10 @@
 //! balanced assignment. Why moves and not the Ising encoding: the balance term (sum s_i)^2 couples
 //! every pair of nodes (n^2 couplings) and single flips break an exact bisection at once.
 //! Baseline `bfs`: breadth-first region growing from random seeds, parts filled in turn.
+//! Method `ising`: the engine on Lucas' bisection Hamiltonian (`ising.rs`; 2 parts, up to
+//! `ising::MAX_NODES` nodes), on an accelerator through the tensor kernels.
+
+pub mod ising;
 
 use super::graph::check_node_count;
 use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
@@ -35,6 +39,7 @@ use std::time::{Duration, Instant};
 /// The most parts.
 pub const MAX_PARTS: usize = 1024;
 
+#[derive(Clone)]
 pub struct PartitionGraph {
     num_nodes: usize,
     edges: Vec<(u32, u32, f64)>,
@@ -180,6 +185,17 @@ impl PartitionGraph {
         }
     }
 
+    /// `{parts, sizes, cut}` (and `weights` per part with node weights).
+    fn solution(&self, parts: &[u32]) -> Value {
+        let mut sizes = vec![0usize; self.parts];
+        parts.iter().for_each(|&p| sizes[p as usize] += 1);
+        let mut solution = json!({"parts": parts, "sizes": sizes, "cut": self.cut(parts)});
+        if self.node_weights.is_some() {
+            solution["weights"] = json!(self.part_weights(parts));
+        }
+        solution
+    }
+
     fn report(
         &self,
         parts: &[u32],
@@ -190,17 +206,11 @@ impl PartitionGraph {
         seed: u64,
     ) -> SolveReport {
         let cut = self.cut(parts);
-        let mut sizes = vec![0usize; self.parts];
-        parts.iter().for_each(|&p| sizes[p as usize] += 1);
-        let mut solution = json!({"parts": parts, "sizes": sizes, "cut": cut});
-        if self.node_weights.is_some() {
-            solution["weights"] = json!(self.part_weights(parts));
-        }
         SolveReport {
             problem: "graph_partitioning".into(),
             objective: cut,
             energy: cut,
-            solution,
+            solution: self.solution(parts),
             status,
             elapsed_ms: elapsed.as_secs_f64() * 1e3,
             history,
@@ -349,7 +359,16 @@ impl Instance for PartitionGraph {
         )
     }
 
-    fn solve_baseline(&self, name: &str, params: &SearchParams, _: Models<'_>) -> Result<SolveReport, ProblemError> {
+    fn solve_baseline(
+        &self,
+        name: &str,
+        params: &SearchParams,
+        models: Models<'_>,
+    ) -> Result<SolveReport, ProblemError> {
+        if name == "ising" {
+            let bisection = std::sync::Arc::new(ising::Bisection::new(self)?);
+            return Ok(super::binary::Repaired(bisection).solve(params, models));
+        }
         if name != "bfs" {
             return Err(ProblemError::invalid("method", format!("unknown baseline '{name}'")));
         }
@@ -614,7 +633,7 @@ impl Problem for GraphPartitioning {
     }
 
     fn baselines(&self) -> &'static [&'static str] {
-        &["bfs"]
+        &["bfs", "ising"]
     }
 
     fn instance_schema(&self) -> Value {
