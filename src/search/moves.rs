@@ -123,8 +123,8 @@ pub fn minimize_with<M: MoveSet>(moves: &M, params: &SearchParams) -> MovesOutco
                 }
             }
             if guided {
-                let log_odds = policy.learn();
-                chains.iter_mut().for_each(|chain| moves.guide(chain, &log_odds));
+                let weights = policy.learn();
+                chains.iter_mut().for_each(|chain| moves.guide(chain, &weights));
             } else {
                 proposal = None;
             }

@@ -2,7 +2,7 @@
 //! (Chen et al., "Monte Carlo policy gradient method for binary optimization"; `policy.rs`) over
 //! a problem's 0/1 choices (a set chosen, an item packed), trained online by its REINFORCE step on
 //! an elite pool of the distinct best solutions the chains have reported, and handed to every
-//! chain as log-odds that its proposals follow (set cover's repair prefers the sets the policy
+//! chain as weights (`strength` times the log-odds) that its proposals follow (set cover's repair prefers the sets the policy
 //! favours). MCPG trains on the current batch of samples; with one chain per core that batch is
 //! two solutions, so the pool (the `pool` best distinct ones so far) stands in for it.
 
@@ -39,7 +39,8 @@ impl Default for ProposalParams {
 pub struct ProposalPolicy {
     policy: BernoulliPolicy,
     pool: SamplePool,
-    log_odds: Arc<[f32]>,
+    /// `strength` times the policy's log-odds: what the chains receive.
+    weights: Arc<[f32]>,
     strength: f64,
 }
 
@@ -48,7 +49,7 @@ impl ProposalPolicy {
         ProposalPolicy {
             policy: BernoulliPolicy::new(num_choices, params.policy),
             pool: SamplePool::new(params.pool.max(2)),
-            log_odds: vec![0.0; num_choices].into(),
+            weights: vec![0.0; num_choices].into(),
             strength: params.strength,
         }
     }
@@ -69,9 +70,9 @@ impl ProposalPolicy {
             let energies: Vec<f64> = states.iter().map(|(_, e)| *e).collect();
             self.policy.update(&spins, &energies);
             let strength = self.strength as f32;
-            self.log_odds = self.policy.log_odds().iter().map(|t| strength * t).collect();
+            self.weights = self.policy.log_odds().iter().map(|t| strength * t).collect();
         }
-        self.log_odds.clone()
+        self.weights.clone()
     }
 }
 
