@@ -123,7 +123,7 @@ mod tests {
             assert_eq!(report.solution["difference"], exact.to_string());
             exact
         };
-        assert_eq!(difference(&instance) as u128, best);
+        assert_eq!(difference(&instance), best);
         // A single-flip minimum of r^2 has |r| <= a_i for every a_i on r's side (flipping it moves
         // r by 2 a_i), so the polished chains end at most the largest number away.
         let larger = PartitionInstance::new((0..30).map(|_| rng.gen_range(1..1_000_000)).collect());
