@@ -78,6 +78,24 @@ impl Qubo {
     }
 }
 
+/// The most spins a dense encoding takes (a squared sum couples every pair: n (n - 1) / 2
+/// couplings, 8 million at 4,000).
+pub const MAX_DENSE_SPINS: usize = 4_000;
+
+/// f (sum_i c_i s_i)^2 = f sum_i c_i^2 + sum_{i<j} 2 f c_i c_j s_i s_j: every pair i < j in
+/// row-major order (pair (u, v) at index u n - u (u + 1) / 2 + v - u - 1, zeros kept so callers
+/// can add to a pair by index) and the constant f sum_i c_i^2.
+pub fn square_of_sum(coefficients: &[f64], factor: f64) -> (Vec<(u32, u32, f64)>, f64) {
+    let n = coefficients.len();
+    let mut couplings = Vec::with_capacity(n * n.saturating_sub(1) / 2);
+    for (i, &ci) in coefficients.iter().enumerate() {
+        for (j, &cj) in coefficients.iter().enumerate().skip(i + 1) {
+            couplings.push((i as u32, j as u32, 2.0 * factor * ci * cj));
+        }
+    }
+    (couplings, factor * coefficients.iter().map(|c| c * c).sum::<f64>())
+}
+
 /// Spin +1 is x = 1.
 pub fn spins_to_bits(spins: &[i8]) -> Vec<bool> {
     spins.iter().map(|&s| s > 0).collect()

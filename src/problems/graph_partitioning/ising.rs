@@ -6,17 +6,14 @@
 //! d_v the weighted degree of v. Why that A (Lucas' A/B >= Delta/4 for unit weights): moving v off
 //! a side heavier by at least 2 w_v lowers the balance term by at least 4 A w_v^2 >= d_v, more
 //! than the cut can rise, so a minimum of H is as balanced as the weights allow. The balance term
-//! couples every pair of nodes, hence `MAX_NODES`; the move set (`Annealing`) stays the default.
+//! couples every pair of nodes, hence `binary::MAX_DENSE_SPINS`; the move set (`Annealing`) stays the default.
 
 use super::PartitionGraph;
-use crate::problems::binary::PenaltyProblem;
+use crate::problems::binary::{square_of_sum, PenaltyProblem, MAX_DENSE_SPINS};
 use crate::problems::ProblemError;
 use crate::search::ising::IsingModel;
 use serde_json::Value;
 use std::time::Duration;
-
-/// The most nodes the encoding takes: n (n - 1) / 2 couplings, 8 million at 4,000.
-pub const MAX_NODES: usize = 4_000;
 
 pub struct Bisection {
     graph: PartitionGraph,
@@ -32,10 +29,10 @@ impl Bisection {
             return Err(ProblemError::invalid("method", "the Ising encoding splits into 2 parts only"));
         }
         let n = graph.num_nodes;
-        if n > MAX_NODES {
+        if n > MAX_DENSE_SPINS {
             return Err(ProblemError::too_large(
                 "method",
-                format!("the Ising encoding couples every pair of nodes; it takes at most {MAX_NODES} nodes"),
+                format!("the Ising encoding couples every pair of nodes; it takes at most {MAX_DENSE_SPINS} nodes"),
             ));
         }
         let weight = |v: usize| graph.weight(v) as f64;
@@ -43,13 +40,9 @@ impl Bisection {
             .map(|v| graph.adjacency[v].iter().map(|e| e.1.abs()).sum::<f64>() / (4.0 * weight(v).powi(2)))
             .fold(0.0, f64::max)
             .max(f64::MIN_POSITIVE);
-        // Every pair i < j in row-major order; edge terms added at their pair's index.
-        let mut couplings: Vec<(u32, u32, f64)> = Vec::with_capacity(n * n.saturating_sub(1) / 2);
-        for i in 0..n {
-            for j in i + 1..n {
-                couplings.push((i as u32, j as u32, 2.0 * a * weight(i) * weight(j)));
-            }
-        }
+        // A (sum w s)^2; edge terms added at their pair's index.
+        let weights: Vec<f64> = (0..n).map(weight).collect();
+        let (mut couplings, balance_constant) = square_of_sum(&weights, a);
         let pair = |u: usize, v: usize| u * n - u * (u + 1) / 2 + (v - u - 1);
         let mut edge_total = 0.0;
         for &(u, v, w) in &graph.edges {
@@ -58,7 +51,7 @@ impl Bisection {
             edge_total += w;
         }
         couplings.retain(|c| c.2 != 0.0);
-        let constant = a * (0..n).map(|v| weight(v).powi(2)).sum::<f64>() + edge_total / 2.0;
+        let constant = balance_constant + edge_total / 2.0;
         let balance_floor = if graph.node_weights.is_none() && n % 2 == 1 { a } else { 0.0 };
         Ok(Bisection { graph: graph.clone(), model: IsingModel::new(n, couplings, vec![]), constant, balance_floor })
     }

@@ -21,7 +21,7 @@
 //! every pair of nodes (n^2 couplings) and single flips break an exact bisection at once.
 //! Baseline `bfs`: breadth-first region growing from random seeds, parts filled in turn.
 //! Method `ising`: the engine on Lucas' bisection Hamiltonian (`ising.rs`; 2 parts, up to
-//! `ising::MAX_NODES` nodes), on an accelerator through the tensor kernels.
+//! `binary::MAX_DENSE_SPINS` nodes), on an accelerator through the tensor kernels.
 
 pub mod ising;
 

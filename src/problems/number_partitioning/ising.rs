@@ -3,17 +3,14 @@
 //! scale keeps the couplings 2 a_i a_j / M^2 within [0, 2]), on the engine's own spin-flip search
 //! (the tensor kernels on an accelerator). No penalty and no repair: every state is a partition.
 //! The energies are floats, so past 2^53 they round (see the module doc); the reported
-//! difference is recomputed exactly from the returned sides. Every pair couples, hence `MAX_NUMBERS`.
+//! difference is recomputed exactly from the returned sides. Every pair couples, hence `binary::MAX_DENSE_SPINS`.
 
 use super::PartitionInstance;
-use crate::problems::binary::PenaltyProblem;
+use crate::problems::binary::{square_of_sum, PenaltyProblem, MAX_DENSE_SPINS};
 use crate::problems::ProblemError;
 use crate::search::ising::IsingModel;
 use serde_json::Value;
 use std::time::Duration;
-
-/// The most numbers the encoding takes: n (n - 1) / 2 couplings, 8 million at 4,000.
-pub const MAX_NUMBERS: usize = 4_000;
 
 pub struct SquaredResidue {
     instance: PartitionInstance,
@@ -25,23 +22,16 @@ pub struct SquaredResidue {
 impl SquaredResidue {
     pub fn new(instance: &PartitionInstance) -> Result<Self, ProblemError> {
         let n = instance.numbers.len();
-        if n > MAX_NUMBERS {
+        if n > MAX_DENSE_SPINS {
             return Err(ProblemError::too_large(
                 "method",
-                format!("the Ising encoding couples every pair of numbers; it takes at most {MAX_NUMBERS}"),
+                format!("the Ising encoding couples every pair of numbers; it takes at most {MAX_DENSE_SPINS}"),
             ));
         }
         let scale = instance.numbers.iter().copied().max().unwrap_or(0).max(1) as f64;
         let a: Vec<f64> = instance.numbers.iter().map(|&x| x as f64 / scale).collect();
-        let mut couplings = Vec::with_capacity(n * n.saturating_sub(1) / 2);
-        for i in 0..n {
-            for j in i + 1..n {
-                if a[i] * a[j] != 0.0 {
-                    couplings.push((i as u32, j as u32, 2.0 * a[i] * a[j]));
-                }
-            }
-        }
-        let constant = a.iter().map(|x| x * x).sum();
+        let (mut couplings, constant) = square_of_sum(&a, 1.0);
+        couplings.retain(|c| c.2 != 0.0);
         let instance = PartitionInstance::new(instance.numbers.clone());
         Ok(SquaredResidue { instance, model: IsingModel::new(n, couplings, vec![]), constant, scale })
     }

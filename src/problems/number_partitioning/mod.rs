@@ -20,7 +20,7 @@
 //! residue by 2^40 at b = 40); at the hard phase it improves on KK by three orders of magnitude
 //! but stays far from CKK (n = 40, 10 s: 35162 and 159341), so it is not the default where the
 //! sweep fits. Baselines: `kk` and `ckk` (`differencing.rs`). Method `ising`: the engine on
-//! H = (sum a_i s_i)^2 itself (`ising.rs`; up to `ising::MAX_NUMBERS` numbers).
+//! H = (sum a_i s_i)^2 itself (`ising.rs`; up to `binary::MAX_DENSE_SPINS` numbers).
 
 mod differencing;
 pub mod ising;
