@@ -141,7 +141,7 @@ struct SolveArgs {
     /// Iteration budget in rounds (reproducible with the same seed).
     #[arg(long)]
     max_rounds: Option<usize>,
-    /// `search` (default) or a baseline (maxcut: greedy, sa, rank2; mimo: mrt, zf, rzf, wmmse, policy; compressive_sensing: omp, ista, fista, policy; max_independent_set, min_vertex_cover, max_clique, set_cover: greedy; knapsack: dp, greedy; graph_coloring: dsatur; graph_partitioning: bfs, ising; number_partitioning: anneal, kk, ckk, ising).
+    /// `search` (default) or a baseline (maxcut: greedy, sa, rank2; mimo: mrt, zf, rzf, wmmse, policy; compressive_sensing: omp, ista, fista, policy; max_independent_set, min_vertex_cover, max_clique: greedy; set_cover: greedy, ising; knapsack: dp, greedy, ising; graph_coloring: dsatur, ising; graph_partitioning: bfs, ising; number_partitioning: anneal, kk, ckk, ising).
     #[arg(long)]
     method: Option<String>,
     /// A registered model to seed the search with (see `GET /v1/models`).

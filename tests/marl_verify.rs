@@ -28,7 +28,7 @@ fn qmix_reaches_the_two_step_optimum_in_every_seed_and_vdn_settles_for_7() {
     }
 }
 
-fn closes_the_gap(algorithm: &str, env_id: &str, steps: usize) {
+fn closes_the_gap(algorithm: &str, env_id: &str, steps: usize, overrides: serde_json::Value) {
     let episodes = 64;
     let (random, _) = random_policy_return(env_id, episodes, 12_345).unwrap();
     let (heuristic, _) = heuristic_return(env_id, episodes, 12_345).unwrap();
@@ -38,6 +38,7 @@ fn closes_the_gap(algorithm: &str, env_id: &str, steps: usize) {
         let config = MarlConfig {
             eval_every: steps / 10,
             eval_episodes: episodes,
+            overrides: overrides.clone(),
             ..MarlConfig::new(algorithm, env_id, steps, seed)
         };
         let outcome = train(&config).unwrap();
@@ -58,37 +59,40 @@ fn closes_the_gap(algorithm: &str, env_id: &str, steps: usize) {
 #[test]
 #[ignore]
 fn maddpg_closes_80_percent_of_the_gap_on_simple_spread() {
-    closes_the_gap("maddpg", "simple_spread", 2_000_000);
+    closes_the_gap("maddpg", "simple_spread", 2_000_000, json!({}));
 }
 
 #[test]
 #[ignore]
 fn matd3_closes_80_percent_of_the_gap_on_simple_spread() {
-    closes_the_gap("matd3", "simple_spread", 2_000_000);
+    closes_the_gap("matd3", "simple_spread", 2_000_000, json!({}));
 }
 
 #[test]
 #[ignore]
 fn mappo_closes_80_percent_of_the_gap_on_simple_spread() {
-    // On-policy: 2M steps close 61%, 15M 79%, 20M 81% (README; ~37 minutes per seed on one thread).
-    closes_the_gap("mappo", "simple_spread", 20_000_000);
+    // On-policy: at constant learning rates 2M steps close 61% and 20M 79% (README, 42 minutes
+    // per seed on one thread); the linear decay to zero over the run (MAPPO's
+    // use_linear_lr_decay) reached -32.5 at 5M on seed 0 against -35.7 without it.
+    let steps = 10_000_000;
+    closes_the_gap("mappo", "simple_spread", steps, json!({"lr_decay_steps": steps}));
 }
 
 #[test]
 #[ignore]
 fn qmix_closes_80_percent_of_the_gap_on_simple_spread() {
-    closes_the_gap("qmix", "simple_spread", 2_000_000);
+    closes_the_gap("qmix", "simple_spread", 2_000_000, json!({}));
 }
 
 #[test]
 #[ignore]
 fn vdn_closes_80_percent_of_the_gap_on_simple_spread() {
-    closes_the_gap("vdn", "simple_spread", 2_000_000);
+    closes_the_gap("vdn", "simple_spread", 2_000_000, json!({}));
 }
 
 #[test]
 #[ignore]
 fn maddpg_closes_80_percent_of_the_gap_on_continuous_simple_spread() {
     // 2M steps close 74% here (README), 4M 81%.
-    closes_the_gap("maddpg", "simple_spread_continuous", 4_000_000);
+    closes_the_gap("maddpg", "simple_spread_continuous", 4_000_000, json!({}));
 }

@@ -45,6 +45,24 @@ impl Qubo {
         *self.quadratic.entry(key).or_insert(0.0) += bias;
     }
 
+    /// Appends `count` variables (slack bits) and returns the first one's index.
+    pub fn add_variables(&mut self, count: usize) -> usize {
+        self.linear.resize(self.linear.len() + count, 0.0);
+        self.linear.len() - count
+    }
+
+    /// Adds factor (constant + sum_k c_k x_k)^2 for distinct variables x_k, expanded with
+    /// x^2 = x: factor (constant^2 + sum_k (c_k^2 + 2 constant c_k) x_k + sum_{k<l} 2 c_k c_l x_k x_l).
+    pub fn add_squared(&mut self, terms: &[(usize, f64)], constant: f64, factor: f64) {
+        self.offset += factor * constant * constant;
+        for (k, &(i, ci)) in terms.iter().enumerate() {
+            self.add_linear(i, factor * (ci * ci + 2.0 * constant * ci));
+            for &(j, cj) in &terms[k + 1..] {
+                self.add_quadratic(i, j, 2.0 * factor * ci * cj);
+            }
+        }
+    }
+
     /// Number of distinct interacting pairs.
     pub fn num_interactions(&self) -> usize {
         self.quadratic.len()
@@ -94,6 +112,24 @@ pub fn square_of_sum(coefficients: &[f64], factor: f64) -> (Vec<(u32, u32, f64)>
         }
     }
     (couplings, factor * coefficients.iter().map(|c| c * c).sum::<f64>())
+}
+
+/// The most couplings a sparse penalty encoding (set cover, colouring) may build, the count of
+/// the largest dense one.
+pub const MAX_PENALTY_COUPLINGS: usize = MAX_DENSE_SPINS * (MAX_DENSE_SPINS - 1) / 2;
+
+/// The coefficients of a binary slack that takes every integer 0..=max exactly: 1, 2, 4, ...,
+/// the last one cut so they sum to max (ceil(log2(max + 1)) bits; none for max = 0).
+pub fn slack_coefficients(max: u64) -> Vec<f64> {
+    let mut coefficients = Vec::new();
+    let (mut total, mut next) = (0u64, 1u64);
+    while total < max {
+        let c = next.min(max - total);
+        coefficients.push(c as f64);
+        total += c;
+        next = next.saturating_mul(2);
+    }
+    coefficients
 }
 
 /// Spin +1 is x = 1.
@@ -286,6 +322,30 @@ mod tests {
                 - 4.0 * bit(0) * bit(3);
             assert!((qubo.energy(&x) - direct).abs() < 1e-12, "mask {mask}");
             assert!((model.energy(&spins) + constant - direct).abs() < 1e-12, "mask {mask}");
+        }
+    }
+
+    #[test]
+    fn a_squared_constraint_and_its_slack_take_every_residue() {
+        for max in [0u64, 1, 2, 5, 8, 13] {
+            let coefficients = slack_coefficients(max);
+            let reachable: std::collections::BTreeSet<u64> = (0..1u32 << coefficients.len())
+                .map(|mask| {
+                    (0..coefficients.len()).filter(|&k| mask >> k & 1 == 1).map(|k| coefficients[k] as u64).sum()
+                })
+                .collect();
+            assert_eq!(reachable, (0..=max).collect(), "max {max}");
+        }
+        // 2 (x0 + 3 x1 - 2 x2 - 1)^2 against the square written out per state.
+        let mut qubo = Qubo::new(1);
+        let first = qubo.add_variables(2);
+        assert_eq!((first, qubo.num_variables()), (1, 3));
+        qubo.add_squared(&[(0, 1.0), (1, 3.0), (2, -2.0)], -1.0, 2.0);
+        for mask in 0..8u32 {
+            let x: Vec<bool> = (0..3).map(|i| mask >> i & 1 == 1).collect();
+            let bit = |i: usize| f64::from(u8::from(x[i]));
+            let residue = bit(0) + 3.0 * bit(1) - 2.0 * bit(2) - 1.0;
+            assert!((qubo.energy(&x) - 2.0 * residue * residue).abs() < 1e-12, "mask {mask}");
         }
     }
 }

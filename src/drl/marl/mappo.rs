@@ -38,6 +38,9 @@ pub struct MappoConfig {
     /// The episode limit is the task's horizon (Pardo et al. 2018): the critic sees the elapsed
     /// fraction t/T and the limit ends the return (no bootstrap from the last state).
     pub finite_horizon: bool,
+    /// Both learning rates fall linearly to zero over this many environment steps (MAPPO's
+    /// `use_linear_lr_decay`, set to the run's length); 0 keeps them constant.
+    pub lr_decay_steps: usize,
 }
 
 impl Hyperparameters for MappoConfig {
@@ -56,6 +59,7 @@ impl Hyperparameters for MappoConfig {
             ("value_normalization", Range::Flag),
             ("log_std_init", Range::Finite),
             ("finite_horizon", Range::Flag),
+            ("lr_decay_steps", Range::NonNegative),
         ]
     }
 }
@@ -80,6 +84,7 @@ impl Default for MappoConfig {
             value_normalization: true,
             log_std_init: -0.5,
             finite_horizon: false,
+            lr_decay_steps: 0,
         }
     }
 }
@@ -117,6 +122,8 @@ pub struct Mappo {
     episode_limit: usize,
     /// Episode step of the latest training action (the next state is one later).
     last_step: usize,
+    /// Environment steps (one per env and time step) collected so far, for the decay.
+    env_steps: usize,
     device: Device,
 }
 
@@ -190,6 +197,7 @@ impl Mappo {
             next_values: Vec::new(),
             episode_limit: episode_limit.max(1),
             last_step: 0,
+            env_steps: 0,
             device,
         }
     }
@@ -237,8 +245,18 @@ impl Mappo {
         }
     }
 
+    /// The learning rates for the update after the rollout that began at `rollout_start` steps.
+    fn set_learning_rates(&mut self, rollout_start: usize) {
+        let c = &self.config;
+        let left =
+            if c.lr_decay_steps == 0 { 1.0 } else { (1.0 - rollout_start as f64 / c.lr_decay_steps as f64).max(0.0) };
+        self.actor_optimizer.set_learning_rate(c.actor_learning_rate * left);
+        self.critic_optimizer.set_learning_rate(c.critic_learning_rate * left);
+    }
+
     fn update(&mut self) -> Metrics {
         let rows = self.steps[0].values.len();
+        self.set_learning_rates(self.env_steps.saturating_sub(self.steps.len() * rows / self.shape.0.max(1)));
         let values: Vec<f32> = self.steps.iter().flat_map(|c| c.values.iter().copied()).collect();
         let (advantages, returns) = gae(
             &self.rewards,
@@ -344,6 +362,7 @@ impl MultiAgentLearner for Mappo {
                 self.done.push(step.terminated[b] || step.truncated[b]);
             }
         }
+        self.env_steps += step.team_rewards.len();
         let (_, next_critic) = self.inputs(&step.next, self.last_step + 1);
         self.next_values.extend(self.values(&next_critic));
         let all_done = step.terminated.iter().zip(&step.truncated).all(|(t, u)| *t || *u);
@@ -365,7 +384,7 @@ impl AgentState for Mappo {
         anyhow::ensure!(self.steps.is_empty(), "MAPPO state is saved between rollouts");
         self.actor_optimizer.save("actor_optimizer", state);
         self.critic_optimizer.save("critic_optimizer", state);
-        state.put("mappo", &(&self.rng, &self.value_norm, self.last_step))?;
+        state.put("mappo", &(&self.rng, &self.value_norm, self.last_step, self.env_steps))?;
         save_stores(self.var_stores(), state);
         Ok(())
     }
@@ -373,14 +392,13 @@ impl AgentState for Mappo {
     fn load_state(&mut self, state: &StateDict) -> Result<()> {
         self.actor_optimizer.load("actor_optimizer", state)?;
         self.critic_optimizer.load("critic_optimizer", state)?;
-        (self.rng, self.value_norm, self.last_step) = state.get("mappo")?;
+        (self.rng, self.value_norm, self.last_step, self.env_steps) = state.get("mappo")?;
         load_stores(self.var_stores(), state)
     }
 
     fn set_hyperparameters(&mut self, patch: &serde_json::Value) -> Result<()> {
         self.config = patched(&self.config, patch, STRUCTURAL)?;
-        self.actor_optimizer.set_learning_rate(self.config.actor_learning_rate);
-        self.critic_optimizer.set_learning_rate(self.config.critic_learning_rate);
+        self.set_learning_rates(self.env_steps);
         Ok(())
     }
 }

@@ -13,7 +13,10 @@
 //! the baseline `dsatur`); each time it reaches a proper colouring with k colours it records it,
 //! recolours the last colour class at random into the others and looks for k - 1.
 //! Why moves and not the Ising encoding: one-hot colours need n k spins and a penalty per node,
-//! and single flips leave the one-hot states at once.
+//! and single flips leave the one-hot states at once. Method `ising` (given k): the engine's spin
+//! flips on that encoding (`ising.rs`); measured against TabuCol in the README.
+
+pub mod ising;
 
 use super::graph::{parse_dimacs, parse_json as parse_graph_json, Graph};
 use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
@@ -28,6 +31,7 @@ use std::time::Instant;
 /// The largest conflict table a colouring search keeps: nodes times colours.
 pub const MAX_TABLE_CELLS: usize = 50_000_000;
 
+#[derive(Clone)]
 pub struct ColoringInstance {
     graph: Graph,
     adjacency: Vec<Vec<u32>>,
@@ -332,7 +336,16 @@ impl Instance for ColoringInstance {
         self.report(&outcome.solution, outcome.stop, elapsed_ms, history, (outcome.chains, outcome.rounds), params.seed)
     }
 
-    fn solve_baseline(&self, name: &str, params: &SearchParams, _: Models<'_>) -> Result<SolveReport, ProblemError> {
+    fn solve_baseline(
+        &self,
+        name: &str,
+        params: &SearchParams,
+        models: Models<'_>,
+    ) -> Result<SolveReport, ProblemError> {
+        if name == "ising" {
+            let encoding = std::sync::Arc::new(ising::OneHotColoring::new(self)?);
+            return Ok(super::binary::Repaired(encoding).solve(params, models));
+        }
         if name != "dsatur" {
             return Err(ProblemError::invalid("method", format!("unknown baseline '{name}'")));
         }
@@ -379,7 +392,7 @@ impl Problem for GraphColoring {
     }
 
     fn baselines(&self) -> &'static [&'static str] {
-        &["dsatur"]
+        &["dsatur", "ising"]
     }
 
     fn instance_schema(&self) -> Value {

@@ -13,7 +13,10 @@
 //! encoding: a capacity constraint needs log2(W) slack spins and a penalty whose scale dwarfs the
 //! values, and single flips on it mostly cross infeasible states; the moves here keep every state
 //! feasible: add an item that fits, drop one (Metropolis on the value lost), or swap one in for
-//! one out when it only fits that way.
+//! one out when it only fits that way. Method `ising`: the engine's spin flips on that encoding
+//! (`ising.rs`), every incumbent repacked to fit; measured against the moves in the README.
+
+pub mod ising;
 
 use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
 use crate::search::moves::{cycle_temperature, minimize_with, MoveSet};
@@ -66,10 +69,27 @@ impl KnapsackInstance {
 
     /// Greedy by ratio: every item that still fits, best ratio first.
     pub fn greedy(&self) -> Vec<bool> {
-        let mut x = vec![false; self.num_items()];
-        let mut used = vec![0.0; self.capacity.len()];
-        for i in self.by_ratio() {
-            if (0..used.len()).all(|d| used[d] + self.weights[d][i] <= self.capacity[d]) {
+        self.packed(vec![false; self.num_items()])
+    }
+
+    /// A feasible selection from any: the chosen items of worst ratio leave until the rest fits,
+    /// then every item that still fits joins, best ratio first.
+    pub fn packed(&self, mut x: Vec<bool>) -> Vec<bool> {
+        let order = self.by_ratio();
+        let load =
+            |x: &[bool], d: usize| -> f64 { self.weights[d].iter().zip(x).filter(|(_, &on)| on).map(|(w, _)| w).sum() };
+        let mut used: Vec<f64> = (0..self.capacity.len()).map(|d| load(&x, d)).collect();
+        for &i in order.iter().rev() {
+            if (0..used.len()).all(|d| used[d] <= self.capacity[d]) {
+                break;
+            }
+            if x[i] {
+                x[i] = false;
+                (0..used.len()).for_each(|d| used[d] -= self.weights[d][i]);
+            }
+        }
+        for i in order {
+            if !x[i] && (0..used.len()).all(|d| used[d] + self.weights[d][i] <= self.capacity[d]) {
                 x[i] = true;
                 (0..used.len()).for_each(|d| used[d] += self.weights[d][i]);
             }
@@ -280,7 +300,16 @@ impl Instance for KnapsackInstance {
         self.report(&x, outcome.stop, outcome.elapsed, history, (outcome.chains, outcome.rounds), params.seed)
     }
 
-    fn solve_baseline(&self, name: &str, params: &SearchParams, _: Models<'_>) -> Result<SolveReport, ProblemError> {
+    fn solve_baseline(
+        &self,
+        name: &str,
+        params: &SearchParams,
+        models: Models<'_>,
+    ) -> Result<SolveReport, ProblemError> {
+        if name == "ising" {
+            let encoding = std::sync::Arc::new(ising::SlackKnapsack::new(self)?);
+            return Ok(super::binary::Repaired(encoding).solve(params, models));
+        }
         let start = Instant::now();
         let (x, status) = match name {
             "dp" => (self.dp().map_err(|reason| ProblemError::invalid("method", reason))?, StopReason::Optimal),
@@ -480,7 +509,7 @@ impl Problem for Knapsack {
     }
 
     fn baselines(&self) -> &'static [&'static str] {
-        &["dp", "greedy"]
+        &["dp", "greedy", "ising"]
     }
 
     fn instance_schema(&self) -> Value {
