@@ -58,6 +58,12 @@ struct LimitArgs {
     /// Largest accepted chains.
     #[arg(long, env = "RLSOLVER_MAX_CHAINS", default_value_t = Limits::default().max_chains)]
     max_chains: usize,
+    /// Largest tensor network, in tensors.
+    #[arg(long, env = "RLSOLVER_MAX_TENSORS", default_value_t = Limits::default().max_tensors)]
+    max_tensors: usize,
+    /// Largest tensor network, in distinct indices.
+    #[arg(long, env = "RLSOLVER_MAX_INDICES", default_value_t = Limits::default().max_indices)]
+    max_indices: usize,
 }
 
 impl LimitArgs {
@@ -68,6 +74,8 @@ impl LimitArgs {
             max_time_limit_s: self.max_time_limit_s,
             default_time_limit_s: self.default_time_limit_s,
             max_chains: self.max_chains,
+            max_tensors: self.max_tensors,
+            max_indices: self.max_indices,
         }
     }
 }
@@ -141,7 +149,7 @@ struct SolveArgs {
     /// Iteration budget in rounds (reproducible with the same seed).
     #[arg(long)]
     max_rounds: Option<usize>,
-    /// `search` (default) or a baseline (maxcut: greedy, sa, rank2; mimo: mrt, zf, rzf, wmmse, policy; compressive_sensing: omp, ista, fista, policy; max_independent_set, min_vertex_cover, max_clique: greedy; set_cover: greedy, ising; knapsack: dp, greedy, ising; graph_coloring: dsatur, ising; graph_partitioning: bfs, ising; number_partitioning: anneal, kk, ckk, ising).
+    /// `search` (default) or a baseline (maxcut: greedy, sa, rank2; mimo: mrt, zf, rzf, wmmse, policy; compressive_sensing: omp, ista, fista, policy; max_independent_set, min_vertex_cover, max_clique: greedy; set_cover: greedy, ising; knapsack: dp, greedy, ising; graph_coloring: dsatur, ising; graph_partitioning: bfs, ising; number_partitioning: anneal, kk, ckk, ising; tensor_network: greedy, random-greedy).
     #[arg(long)]
     method: Option<String>,
     /// A registered model to seed the search with (see `GET /v1/models`).
@@ -294,11 +302,12 @@ struct GenerateArgs {
     /// numbers of --edges bits each: JSON), graph_coloring (--nodes, --edges between --colors
     /// planted colour classes plus a planted clique: DIMACS) or graph_partitioning (--nodes in
     /// two planted halves, --edges inside them and --cut across: METIS) or max_independent_set
-    /// (--nodes groups of a forced model RB graph as BHOSLIB's frbN-K, optimum N: DIMACS).
+    /// (--nodes groups of a forced model RB graph as BHOSLIB's frbN-K, optimum N: DIMACS) or
+    /// tensor_network (a random circuit of --nodes qubits on a grid and --edges cycles: einsum JSON).
     problem: String,
     #[arg(long)]
     nodes: usize,
-    /// Edges (number_partitioning: bits; max_independent_set: unused).
+    /// Edges (number_partitioning: bits; tensor_network: cycles; max_independent_set: unused).
     #[arg(long, default_value_t = 0)]
     edges: usize,
     /// Comma-separated integer weights drawn uniformly, e.g. 1,-1.
@@ -427,6 +436,12 @@ fn run() -> Result<()> {
                 println!("{}", serde_json::to_string(&numbers)?);
                 return Ok(());
             }
+            if args.problem == "tensor_network" {
+                let network =
+                    rlsolver::problems::tensor_network::generate::random_circuit(args.nodes, args.edges, args.seed);
+                println!("{}", serde_json::to_string(&network)?);
+                return Ok(());
+            }
             use rlsolver::problems::graph;
             if args.problem == "graph_coloring" {
                 let edges = graph::planted(args.nodes, args.colors, 0, args.edges, true, args.seed)
@@ -449,7 +464,7 @@ fn run() -> Result<()> {
             }
             anyhow::ensure!(
                 args.problem == "maxcut",
-                "generate supports: maxcut, number_partitioning, graph_coloring, graph_partitioning, max_independent_set"
+                "generate supports: maxcut, number_partitioning, graph_coloring, graph_partitioning, max_independent_set, tensor_network"
             );
             anyhow::ensure!(
                 args.edges <= args.nodes * args.nodes.saturating_sub(1) / 2,

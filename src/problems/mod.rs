@@ -35,6 +35,7 @@ pub mod number_partitioning;
 pub mod qubo;
 pub mod random;
 pub mod set_cover;
+pub mod tensor_network;
 
 /// The Ising model lives in the engine (`search::ising`); problems build one.
 pub use crate::search::ising;
@@ -60,6 +61,10 @@ pub struct Limits {
     pub default_time_limit_s: f64,
     /// Largest accepted `chains`.
     pub max_chains: usize,
+    /// Largest tensor network, in tensors (`tensor_network`).
+    pub max_tensors: usize,
+    /// Largest tensor network, in distinct indices (`tensor_network`).
+    pub max_indices: usize,
 }
 
 impl Default for Limits {
@@ -70,6 +75,8 @@ impl Default for Limits {
             max_time_limit_s: 300.0,
             default_time_limit_s: 10.0,
             max_chains: 65_536,
+            max_tensors: 5_000,
+            max_indices: 50_000,
         }
     }
 }
@@ -429,7 +436,7 @@ pub struct SolveContext {
 
 /// Every registered problem.
 pub fn registry() -> &'static [&'static dyn Problem] {
-    static PROBLEMS: [&dyn Problem; 13] = [
+    static PROBLEMS: [&dyn Problem; 14] = [
         &maxcut::MaxCut,
         &mimo::Mimo,
         &cs::CompressiveSensing,
@@ -443,6 +450,7 @@ pub fn registry() -> &'static [&'static dyn Problem] {
         &coloring::GraphColoring,
         &number_partitioning::NumberPartitioning,
         &graph_partitioning::GraphPartitioning,
+        &tensor_network::TensorNetwork,
     ];
     &PROBLEMS
 }

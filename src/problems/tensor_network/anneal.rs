@@ -1,0 +1,211 @@
+//! Simulated annealing on contraction trees by local rotations (TreeSA: Kalachev, Panteleev and
+//! Yung, "Multi-tensor contraction for XEB verification of quantum circuits", 2021, sec. 3), in
+//! the engine's chains (`search::moves`). A move picks an inner node p = (q, C) with an inner
+//! child q = (A, B) and swaps C with A or with B: p = ((C, B), A) or ((A, C), B). Only q's
+//! result changes (p keeps its leaf set), so the move re-costs two contractions and the energy
+//! log10(total cost) changes by log10(1 - (c_q + c_p - c_q' - c_p') / total); Metropolis accepts
+//! it at the temperature of a geometric cycle (`cycle_temperature`). Every chain starts from
+//! the better of a randomised greedy tree (`greedy::random_rule`, its own per chain) and plain greedy.
+
+use super::greedy::{greedy, greedy_with, random_rule};
+use super::tree::{log2_add, ContractionTree, Legs};
+use super::Network;
+use crate::search::moves::{cycle_temperature, MoveSet};
+use rand::Rng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+/// Annealing settings, in log10 units of the total cost.
+#[derive(Debug, Clone, Copy)]
+pub struct AnnealConfig {
+    /// Temperature at the start of a cycle.
+    pub hot: f64,
+    /// Temperature at its end.
+    pub cold: f64,
+    /// Moves per cycle, per inner node.
+    pub cycle_per_node: u64,
+    /// Moves per round, per inner node.
+    pub round_per_node: usize,
+}
+
+impl Default for AnnealConfig {
+    fn default() -> Self {
+        AnnealConfig { hot: 0.1, cold: 0.001, cycle_per_node: 2_000, round_per_node: 50 }
+    }
+}
+
+/// One chain: the tree as child links over 2n - 1 nodes (leaves 0..n), each node's
+/// legs, each inner node's log2 cost, the log2 total, and the best tree seen.
+#[derive(Clone)]
+pub struct TreeChain {
+    children: Vec<[u32; 2]>,
+    legs: Vec<Legs>,
+    cost: Vec<f64>,
+    total: f64,
+    root: u32,
+    moves: u64,
+    best: ContractionTree,
+    best_energy: f64,
+}
+
+pub struct TreeAnneal<'a> {
+    network: &'a Network,
+    config: AnnealConfig,
+}
+
+impl<'a> TreeAnneal<'a> {
+    pub fn new(network: &'a Network) -> Self {
+        TreeAnneal { network, config: AnnealConfig::default() }
+    }
+
+    fn leaves(&self) -> usize {
+        self.network.num_tensors()
+    }
+
+    fn chain(&self, tree: &ContractionTree) -> TreeChain {
+        let n = self.leaves();
+        let children = tree.children.clone();
+        let (legs, cost) = tree.evaluate(self.network);
+        let mut costs = vec![0.0; children.len()];
+        for (k, &[a, b]) in children.iter().enumerate() {
+            costs[k] = self.network.merge(&legs[a as usize], &legs[b as usize]).0;
+        }
+        let energy = cost.log10_flops();
+        TreeChain {
+            children,
+            legs,
+            cost: costs,
+            total: cost.log2_flops,
+            root: (2 * n - 2) as u32,
+            moves: 0,
+            best: tree.clone(),
+            best_energy: energy,
+        }
+    }
+
+    /// The chain's tree in SSA order (children before parents).
+    fn tree_of(&self, chain: &TreeChain) -> ContractionTree {
+        let n = self.leaves();
+        if n == 1 {
+            return ContractionTree { leaves: 1, children: Vec::new() };
+        }
+        let mut ssa = vec![u32::MAX; 2 * n - 1];
+        (0..n).for_each(|t| ssa[t] = t as u32);
+        let mut pairs = Vec::with_capacity(n - 1);
+        let mut stack = vec![(chain.root, false)];
+        while let Some((node, expanded)) = stack.pop() {
+            if (node as usize) < n {
+                continue;
+            }
+            let [a, b] = chain.children[node as usize - n];
+            if expanded {
+                pairs.push([ssa[a as usize], ssa[b as usize]]);
+                ssa[node as usize] = (n + pairs.len() - 1) as u32;
+            } else {
+                stack.push((node, true));
+                stack.push((b, false));
+                stack.push((a, false));
+            }
+        }
+        ContractionTree::from_ssa(n, pairs)
+    }
+
+    /// Recomputes the total from the node costs (removes the drift of incremental updates).
+    fn retotal(chain: &mut TreeChain) {
+        chain.total = chain.cost.iter().fold(f64::NEG_INFINITY, |t, &c| log2_add(t, c));
+    }
+
+    /// One rotation proposal at inner node p; true when accepted.
+    fn rotate(&self, chain: &mut TreeChain, rng: &mut Xoshiro256PlusPlus, temperature: f64) -> bool {
+        let n = self.leaves();
+        let p = n + rng.gen_range(0..n - 1);
+        let [x, y] = chain.children[p - n];
+        let (q, c) = match ((x as usize) >= n, (y as usize) >= n) {
+            (false, false) => return false,
+            (true, false) => (x, y),
+            (false, true) => (y, x),
+            (true, true) => {
+                if rng.gen::<bool>() {
+                    (x, y)
+                } else {
+                    (y, x)
+                }
+            }
+        };
+        let q_index = q as usize - n;
+        let [a, b] = chain.children[q_index];
+        // Swap c with `out` (one of q's children); q keeps `stay`.
+        let (out, stay) = if rng.gen::<bool>() { (a, b) } else { (b, a) };
+        let (new_q_cost, new_q_legs) = self.network.merge(&chain.legs[c as usize], &chain.legs[stay as usize]);
+        let (new_p_cost, _) = self.network.merge(&new_q_legs, &chain.legs[out as usize]);
+        let (old_q_cost, old_p_cost) = (chain.cost[q_index], chain.cost[p - n]);
+        let ratio = 1.0 - (old_q_cost - chain.total).exp2() - (old_p_cost - chain.total).exp2()
+            + (new_q_cost - chain.total).exp2()
+            + (new_p_cost - chain.total).exp2();
+        let ratio = ratio.max(f64::MIN_POSITIVE);
+        let delta = ratio.log10();
+        if delta > 0.0 && rng.gen::<f64>() >= (-delta / temperature).exp() {
+            return false;
+        }
+        chain.children[q_index] = [c, stay];
+        chain.children[p - n] = [q, out];
+        chain.legs[q as usize] = new_q_legs;
+        chain.cost[q_index] = new_q_cost;
+        chain.cost[p - n] = new_p_cost;
+        chain.total += ratio.log2();
+        true
+    }
+}
+
+impl MoveSet for TreeAnneal<'_> {
+    type Chain = TreeChain;
+    type Solution = ContractionTree;
+
+    fn num_variables(&self) -> usize {
+        self.leaves().saturating_sub(1).max(1)
+    }
+
+    fn moves_per_round(&self) -> usize {
+        self.config.round_per_node * self.num_variables()
+    }
+
+    fn min_patience_rounds(&self) -> usize {
+        // A few annealing cycles.
+        (3 * self.config.cycle_per_node as usize).div_ceil(self.config.round_per_node).max(8)
+    }
+
+    fn start(&self, rng: &mut Xoshiro256PlusPlus) -> TreeChain {
+        let rule = random_rule(rng);
+        let random = greedy_with(self.network, rule, rng);
+        let plain = greedy(self.network);
+        let tree =
+            if random.cost(self.network).log2_flops < plain.cost(self.network).log2_flops { random } else { plain };
+        self.chain(&tree)
+    }
+
+    fn advance(&self, chain: &mut TreeChain, moves: usize, rng: &mut Xoshiro256PlusPlus) {
+        if self.leaves() < 3 {
+            return;
+        }
+        let cycle = self.config.cycle_per_node * self.num_variables() as u64;
+        for _ in 0..moves {
+            let temperature = cycle_temperature(chain.moves, cycle, self.config.hot, self.config.cold);
+            chain.moves += 1;
+            if self.rotate(chain, rng, temperature) {
+                let energy = chain.total * std::f64::consts::LOG10_2;
+                if energy < chain.best_energy - 1e-12 {
+                    Self::retotal(chain);
+                    let energy = chain.total * std::f64::consts::LOG10_2;
+                    if energy < chain.best_energy - 1e-12 {
+                        chain.best = self.tree_of(chain);
+                        chain.best_energy = energy;
+                    }
+                }
+            }
+        }
+        Self::retotal(chain);
+    }
+
+    fn best(&self, chain: &TreeChain) -> (ContractionTree, f64) {
+        (chain.best.clone(), chain.best_energy)
+    }
+}

@@ -1,0 +1,334 @@
+//! Tensor-network contraction ordering (TNCO): the pairwise contraction order of a network with
+//! the fewest scalar multiplications. The cost convention is `shared/data/tnco`'s (contracting A
+//! and B costs the product of the sizes of their union of indices; cotengra's
+//! `contraction_cost()`, opt_einsum's `opt_cost` minus log10 2 at bond dimension 2); the objective
+//! is its log10.
+//!
+//! Inputs: the adjacency-list text of `shared/data/tnco` (element t lists the tensors sharing an
+//! index of dimension 2 with tensor t; symmetric, no self-loops, no open indices) and the einsum
+//! JSON of opt_einsum and cotengra users, `{inputs: [[label, ...], ...], output: [...],
+//! size_dict: {label: size}}`: any positive integer sizes, open output indices, hyperedges (an
+//! index on more than two tensors). An index on one tensor only must be in the output.
+//!
+//! Output: `solution.path`, opt_einsum's path (pairs of positions, usable as
+//! `opt_einsum.contract(..., optimize=path)` and `cotengra.ContractionTree.from_path`),
+//! `solution.cost_log10`, `solution.largest_intermediate_log2` and `solution.tree` (nested pairs
+//! of tensor ids, 0-based in input order).
+//!
+//! Methods: `search` (default) anneals trees by local rotations in the engine's chains
+//! (`anneal.rs`, after TreeSA, Kalachev et al. 2021), each chain starting from a randomised
+//! greedy tree; baselines `greedy` (opt_einsum's rule) and `random-greedy` (`greedy.rs`).
+
+pub mod anneal;
+pub mod generate;
+pub mod greedy;
+pub mod tree;
+
+use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use crate::search::moves::minimize_with;
+use crate::search::{SearchParams, StopReason};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
+use tree::{ContractionTree, TreeCost};
+
+/// A tensor network: each tensor's indices, each index's size and carriers, the open indices.
+#[derive(Debug, Clone)]
+pub struct Network {
+    /// tensors[t]: the indices of tensor t, sorted, each once.
+    pub tensors: Vec<Vec<u32>>,
+    /// log2 of each index's dimension.
+    pub log2_sizes: Vec<f64>,
+    /// How many tensors carry each index.
+    pub carriers: Vec<u32>,
+    /// Whether each index is open (in the output).
+    pub output: Vec<bool>,
+    /// Each index's label (einsum input) or "t-j" (adjacency list).
+    pub labels: Vec<String>,
+}
+
+impl Network {
+    /// Checks the shape and builds the carrier counts. `tensors` holds index ids 0..sizes.len().
+    pub fn new(
+        tensors: Vec<Vec<u32>>,
+        sizes: Vec<u64>,
+        output: Vec<bool>,
+        labels: Vec<String>,
+        limits: &Limits,
+    ) -> Result<Self, ProblemError> {
+        if tensors.is_empty() {
+            return Err(ProblemError::invalid("inputs", "the network has no tensors"));
+        }
+        if tensors.len() > limits.max_tensors {
+            return Err(ProblemError::too_large(
+                "inputs",
+                format!("{} tensors exceed this server's limit of {}", tensors.len(), limits.max_tensors),
+            ));
+        }
+        if sizes.len() > limits.max_indices {
+            return Err(ProblemError::too_large(
+                "inputs",
+                format!("{} indices exceed this server's limit of {}", sizes.len(), limits.max_indices),
+            ));
+        }
+        let mut carriers = vec![0u32; sizes.len()];
+        for tensor in &tensors {
+            tensor.iter().for_each(|&i| carriers[i as usize] += 1);
+        }
+        for (i, &count) in carriers.iter().enumerate() {
+            if count == 1 && !output[i] {
+                return Err(ProblemError::invalid(
+                    "inputs",
+                    format!("index '{}' appears in one tensor only and is not in the output", labels[i]),
+                ));
+            }
+            if count == 0 && output[i] {
+                return Err(ProblemError::invalid("output", format!("index '{}' is in no input tensor", labels[i])));
+            }
+        }
+        let log2_sizes = sizes.iter().map(|&s| (s as f64).log2()).collect();
+        Ok(Network { tensors, log2_sizes, carriers, output, labels })
+    }
+
+    pub fn num_tensors(&self) -> usize {
+        self.tensors.len()
+    }
+
+    fn report(
+        &self,
+        tree: &ContractionTree,
+        status: StopReason,
+        elapsed: Duration,
+        history: Vec<HistoryPoint>,
+        (chains, rounds): (usize, usize),
+        seed: u64,
+    ) -> SolveReport {
+        let cost: TreeCost = tree.cost(self);
+        let objective = cost.log10_flops();
+        SolveReport {
+            problem: "tensor_network".into(),
+            objective,
+            energy: objective,
+            solution: json!({
+                "path": tree.linear_path(),
+                "cost_log10": objective,
+                "largest_intermediate_log2": cost.log2_largest,
+                "tree": tree.nested(),
+            }),
+            status,
+            elapsed_ms: elapsed.as_secs_f64() * 1e3,
+            history,
+            chains,
+            rounds,
+            device: "cpu".into(),
+            seed,
+        }
+    }
+}
+
+impl Instance for Network {
+    fn solve(&self, params: &SearchParams, _: Models<'_>) -> SolveReport {
+        let moves = anneal::TreeAnneal::new(self);
+        let outcome = minimize_with(&moves, params);
+        let history = super::history_points(&outcome.history, |energy| energy);
+        let tree = outcome.solution;
+        self.report(&tree, outcome.stop, outcome.elapsed, history, (outcome.chains, outcome.rounds), params.seed)
+    }
+
+    fn solve_baseline(&self, name: &str, params: &SearchParams, _: Models<'_>) -> Result<SolveReport, ProblemError> {
+        let start = Instant::now();
+        let (tree, tries) = match name {
+            "greedy" => (greedy::greedy(self), 1),
+            "random-greedy" => greedy::random_greedy(
+                self,
+                Duration::from_secs_f64(params.time_limit_s),
+                params.seed,
+                params.max_rounds,
+            ),
+            _ => return Err(ProblemError::invalid("method", format!("unknown baseline '{name}'"))),
+        };
+        let elapsed = start.elapsed();
+        let objective = tree.cost(self).log10_flops();
+        let history = vec![HistoryPoint { elapsed_ms: elapsed.as_secs_f64() * 1e3, objective }];
+        Ok(self.report(&tree, StopReason::Converged, elapsed, history, (1, tries), params.seed))
+    }
+
+    fn target_energy(&self, objective: f64) -> f64 {
+        objective
+    }
+
+    fn size_summary(&self) -> String {
+        let hyper = self.carriers.iter().filter(|&&c| c > 2).count();
+        let open = self.output.iter().filter(|&&o| o).count();
+        format!("tensors={} indices={} hyperedges={hyper} open={open}", self.num_tensors(), self.carriers.len())
+    }
+}
+
+/// The adjacency list of `shared/data/tnco`: element t lists the tensors sharing a dimension-2
+/// index with t. The text is one Python/JSON list of integer lists.
+pub fn parse_adjacency(text: &str, limits: &Limits) -> Result<Network, ProblemError> {
+    let lists: Vec<Vec<i64>> = serde_json::from_str(text.trim()).map_err(|e| {
+        ProblemError::invalid("instance", format!("expected a list of integer lists (line {}): {e}", e.line()))
+    })?;
+    let n = lists.len();
+    if n > limits.max_tensors {
+        return Err(ProblemError::too_large(
+            "instance",
+            format!("{n} tensors exceed this server's limit of {}", limits.max_tensors),
+        ));
+    }
+    let mut index_of: BTreeMap<(usize, usize), u32> = BTreeMap::new();
+    let mut tensors = vec![Vec::new(); n];
+    for (t, neighbours) in lists.iter().enumerate() {
+        for &j in neighbours {
+            let field = format!("instance[{t}]");
+            if j < 0 || j as usize >= n {
+                return Err(ProblemError::invalid(field, format!("tensor {j} is out of range 0..{n}")));
+            }
+            let j = j as usize;
+            if j == t {
+                return Err(ProblemError::invalid(field, "a tensor cannot share an index with itself"));
+            }
+            if neighbours.iter().filter(|&&k| k as usize == j).count() > 1 {
+                return Err(ProblemError::invalid(field, format!("tensor {j} is listed twice")));
+            }
+            if !lists[j].contains(&(t as i64)) {
+                return Err(ProblemError::invalid(field, format!("lists {j} but tensor {j} does not list {t}")));
+            }
+            let key = (t.min(j), t.max(j));
+            let next = index_of.len() as u32;
+            let index = *index_of.entry(key).or_insert(next);
+            tensors[t].push(index);
+        }
+        tensors[t].sort_unstable();
+    }
+    let mut labels = vec![String::new(); index_of.len()];
+    for (&(a, b), &i) in &index_of {
+        labels[i as usize] = format!("{a}-{b}");
+    }
+    let count = labels.len();
+    Network::new(tensors, vec![2; count], vec![false; count], labels, limits)
+}
+
+fn label_of(value: &Value, field: &str) -> Result<String, ProblemError> {
+    match value {
+        Value::String(s) => Ok(s.clone()),
+        Value::Number(n) if n.is_i64() || n.is_u64() => Ok(n.to_string()),
+        _ => Err(ProblemError::invalid(field, "an index label must be a string or an integer")),
+    }
+}
+
+/// opt_einsum's / cotengra's `{inputs, output, size_dict}`.
+pub fn parse_einsum(value: &Value, limits: &Limits) -> Result<Network, ProblemError> {
+    let object = value.as_object().ok_or_else(|| ProblemError::invalid("instance", "expected a JSON object"))?;
+    let inputs = object
+        .get("inputs")
+        .and_then(Value::as_array)
+        .ok_or_else(|| ProblemError::invalid("inputs", "expected a list of index lists"))?;
+    if inputs.len() > limits.max_tensors {
+        return Err(ProblemError::too_large(
+            "inputs",
+            format!("{} tensors exceed this server's limit of {}", inputs.len(), limits.max_tensors),
+        ));
+    }
+    let size_dict = object
+        .get("size_dict")
+        .and_then(Value::as_object)
+        .ok_or_else(|| ProblemError::invalid("size_dict", "expected an object from index label to size"))?;
+    let mut ids: HashMap<String, u32> = HashMap::new();
+    let (mut labels, mut sizes) = (Vec::new(), Vec::new());
+    let mut id_of = |label: String, field: &str| -> Result<u32, ProblemError> {
+        if let Some(&id) = ids.get(&label) {
+            return Ok(id);
+        }
+        let size = size_dict
+            .get(&label)
+            .ok_or_else(|| ProblemError::invalid("size_dict", format!("no size for index '{label}' ({field})")))?;
+        let size = size.as_u64().filter(|&s| s >= 1).ok_or_else(|| {
+            ProblemError::invalid(format!("size_dict.{label}"), format!("size {size} must be a positive integer"))
+        })?;
+        let id = labels.len() as u32;
+        ids.insert(label.clone(), id);
+        labels.push(label);
+        sizes.push(size);
+        Ok(id)
+    };
+    let mut tensors = Vec::with_capacity(inputs.len());
+    for (t, input) in inputs.iter().enumerate() {
+        let field = format!("inputs[{t}]");
+        let list = input.as_array().ok_or_else(|| ProblemError::invalid(&field, "expected a list of index labels"))?;
+        let mut tensor = Vec::with_capacity(list.len());
+        for label in list {
+            let label = label_of(label, &field)?;
+            let id = id_of(label.clone(), &field)?;
+            if tensor.contains(&id) {
+                return Err(ProblemError::invalid(
+                    field,
+                    format!("index '{label}' appears twice (traces are not supported)"),
+                ));
+            }
+            tensor.push(id);
+        }
+        tensor.sort_unstable();
+        tensors.push(tensor);
+    }
+    let mut output_ids = Vec::new();
+    if let Some(output) = object.get("output") {
+        let list =
+            output.as_array().ok_or_else(|| ProblemError::invalid("output", "expected a list of index labels"))?;
+        for label in list {
+            let label = label_of(label, "output")?;
+            let id = *ids
+                .get(&label)
+                .ok_or_else(|| ProblemError::invalid("output", format!("index '{label}' is in no input tensor")))?;
+            if output_ids.contains(&id) {
+                return Err(ProblemError::invalid("output", format!("index '{label}' is listed twice")));
+            }
+            output_ids.push(id);
+        }
+    }
+    let mut output = vec![false; labels.len()];
+    output_ids.iter().for_each(|&i| output[i as usize] = true);
+    Network::new(tensors, sizes, output, labels, limits)
+}
+
+/// The registry row.
+pub struct TensorNetwork;
+
+impl Problem for TensorNetwork {
+    fn name(&self) -> &'static str {
+        "tensor_network"
+    }
+
+    fn summary(&self) -> &'static str {
+        "Tensor-network contraction order: the pairwise contraction tree with the fewest multiplications (log10)"
+    }
+
+    fn formats(&self) -> &'static [&'static str] {
+        &["json", "adjacency"]
+    }
+
+    fn baselines(&self) -> &'static [&'static str] {
+        &["greedy", "random-greedy"]
+    }
+
+    fn instance_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "required": ["inputs", "size_dict"],
+            "properties": {
+                "inputs": {"type": "array", "items": {"type": "array", "items": {"type": ["string", "integer"]}}, "description": "each tensor's index labels"},
+                "output": {"type": "array", "items": {"type": ["string", "integer"]}, "description": "the open indices (default: none, a scalar)"},
+                "size_dict": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}}
+            }
+        })
+    }
+
+    fn load(&self, input: ProblemInput<'_>, limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
+        let network = match input {
+            ProblemInput::Text(text) => parse_adjacency(text, limits)?,
+            ProblemInput::Json(value) => parse_einsum(value, limits)?,
+        };
+        Ok(Box::new(network))
+    }
+}
