@@ -10,7 +10,7 @@ BENCH_LIMITS ?= 10,60
 GSET ?= ../shared/data/gset
 
 # fmt and clippy, as CI runs them before the tests.
-.PHONY: setup lint peers client-tools service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard models openapi clean
+.PHONY: setup lint peers client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard models openapi clean
 
 # Idempotent: skipped when the venv already imports the pinned torch.
 setup:
@@ -30,6 +30,12 @@ client-tools: setup
 		"$(PYTHON)" -m pip install --quiet "openapi-python-client==0.29.1"
 	@"$(PYTHON)" -c 'import importlib.metadata as m, sys; sys.exit(0 if m.version("dimod") == "0.12.23" else 1)' 2>/dev/null || \
 		"$(PYTHON)" -m pip install --quiet "dimod==0.12.23"
+
+# cotengra and opt_einsum: the scorer of tests/tensor_network.rs and, with kahypar and optuna, the
+# peer of `bench tnco` (benches/peers/cotengra_peer.py), idempotent.
+tnco-peer: setup
+	@"$(PYTHON)" -c 'import importlib.metadata as m, sys; sys.exit(0 if m.version("cotengra") == "0.8.3" and m.version("kahypar") == "1.3.7" else 1)' 2>/dev/null || \
+		"$(PYTHON)" -m pip install --quiet "opt_einsum==3.4.0" "cotengra==0.8.3" "kahypar==1.3.7" "optuna==5.0.0"
 
 # Schemathesis for `make fuzz` (and verify); wrk comes from Debian (apt-get install wrk).
 service-tools: setup
@@ -59,11 +65,11 @@ lint: setup
 	cargo fmt --check
 	$(CARGO_ENV) cargo clippy --release --all-targets -- -D warnings
 
-test: setup client-tools
+test: setup client-tools tnco-peer
 	$(CARGO_ENV) cargo test --release
 
 # The heavy proofs (training to return thresholds), one at a time so timings are not shared.
-verify: setup client-tools
+verify: setup client-tools tnco-peer
 	$(CARGO_ENV) cargo test --release
 	$(MAKE) fuzz
 	$(MAKE) container-test
@@ -86,6 +92,11 @@ models: build
 # The classical NP-hard sets with proven optima -> benches/nphard-report.md (~30 minutes).
 bench-nphard: build
 	./target/release/rlsolver bench nphard --instances ../shared/data/nphard --time-limit 1,10,60 --seeds 0,1,2 --output benches/nphard-report.md
+
+# Contraction orders on the Sycamore networks and generated circuits, ours next to cotengra and
+# opt_einsum (same command, same machine) -> benches/tnco-report.md (~15 minutes).
+bench-tnco: build tnco-peer
+	./target/release/rlsolver bench tnco --instances ../shared/data/tnco --time-limit 10,60 --python "$(PYTHON)" --output benches/tnco-report.md
 
 bench-cs: build
 	./target/release/rlsolver bench cs --time-limit 2 --output benches/cs-report.md
