@@ -368,10 +368,12 @@ struct TrainPolicyArgs {
 #[derive(Args)]
 struct BenchArgs {
     /// What to benchmark: maxcut (solution quality), drl (env throughput, time to threshold), mimo
-    /// (sum rates), cs (phase transition) or nphard (optima of the classical NP-hard sets).
+    /// (sum rates), cs (phase transition), nphard (optima of the classical NP-hard sets) or tnco
+    /// (contraction orders against cotengra).
     problem: String,
     /// Folder of instances (maxcut: Gset .txt files, best-known values in its README.md; mimo:
-    /// the folder holding rayleigh_k8_n8_100.json; nphard: the folder holding mis/).
+    /// the folder holding rayleigh_k8_n8_100.json; nphard: the folder holding mis/; tnco: the
+    /// folder of Sycamore adjacency lists).
     #[arg(long, default_value = "../shared/data/gset")]
     instances: PathBuf,
     /// Comma-separated time limits in seconds, one column each.
@@ -387,13 +389,14 @@ struct BenchArgs {
     /// Also write the table to this file.
     #[arg(long)]
     output: Option<PathBuf>,
-    /// drl: Python interpreter with stable-baselines3 for the peer measurements (none: ours only).
+    /// drl, tnco: Python interpreter with the peer (stable-baselines3; cotengra) for the peer
+    /// measurements (none: ours only).
     #[arg(long)]
     python: Option<PathBuf>,
-    /// drl: the peer script.
-    #[arg(long, default_value = "benches/peers/sb3_peer.py")]
-    peer_script: PathBuf,
-    /// maxcut, nphard: seeds of our runs (median and worst per cell); drl: seeds of the time-to-threshold runs.
+    /// drl, tnco: the peer script (default: benches/peers/sb3_peer.py; benches/peers/cotengra_peer.py).
+    #[arg(long)]
+    peer_script: Option<PathBuf>,
+    /// maxcut, nphard, tnco: seeds of our runs (median and worst per cell); drl: seeds of the time-to-threshold runs.
     #[arg(long, default_value = "0,1,2,3,4", value_delimiter = ',')]
     seeds: Vec<u64>,
     /// nphard: only these problems' suites, comma-separated (default: all).
@@ -671,8 +674,18 @@ fn bench(args: BenchArgs) -> Result<()> {
         })?,
         "drl" => rlsolver::bench::drl::run_drl(&rlsolver::bench::drl::DrlBenchConfig {
             seeds: args.seeds,
-            peer: args.python.map(|python| (python, args.peer_script)),
+            peer: args
+                .python
+                .map(|python| (python, args.peer_script.clone().unwrap_or_else(|| "benches/peers/sb3_peer.py".into()))),
             ..Default::default()
+        })?,
+        "tnco" => rlsolver::bench::tnco::run_tnco(&rlsolver::bench::tnco::TncoBenchConfig {
+            time_limits_s: args.time_limit,
+            seeds: args.seeds,
+            peer: args
+                .python
+                .map(|python| (python, args.peer_script.unwrap_or_else(|| "benches/peers/cotengra_peer.py".into()))),
+            ..rlsolver::bench::tnco::TncoBenchConfig::in_folder(&args.instances)
         })?,
         "mimo" => rlsolver::bench::mimo::run_mimo(&rlsolver::bench::mimo::MimoBenchConfig {
             time_limit_s: args.time_limit[0],
@@ -690,7 +703,7 @@ fn bench(args: BenchArgs) -> Result<()> {
             seeds: args.seeds,
             only: args.only,
         })?,
-        other => anyhow::bail!("bench supports maxcut, drl, mimo, cs and nphard, not '{other}'"),
+        other => anyhow::bail!("bench supports maxcut, drl, mimo, cs, nphard and tnco, not '{other}'"),
     };
     print!("{report}");
     if let Some(path) = args.output {

@@ -2,12 +2,13 @@
 //! worst over seeds), `drl` (environment throughput and time to threshold, against
 //! Stable-Baselines3 and gymnasium), `mimo` (sum rates of the baselines and the search on a channel
 //! set), `cs` (the phase transition of the recovery methods) and `nphard` (the classical NP-hard
-//! problems on benchmark sets with proven optima).
+//! problems on benchmark sets with proven optima) and `tnco` (contraction orders against cotengra).
 
 pub mod cs;
 pub mod drl;
 pub mod maxcut;
 pub mod mimo;
 pub mod nphard;
+pub mod tnco;
 
 pub use maxcut::{run_maxcut, BenchConfig};
