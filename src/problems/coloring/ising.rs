@@ -185,7 +185,7 @@ mod tests {
         assert_eq!(instance.conflicts(&colors) as f64, report.objective);
         assert_eq!(report.objective, 0.0);
         let unbounded = ColoringInstance::new(planted(24, 3, 0.5, 2), None, "instance").unwrap();
-        let error = unbounded.solve_baseline("ising", &params, models).err().expect("needs k");
+        let error = unbounded.solve_baseline("ising", &params, models).expect_err("needs k");
         assert!(format!("{error:?}").contains("colors"));
     }
 }

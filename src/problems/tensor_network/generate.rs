@@ -17,10 +17,10 @@ fn pattern(k: usize, qubits: usize, cols: usize) -> Vec<(usize, usize)> {
         let (r, c) = (q / cols, q % cols);
         let partner = if k < 2 {
             // Horizontal: columns c, c + 1 with (c + r + k) even.
-            ((c + r + k) % 2 == 0 && c + 1 < cols).then_some(q + 1)
+            ((c + r + k).is_multiple_of(2) && c + 1 < cols).then_some(q + 1)
         } else {
             // Vertical: rows r, r + 1 with (r + c + k) even.
-            ((r + c + k) % 2 == 0).then_some(q + cols)
+            (r + c + k).is_multiple_of(2).then_some(q + cols)
         };
         if let Some(p) = partner.filter(|&p| p < qubits) {
             pairs.push((q, p));
@@ -70,7 +70,7 @@ mod tests {
     fn every_index_joins_two_gates_and_patterns_are_matchings() {
         for k in 0..4 {
             let pairs = pattern(k, 20, 5);
-            let mut used = vec![0; 20];
+            let mut used = [0; 20];
             pairs.iter().for_each(|&(a, b)| {
                 used[a] += 1;
                 used[b] += 1;
