@@ -259,6 +259,46 @@ fn small_networks_with_hyperedges_and_open_indices_reach_the_exact_optimum() {
     }
 }
 
+#[test]
+fn a_memory_bound_is_met_by_slicing_and_the_cost_counts_every_slice() {
+    let base = start_server(ServerConfig::default());
+    let mut network = rlsolver::problems::tensor_network::generate::random_circuit(36, 12, 91);
+    let options = json!({"time_limit_s": 3, "seed": 2});
+    let free: Value = post_json(&base, &network, options.clone()).json().unwrap();
+    let width = free["solution"]["largest_intermediate_log2"].as_f64().unwrap();
+    assert_eq!(free["solution"]["slices"].as_f64().unwrap(), 1.0);
+    let bound = width - 6.0;
+    network["max_intermediate_log2"] = json!(bound);
+    let send = |options: Value| -> Value {
+        let response = post_json(&base, &network, options);
+        assert_eq!(response.status(), 200);
+        response.json().unwrap()
+    };
+    let bounded = send(options.clone());
+    let greedy = send(json!({"time_limit_s": 1, "method": "greedy"}));
+    for report in [&bounded, &greedy] {
+        let sliced: Vec<String> = serde_json::from_value(report["solution"]["sliced_indices"].clone()).unwrap();
+        assert!(!sliced.is_empty());
+        // One slice: the sliced indices at size 1; the total: that times the product of their sizes.
+        let mut einsum = Einsum::from_json(&network);
+        let slices: f64 = sliced.iter().map(|l| einsum.sizes[l]).product();
+        sliced.iter().for_each(|l| *einsum.sizes.get_mut(l).unwrap() = 1.0);
+        let (per_slice, largest) = einsum.score(&report["solution"]["path"]);
+        assert!(largest <= bound + 1e-9, "largest {largest} above the bound {bound}");
+        assert_eq!(report["solution"]["largest_intermediate_log2"].as_f64().unwrap(), largest);
+        assert_eq!(report["solution"]["slices"].as_f64().unwrap(), slices);
+        let total = per_slice + slices.log10();
+        assert!(
+            (total - report["objective"].as_f64().unwrap()).abs() < 1e-9,
+            "{total} against {}",
+            report["objective"]
+        );
+    }
+    let (bounded, greedy) = (bounded["objective"].as_f64().unwrap(), greedy["objective"].as_f64().unwrap());
+    assert!(bounded >= free["objective"].as_f64().unwrap() - 1e-9);
+    assert!(bounded < greedy, "sliced search {bounded} against sliced greedy {greedy}");
+}
+
 fn expect_422(response: reqwest::blocking::Response, field: &str, detail: &str) {
     assert_eq!(response.status().as_u16(), 422);
     assert_eq!(response.headers()["content-type"], "application/problem+json");
@@ -291,6 +331,18 @@ fn malformed_networks_get_a_422_naming_the_field() {
         "no input tensor",
     );
     expect_422(send(json!({"inputs": [["a", "a"]], "size_dict": {"a": 2}})), "inputs[0]", "twice");
+    expect_422(
+        send(
+            json!({"inputs": [["a", "o"], ["a"]], "output": ["o"], "size_dict": {"a": 2, "o": 8}, "max_intermediate_log2": 2}),
+        ),
+        "max_intermediate_log2",
+        "output alone",
+    );
+    expect_422(
+        send(json!({"inputs": [["a"], ["a"]], "size_dict": {"a": 2}, "max_intermediate_log2": -1})),
+        "max_intermediate_log2",
+        "non-negative",
+    );
     let many = json!({"inputs": vec![vec!["a"]; 5001], "output": ["a"], "size_dict": {"a": 2}});
     assert_eq!(send(many).status().as_u16(), 413);
 }

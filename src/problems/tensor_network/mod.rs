@@ -13,7 +13,10 @@
 //! Output: `solution.path`, opt_einsum's path (pairs of positions, usable as
 //! `opt_einsum.contract(..., optimize=path)` and `cotengra.ContractionTree.from_path`),
 //! `solution.cost_log10`, `solution.largest_intermediate_log2` and `solution.tree` (nested pairs
-//! of tensor ids, 0-based in input order).
+//! of tensor ids, 0-based in input order). With `max_intermediate_log2` (einsum JSON) the answer
+//! slices indices of its tree to meet the bound (`slicing.rs`): `solution.sliced_indices`,
+//! `solution.slices`, the largest intermediate of one slice, and the cost over all slices (the
+//! objective; the search itself minimises the unsliced cost, see `anneal.rs`).
 //!
 //! Methods: `search` (default) anneals trees by local rotations in the engine's chains
 //! (`anneal.rs`, after TreeSA, Kalachev et al. 2021), each chain starting from a randomised
@@ -22,6 +25,7 @@
 pub mod anneal;
 pub mod generate;
 pub mod greedy;
+pub mod slicing;
 pub mod tree;
 
 use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
@@ -30,7 +34,7 @@ use crate::search::{SearchParams, StopReason};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
-use tree::{ContractionTree, TreeCost};
+use tree::ContractionTree;
 
 /// A tensor network: each tensor's indices, each index's size and carriers, the open indices.
 #[derive(Debug, Clone)]
@@ -45,6 +49,8 @@ pub struct Network {
     pub output: Vec<bool>,
     /// Each index's label (einsum input) or "t-j" (adjacency list).
     pub labels: Vec<String>,
+    /// The memory bound: log2 of the largest intermediate a slice may hold (None: unbounded).
+    pub max_intermediate_log2: Option<f64>,
 }
 
 impl Network {
@@ -87,7 +93,7 @@ impl Network {
             }
         }
         let log2_sizes = sizes.iter().map(|&s| (s as f64).log2()).collect();
-        Ok(Network { tensors, log2_sizes, carriers, output, labels })
+        Ok(Network { tensors, log2_sizes, carriers, output, labels, max_intermediate_log2: None })
     }
 
     pub fn num_tensors(&self) -> usize {
@@ -103,8 +109,9 @@ impl Network {
         (chains, rounds): (usize, usize),
         seed: u64,
     ) -> SolveReport {
-        let cost: TreeCost = tree.cost(self);
-        let objective = cost.log10_flops();
+        let slicing = self.slicing(tree);
+        let objective = slicing.log2_flops() * std::f64::consts::LOG10_2;
+        let sliced: Vec<&str> = slicing.indices.iter().map(|&i| self.labels[i as usize].as_str()).collect();
         SolveReport {
             problem: "tensor_network".into(),
             objective,
@@ -112,8 +119,10 @@ impl Network {
             solution: json!({
                 "path": tree.linear_path(),
                 "cost_log10": objective,
-                "largest_intermediate_log2": cost.log2_largest,
+                "largest_intermediate_log2": slicing.per_slice.log2_largest,
                 "tree": tree.nested(),
+                "sliced_indices": sliced,
+                "slices": slicing.log2_slices.exp2(),
             }),
             status,
             elapsed_ms: elapsed.as_secs_f64() * 1e3,
@@ -122,6 +131,16 @@ impl Network {
             rounds,
             device: "cpu".into(),
             seed,
+        }
+    }
+}
+
+impl Network {
+    /// The tree's slicing under the bound (none without one).
+    pub fn slicing(&self, tree: &ContractionTree) -> slicing::Slicing {
+        match self.max_intermediate_log2 {
+            Some(bound) => self.slice(tree, bound),
+            None => slicing::Slicing { indices: Vec::new(), log2_slices: 0.0, per_slice: tree.cost(self) },
         }
     }
 }
@@ -148,7 +167,7 @@ impl Instance for Network {
             _ => return Err(ProblemError::invalid("method", format!("unknown baseline '{name}'"))),
         };
         let elapsed = start.elapsed();
-        let objective = tree.cost(self).log10_flops();
+        let objective = self.slicing(&tree).log2_flops() * std::f64::consts::LOG10_2;
         let history = vec![HistoryPoint { elapsed_ms: elapsed.as_secs_f64() * 1e3, objective }];
         Ok(self.report(&tree, StopReason::Converged, elapsed, history, (1, tries), params.seed))
     }
@@ -289,7 +308,24 @@ pub fn parse_einsum(value: &Value, limits: &Limits) -> Result<Network, ProblemEr
     }
     let mut output = vec![false; labels.len()];
     output_ids.iter().for_each(|&i| output[i as usize] = true);
-    Network::new(tensors, sizes, output, labels, limits)
+    let bound = match object.get("max_intermediate_log2") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(v.as_f64().filter(|b| b.is_finite() && *b >= 0.0).ok_or_else(|| {
+            ProblemError::invalid("max_intermediate_log2", "must be a non-negative number (log2 of elements)")
+        })?),
+    };
+    let mut network = Network::new(tensors, sizes, output, labels, limits)?;
+    if let Some(bound) = bound {
+        let open: f64 = (0..network.output.len()).filter(|&i| network.output[i]).map(|i| network.log2_sizes[i]).sum();
+        if open > bound + 1e-9 {
+            return Err(ProblemError::invalid(
+                "max_intermediate_log2",
+                format!("the output alone holds 2^{open} elements; no slicing of summed indices meets 2^{bound}"),
+            ));
+        }
+    }
+    network.max_intermediate_log2 = bound;
+    Ok(network)
 }
 
 /// The registry row.
@@ -319,7 +355,8 @@ impl Problem for TensorNetwork {
             "properties": {
                 "inputs": {"type": "array", "items": {"type": "array", "items": {"type": ["string", "integer"]}}, "description": "each tensor's index labels"},
                 "output": {"type": "array", "items": {"type": ["string", "integer"]}, "description": "the open indices (default: none, a scalar)"},
-                "size_dict": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}}
+                "size_dict": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}},
+                "max_intermediate_log2": {"type": "number", "minimum": 0, "description": "memory bound: log2 of the largest intermediate per slice; indices are sliced to meet it"}
             }
         })
     }
