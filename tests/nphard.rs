@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{shared_data, start_server};
+use common::{expect_422, shared_data, start_server};
 use reqwest::blocking::Client;
 use rlsolver::api::state::ServerConfig;
 use serde_json::{json, Value};
@@ -260,14 +260,6 @@ fn mqlib_text_is_maximised_as_mqlib_does_and_a_larger_qubo_returns_several_sampl
         flipped[k] = 1.0 - flipped[k];
         assert!(objective(&flipped) <= objective(&best) + 1e-9, "flipping {} improves", k + 1);
     }
-}
-
-fn expect_422(response: reqwest::blocking::Response, field: &str, detail: &str) {
-    assert_eq!(response.status().as_u16(), 422);
-    assert_eq!(response.headers()["content-type"], "application/problem+json");
-    let body: Value = response.json().unwrap();
-    assert_eq!(body["field"], field, "{body}");
-    assert!(body["detail"].as_str().unwrap().contains(detail), "{body}");
 }
 
 #[test]

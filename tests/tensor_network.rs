@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{shared_data, start_server};
+use common::{expect_422, shared_data, start_server};
 use reqwest::blocking::Client;
 use rlsolver::api::state::ServerConfig;
 use serde_json::{json, Value};
@@ -297,14 +297,6 @@ fn a_memory_bound_is_met_by_slicing_and_the_cost_counts_every_slice() {
     let (bounded, greedy) = (bounded["objective"].as_f64().unwrap(), greedy["objective"].as_f64().unwrap());
     assert!(bounded >= free["objective"].as_f64().unwrap() - 1e-9);
     assert!(bounded < greedy, "sliced search {bounded} against sliced greedy {greedy}");
-}
-
-fn expect_422(response: reqwest::blocking::Response, field: &str, detail: &str) {
-    assert_eq!(response.status().as_u16(), 422);
-    assert_eq!(response.headers()["content-type"], "application/problem+json");
-    let body: Value = response.json().unwrap();
-    assert_eq!(body["field"], field, "{body}");
-    assert!(body["detail"].as_str().unwrap().contains(detail), "{body}");
 }
 
 #[test]

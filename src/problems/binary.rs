@@ -132,6 +132,22 @@ pub fn slack_coefficients(max: u64) -> Vec<f64> {
     coefficients
 }
 
+/// The slack bits (for `slack_coefficients(max)`, in order) that sum to `value` <= max: largest
+/// coefficient first, exact for 1, 2, 4, ... with the last one cut.
+pub fn slack_bits(coefficients: &[f64], value: u64) -> Vec<bool> {
+    let mut left = value;
+    let mut bits = vec![false; coefficients.len()];
+    for k in (0..coefficients.len()).rev() {
+        let c = coefficients[k] as u64;
+        if c <= left {
+            bits[k] = true;
+            left -= c;
+        }
+    }
+    debug_assert_eq!(left, 0, "value within the slack's range");
+    bits
+}
+
 /// Spin +1 is x = 1.
 pub fn spins_to_bits(spins: &[i8]) -> Vec<bool> {
     spins.iter().map(|&s| s > 0).collect()
@@ -335,6 +351,11 @@ mod tests {
                 })
                 .collect();
             assert_eq!(reachable, (0..=max).collect(), "max {max}");
+            for value in 0..=max {
+                let bits = slack_bits(&coefficients, value);
+                let sum: f64 = coefficients.iter().zip(&bits).filter(|(_, &on)| on).map(|(c, _)| c).sum();
+                assert_eq!(sum as u64, value, "max {max}");
+            }
         }
         // 2 (x0 + 3 x1 - 2 x2 - 1)^2 against the square written out per state.
         let mut qubo = Qubo::new(1);

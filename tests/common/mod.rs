@@ -20,6 +20,15 @@ pub fn start_server(config: ServerConfig) -> String {
     format!("http://{addr}")
 }
 
+/// Asserts a 422 problem+json whose `field` is `field` and whose detail contains `detail`.
+pub fn expect_422(response: reqwest::blocking::Response, field: &str, detail: &str) {
+    assert_eq!(response.status().as_u16(), 422);
+    assert_eq!(response.headers()["content-type"], "application/problem+json");
+    let body: serde_json::Value = response.json().unwrap();
+    assert_eq!(body["field"], field, "{body}");
+    assert!(body["detail"].as_str().unwrap().contains(detail), "{body}");
+}
+
 /// A random unit-weight graph in Gset text form, reproducible from `seed`.
 pub fn random_gset(n: usize, m: usize, seed: u64) -> String {
     rlsolver::problems::maxcut::generate::random_gset(n, m, &[1], seed)

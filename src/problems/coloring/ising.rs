@@ -99,8 +99,7 @@ impl PenaltyProblem for OneHotColoring {
     }
 
     fn decode(&self, x: &[bool]) -> Value {
-        let colors = self.colors_of(x);
-        self.instance.report(&colors, crate::search::StopReason::Converged, 0.0, Vec::new(), (1, 0), 0).solution
+        self.instance.solution(&self.colors_of(x))
     }
 
     fn run_baseline(&self, _name: &str, _time_limit: Duration, _seed: u64) -> Option<(Vec<bool>, Duration)> {

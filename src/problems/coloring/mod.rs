@@ -81,6 +81,12 @@ impl ColoringInstance {
         colors
     }
 
+    /// `{colors, num_colors, conflicts}`.
+    fn solution(&self, colors: &[u32]) -> Value {
+        let used = colors.iter().copied().collect::<HashSet<u32>>().len();
+        json!({"colors": colors, "num_colors": used, "conflicts": self.conflicts(colors)})
+    }
+
     fn report(
         &self,
         colors: &[u32],
@@ -90,17 +96,15 @@ impl ColoringInstance {
         counts: (usize, usize),
         seed: u64,
     ) -> SolveReport {
-        let used = colors.iter().copied().collect::<HashSet<u32>>().len();
-        let conflicts = self.conflicts(colors);
         let objective = match self.colors {
-            Some(_) => conflicts as f64,
-            None => used as f64,
+            Some(_) => self.conflicts(colors) as f64,
+            None => colors.iter().copied().collect::<HashSet<u32>>().len() as f64,
         };
         SolveReport {
             problem: "graph_coloring".into(),
             objective,
             energy: objective,
-            solution: json!({"colors": colors, "num_colors": used, "conflicts": conflicts}),
+            solution: self.solution(colors),
             status,
             elapsed_ms,
             history,

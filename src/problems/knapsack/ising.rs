@@ -11,7 +11,7 @@
 //! kernels on an accelerator); every incumbent is repacked to fit (`KnapsackInstance::packed`).
 
 use super::KnapsackInstance;
-use crate::problems::binary::{slack_coefficients, PenaltyProblem, Qubo, MAX_DENSE_SPINS};
+use crate::problems::binary::{slack_bits, slack_coefficients, PenaltyProblem, Qubo, MAX_DENSE_SPINS};
 use crate::problems::ProblemError;
 use crate::search::ising::IsingModel;
 use serde_json::Value;
@@ -82,16 +82,7 @@ impl PenaltyProblem for SlackKnapsack {
         let mut bits = items.clone();
         for (d, coefficients) in self.slacks.iter().enumerate() {
             let load: f64 = self.instance.weights[d].iter().zip(&items).filter(|(_, &on)| on).map(|(w, _)| w).sum();
-            let mut left = (self.instance.capacity[d] - load) as u64;
-            let mut dimension_bits = vec![false; coefficients.len()];
-            // Largest coefficient first: exact for 1, 2, 4, ... with the last one cut.
-            for k in (0..coefficients.len()).rev() {
-                if coefficients[k] as u64 <= left {
-                    dimension_bits[k] = true;
-                    left -= coefficients[k] as u64;
-                }
-            }
-            bits.extend(dimension_bits);
+            bits.extend(slack_bits(coefficients, (self.instance.capacity[d] - load) as u64));
         }
         bits
     }
@@ -105,10 +96,7 @@ impl PenaltyProblem for SlackKnapsack {
     }
 
     fn decode(&self, x: &[bool]) -> Value {
-        let items = self.items_of(x);
-        let report =
-            self.instance.report(&items, crate::search::StopReason::Converged, Duration::ZERO, Vec::new(), (1, 0), 0);
-        report.solution
+        self.instance.solution(&self.items_of(x))
     }
 
     fn run_baseline(&self, _name: &str, _time_limit: Duration, _seed: u64) -> Option<(Vec<bool>, Duration)> {

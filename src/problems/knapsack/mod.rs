@@ -144,6 +144,14 @@ impl KnapsackInstance {
         Ok(x)
     }
 
+    /// `{items, weight}`: item ids in the input's numbering, the load per dimension.
+    fn solution(&self, x: &[bool]) -> Value {
+        let items: Vec<usize> = x.iter().enumerate().filter(|(_, &on)| on).map(|(i, _)| i + self.base).collect();
+        let used: Vec<f64> =
+            self.weights.iter().map(|w| w.iter().zip(x).filter(|(_, &on)| on).map(|(w, _)| w).sum()).collect();
+        json!({"items": items, "weight": used})
+    }
+
     fn report(
         &self,
         x: &[bool],
@@ -153,15 +161,12 @@ impl KnapsackInstance {
         (chains, rounds): (usize, usize),
         seed: u64,
     ) -> SolveReport {
-        let items: Vec<usize> = x.iter().enumerate().filter(|(_, &on)| on).map(|(i, _)| i + self.base).collect();
-        let used: Vec<f64> =
-            self.weights.iter().map(|w| w.iter().zip(x).filter(|(_, &on)| on).map(|(w, _)| w).sum()).collect();
         let value = self.value(x);
         SolveReport {
             problem: "knapsack".into(),
             objective: value,
             energy: -value,
-            solution: json!({"items": items, "weight": used}),
+            solution: self.solution(x),
             status,
             elapsed_ms: elapsed.as_secs_f64() * 1e3,
             history,

@@ -10,7 +10,7 @@
 //! redundant sets (`SetCoverInstance::completed`).
 
 use super::SetCoverInstance;
-use crate::problems::binary::{slack_coefficients, PenaltyProblem, Qubo, MAX_PENALTY_COUPLINGS};
+use crate::problems::binary::{slack_bits, slack_coefficients, PenaltyProblem, Qubo, MAX_PENALTY_COUPLINGS};
 use crate::problems::ProblemError;
 use crate::search::ising::IsingModel;
 use serde_json::Value;
@@ -80,18 +80,7 @@ impl PenaltyProblem for SlackCover {
         for covering in &self.instance.sets_of {
             let surplus = covering.iter().filter(|&&j| sets[j as usize]).count() as u64 - 1;
             let coefficients = slack_coefficients(covering.len().saturating_sub(1) as u64);
-            // Largest coefficient first: the greedy change-making of 1, 2, 4, ... (last cut) is exact.
-            let mut left = surplus;
-            let mut row_bits = vec![false; coefficients.len()];
-            for k in (0..coefficients.len()).rev() {
-                let c = coefficients[k] as u64;
-                if c <= left {
-                    row_bits[k] = true;
-                    left -= c;
-                }
-            }
-            debug_assert_eq!(left, 0);
-            bits.extend(row_bits);
+            bits.extend(slack_bits(&coefficients, surplus));
         }
         bits
     }
@@ -105,8 +94,7 @@ impl PenaltyProblem for SlackCover {
     }
 
     fn decode(&self, x: &[bool]) -> Value {
-        let sets = self.sets_of(x);
-        self.instance.report(&sets, crate::search::StopReason::Converged, 0.0, Vec::new(), (1, 0), 0).solution
+        self.instance.solution(&self.sets_of(x))
     }
 
     fn run_baseline(&self, _name: &str, _time_limit: Duration, _seed: u64) -> Option<(Vec<bool>, Duration)> {

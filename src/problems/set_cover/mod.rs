@@ -117,6 +117,12 @@ impl SetCoverInstance {
         x
     }
 
+    /// `{sets, cost}`, set ids in the input's numbering.
+    fn solution(&self, x: &[bool]) -> Value {
+        let sets: Vec<usize> = (0..x.len()).filter(|&j| x[j]).map(|j| j + self.base).collect();
+        json!({"sets": sets, "cost": self.cost(x)})
+    }
+
     fn report(
         &self,
         x: &[bool],
@@ -126,13 +132,12 @@ impl SetCoverInstance {
         counts: (usize, usize),
         seed: u64,
     ) -> SolveReport {
-        let sets: Vec<usize> = (0..x.len()).filter(|&j| x[j]).map(|j| j + self.base).collect();
         let cost = self.cost(x);
         SolveReport {
             problem: "set_cover".into(),
             objective: cost,
             energy: cost,
-            solution: json!({"sets": sets, "cost": cost}),
+            solution: self.solution(x),
             status,
             elapsed_ms,
             history,
