@@ -223,6 +223,27 @@ fn sycamore_and_generated_circuits_give_paths_cotengra_and_this_file_score_alike
 }
 
 #[test]
+fn a_solve_job_streams_falling_costs_and_ends_with_a_path_that_scores_as_reported() {
+    use std::io::Read;
+    let base = start_server(ServerConfig::default());
+    let network = rlsolver::problems::tensor_network::generate::random_circuit(30, 10, 78);
+    let body = json!({"problem": "tensor_network", "instance": network, "options": {"time_limit_s": 2, "seed": 3}});
+    let accepted = client().post(format!("{base}/v1/solve/jobs")).json(&body).send().unwrap();
+    assert_eq!(accepted.status(), 202);
+    let location = accepted.headers()["location"].to_str().unwrap().to_string();
+    let mut stream = String::new();
+    client().get(format!("{base}{location}/events")).send().unwrap().read_to_string(&mut stream).unwrap();
+    assert!(stream.contains("event: incumbent"), "{stream}");
+    let done: Value = client().get(format!("{base}{location}")).send().unwrap().json().unwrap();
+    assert_eq!(done["state"], "succeeded", "{done}");
+    let incumbents: Vec<Value> = client().get(format!("{base}{location}/incumbents")).send().unwrap().json().unwrap();
+    let costs: Vec<f64> = incumbents.iter().map(|p| p["objective"].as_f64().unwrap()).collect();
+    assert!(costs.len() >= 2 && costs.windows(2).all(|w| w[1] < w[0]), "incumbents fall: {costs:?}");
+    assert_eq!(done["result"]["objective"].as_f64(), costs.last().copied(), "{done}");
+    check_scores(&Einsum::from_json(&network), &done["result"], None);
+}
+
+#[test]
 fn small_networks_with_hyperedges_and_open_indices_reach_the_exact_optimum() {
     use rand::{Rng, SeedableRng};
     let base = start_server(ServerConfig::default());
