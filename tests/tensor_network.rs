@@ -344,6 +344,8 @@ fn malformed_networks_get_a_422_naming_the_field() {
         "no input tensor",
     );
     expect_422(send(json!({"inputs": [["a", "a"]], "size_dict": {"a": 2}})), "inputs[0]", "twice");
+    expect_422(send(json!({"inputs": [["a"]], "output": ["a"], "size_dict": {"a": 2}})), "inputs", "at least two");
+    expect_422(post_text(&base, q, "[[]]"), "inputs", "at least two");
     expect_422(
         send(
             json!({"inputs": [["a", "o"], ["a"]], "output": ["o"], "size_dict": {"a": 2, "o": 8}, "max_intermediate_log2": 2}),

@@ -62,8 +62,11 @@ impl Network {
         labels: Vec<String>,
         limits: &Limits,
     ) -> Result<Self, ProblemError> {
-        if tensors.is_empty() {
-            return Err(ProblemError::invalid("inputs", "the network has no tensors"));
+        if tensors.len() < 2 {
+            return Err(ProblemError::invalid(
+                "inputs",
+                format!("the network has {} tensor(s): at least two are needed for a contraction", tensors.len()),
+            ));
         }
         if tensors.len() > limits.max_tensors {
             return Err(ProblemError::too_large(
