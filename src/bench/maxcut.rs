@@ -2,6 +2,7 @@
 //! process, one markdown table. Ours runs once per seed; a cell is the median cut over the seeds
 //! and, in brackets, the worst.
 
+use super::median;
 use crate::problems::maxcut::{parse_gset, MaxCutInstance, BASELINES};
 use crate::problems::{device_name, IsingProblem, Limits};
 use crate::search::{minimize, SearchParams};
@@ -127,14 +128,4 @@ pub fn run_maxcut(config: &BenchConfig) -> Result<String> {
         report.push_str(&row);
     }
     Ok(report)
-}
-
-/// The median of sorted values (the mean of the middle two for an even count).
-fn median(sorted: &[f64]) -> f64 {
-    let mid = sorted.len() / 2;
-    if sorted.len() % 2 == 1 {
-        sorted[mid]
-    } else {
-        (sorted[mid - 1] + sorted[mid]) / 2.0
-    }
 }

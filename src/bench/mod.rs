@@ -12,3 +12,13 @@ pub mod nphard;
 pub mod tnco;
 
 pub use maxcut::{run_maxcut, BenchConfig};
+
+/// The median of sorted values (the mean of the middle two for an even count).
+pub(crate) fn median(sorted: &[f64]) -> f64 {
+    let mid = sorted.len() / 2;
+    if sorted.len() % 2 == 1 {
+        sorted[mid]
+    } else {
+        (sorted[mid - 1] + sorted[mid]) / 2.0
+    }
+}

@@ -8,6 +8,7 @@
 //! the hard phase b = n, graph colouring with a planted colouring and clique (the optimum is
 //! known), and bisection of graphs with two planted halves (the planted cut bounds the optimum).
 
+use super::median;
 use crate::models::ModelRegistry;
 use crate::problems::{graph, graph_partitioning, independent_set, number_partitioning};
 use crate::problems::{Limits, Models, ProblemInput, SolveReport};
@@ -52,15 +53,6 @@ fn at(report: &SolveReport, seconds: f64, maximize: bool) -> Option<f64> {
         reached.fold(None, |best: Option<f64>, v| Some(best.map_or(v, |b| b.max(v))))
     } else {
         reached.fold(None, |best: Option<f64>, v| Some(best.map_or(v, |b| b.min(v))))
-    }
-}
-
-fn median(sorted: &[f64]) -> f64 {
-    let mid = sorted.len() / 2;
-    if sorted.len() % 2 == 1 {
-        sorted[mid]
-    } else {
-        (sorted[mid - 1] + sorted[mid]) / 2.0
     }
 }
 

@@ -1,13 +1,14 @@
 //! `rlsolver bench tnco`: contraction orders on the shared Sycamore networks (`tnco/`) and on
 //! generated random circuits (`tensor_network::generate`, seeds fixed here, never tuned on),
-//! through the same load-and-solve path as a request. Ours runs once per seed at the longest limit;
+//! through the same load and solve as a request (`tensor_network::load`, `Instance::solve`). Ours runs once per seed at the longest limit;
 //! the anytime history gives the cost at each shorter limit (median and worst over the seeds).
 //! The peer script (`benches/peers/cotengra_peer.py`) runs cotengra's hyper-optimizer (greedy +
 //! kahypar, optuna) once per limit on the same network file, and opt_einsum's greedy.
 
+use super::median;
 use crate::models::ModelRegistry;
-use crate::problems::tensor_network::generate::random_circuit;
-use crate::problems::{Limits, Models, ProblemInput, SolveReport};
+use crate::problems::tensor_network::{self, generate::random_circuit};
+use crate::problems::{Instance, Limits, Models, ProblemInput, SolveReport};
 use crate::search::SearchParams;
 use anyhow::{Context, Result};
 use serde_json::Value;
@@ -54,18 +55,8 @@ fn peer(python: &Path, script: &Path, args: &[String]) -> Result<Value> {
     serde_json::from_slice(&output.stdout).context("peer script output")
 }
 
-fn median(sorted: &[f64]) -> f64 {
-    let mid = sorted.len() / 2;
-    if sorted.len() % 2 == 1 {
-        sorted[mid]
-    } else {
-        (sorted[mid - 1] + sorted[mid]) / 2.0
-    }
-}
-
 /// Runs the benchmark; returns the markdown report.
 pub fn run_tnco(config: &TncoBenchConfig) -> Result<String> {
-    let problem = crate::problems::find("tensor_network")?;
     let registry = ModelRegistry::empty(crate::problems::policy_loaders);
     let models = Models { registry: &registry, requested: None };
     let limits = Limits { max_time_limit_s: f64::INFINITY, ..Limits::default() };
@@ -112,8 +103,7 @@ pub fn run_tnco(config: &TncoBenchConfig) -> Result<String> {
             Some(value) => ProblemInput::Json(value),
             None => ProblemInput::Text(&text),
         };
-        let instance = problem.load(input, &limits).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
-        let tensors = instance.size_summary();
+        let instance = tensor_network::load(input, &limits).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
         let quick = SearchParams { time_limit_s: 1.0, ..SearchParams::default() };
         let greedy = instance.solve_baseline("greedy", &quick, models).map_err(|e| anyhow::anyhow!("{e}"))?;
         let peer_greedy = match &config.peer {
@@ -131,8 +121,7 @@ pub fn run_tnco(config: &TncoBenchConfig) -> Result<String> {
                 instance.solve(&params, models)
             })
             .collect();
-        let tensors = tensors.split_whitespace().next().unwrap_or("").trim_start_matches("tensors=").to_string();
-        let mut row = format!("| {name} | {tensors} | {peer_greedy} | {:.2} |", greedy.objective);
+        let mut row = format!("| {name} | {} | {peer_greedy} | {:.2} |", instance.num_tensors(), greedy.objective);
         for &limit in &config.time_limits_s {
             let mut costs: Vec<f64> = runs.iter().map(|r| at(r, limit).unwrap_or(f64::INFINITY)).collect();
             costs.sort_by(f64::total_cmp);

@@ -20,16 +20,20 @@ pub struct SlackCover {
     instance: SetCoverInstance,
     model: IsingModel,
     constant: f64,
+    /// Slack coefficients per row, in spin order after the sets.
+    slacks: Vec<Vec<f64>>,
 }
 
 impl SlackCover {
     pub fn new(instance: &SetCoverInstance) -> Result<Self, ProblemError> {
-        let slack = |m: usize| slack_coefficients(m.saturating_sub(1) as u64);
+        let slacks: Vec<Vec<f64>> =
+            instance.sets_of.iter().map(|sets| slack_coefficients(sets.len().saturating_sub(1) as u64)).collect();
         let couplings: usize = instance
             .sets_of
             .iter()
-            .map(|sets| {
-                let terms = sets.len() + slack(sets.len()).len();
+            .zip(&slacks)
+            .map(|(sets, coefficients)| {
+                let terms = sets.len() + coefficients.len();
                 terms * terms.saturating_sub(1) / 2
             })
             .sum();
@@ -44,15 +48,14 @@ impl SlackCover {
         for (j, &cost) in instance.costs.iter().enumerate() {
             qubo.add_linear(j, cost);
         }
-        for sets in &instance.sets_of {
-            let coefficients = slack(sets.len());
+        for (sets, coefficients) in instance.sets_of.iter().zip(&slacks) {
             let first = qubo.add_variables(coefficients.len());
             let mut terms: Vec<(usize, f64)> = sets.iter().map(|&j| (j as usize, 1.0)).collect();
             terms.extend(coefficients.iter().enumerate().map(|(k, &c)| (first + k, -c)));
             qubo.add_squared(&terms, -1.0, penalty);
         }
         let (model, constant) = qubo.to_ising();
-        Ok(SlackCover { instance: instance.clone(), model, constant })
+        Ok(SlackCover { instance: instance.clone(), model, constant, slacks })
     }
 
     fn sets_of(&self, x: &[bool]) -> Vec<bool> {
@@ -77,10 +80,9 @@ impl PenaltyProblem for SlackCover {
     fn repair(&self, x: &[bool]) -> Vec<bool> {
         let sets = self.instance.completed(self.sets_of(x));
         let mut bits = sets.clone();
-        for covering in &self.instance.sets_of {
+        for (covering, coefficients) in self.instance.sets_of.iter().zip(&self.slacks) {
             let surplus = covering.iter().filter(|&&j| sets[j as usize]).count() as u64 - 1;
-            let coefficients = slack_coefficients(covering.len().saturating_sub(1) as u64);
-            bits.extend(slack_bits(&coefficients, surplus));
+            bits.extend(slack_bits(coefficients, surplus));
         }
         bits
     }

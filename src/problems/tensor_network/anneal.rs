@@ -53,7 +53,6 @@ pub struct TreeChain {
     legs: Vec<Legs>,
     cost: Vec<f64>,
     total: f64,
-    root: u32,
     moves: u64,
     best: ContractionTree,
     best_energy: f64,
@@ -62,11 +61,15 @@ pub struct TreeChain {
 pub struct TreeAnneal<'a> {
     network: &'a Network,
     config: AnnealConfig,
+    /// Plain greedy's tree and its log2 cost, computed once for every chain's start.
+    greedy: (ContractionTree, f64),
 }
 
 impl<'a> TreeAnneal<'a> {
     pub fn new(network: &'a Network) -> Self {
-        TreeAnneal { network, config: AnnealConfig::default() }
+        let tree = greedy(network);
+        let cost = tree.cost(network).log2_flops;
+        TreeAnneal { network, config: AnnealConfig::default(), greedy: (tree, cost) }
     }
 
     fn leaves(&self) -> usize {
@@ -74,7 +77,6 @@ impl<'a> TreeAnneal<'a> {
     }
 
     fn chain(&self, tree: &ContractionTree) -> TreeChain {
-        let n = self.leaves();
         let children = tree.children.clone();
         let (legs, cost) = tree.evaluate(self.network);
         let mut costs = vec![0.0; children.len()];
@@ -87,7 +89,6 @@ impl<'a> TreeAnneal<'a> {
             legs,
             cost: costs,
             total: cost.log2_flops,
-            root: (2 * n - 2) as u32,
             moves: 0,
             best: tree.clone(),
             best_energy: energy,
@@ -103,7 +104,8 @@ impl<'a> TreeAnneal<'a> {
         let mut ssa = vec![u32::MAX; 2 * n - 1];
         (0..n).for_each(|t| ssa[t] = t as u32);
         let mut pairs = Vec::with_capacity(n - 1);
-        let mut stack = vec![(chain.root, false)];
+        // The root is the start tree's last inner node; rotations keep every node's id.
+        let mut stack = vec![((2 * n - 2) as u32, false)];
         while let Some((node, expanded)) = stack.pop() {
             if (node as usize) < n {
                 continue;
@@ -189,10 +191,8 @@ impl MoveSet for TreeAnneal<'_> {
     fn start(&self, rng: &mut Xoshiro256PlusPlus) -> TreeChain {
         let rule = random_rule(rng);
         let random = greedy_with(self.network, rule, rng);
-        let plain = greedy(self.network);
-        let tree =
-            if random.cost(self.network).log2_flops < plain.cost(self.network).log2_flops { random } else { plain };
-        self.chain(&tree)
+        let tree = if random.cost(self.network).log2_flops < self.greedy.1 { &random } else { &self.greedy.0 };
+        self.chain(tree)
     }
 
     fn advance(&self, chain: &mut TreeChain, moves: usize, rng: &mut Xoshiro256PlusPlus) {

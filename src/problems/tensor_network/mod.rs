@@ -331,6 +331,14 @@ pub fn parse_einsum(value: &Value, limits: &Limits) -> Result<Network, ProblemEr
     Ok(network)
 }
 
+/// A network from either input format (what the registry row's `load` serves).
+pub fn load(input: ProblemInput<'_>, limits: &Limits) -> Result<Network, ProblemError> {
+    match input {
+        ProblemInput::Text(text) => parse_adjacency(text, limits),
+        ProblemInput::Json(value) => parse_einsum(value, limits),
+    }
+}
+
 /// The registry row.
 pub struct TensorNetwork;
 
@@ -365,10 +373,6 @@ impl Problem for TensorNetwork {
     }
 
     fn load(&self, input: ProblemInput<'_>, limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
-        let network = match input {
-            ProblemInput::Text(text) => parse_adjacency(text, limits)?,
-            ProblemInput::Json(value) => parse_einsum(value, limits)?,
-        };
-        Ok(Box::new(network))
+        Ok(Box::new(load(input, limits)?))
     }
 }
