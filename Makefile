@@ -88,6 +88,7 @@ models: build
 		./target/release/rlsolver train-policy mimo --users $$kn --antennas $$kn --power $$p --steps 10000 --out models; \
 	done; done
 	./target/release/rlsolver train-policy compressive_sensing --measurements 50 --unknowns 100 --steps 4000 --batch 64 --learning-rate 0.005 --out models
+	./target/release/rlsolver train-policy tensor_network --steps 1500 --learning-rate 0.01 --seed 0 --out models
 
 # The classical NP-hard sets with proven optima -> benches/nphard-report.md (~30 minutes).
 bench-nphard: build

@@ -325,8 +325,9 @@ struct GenerateArgs {
 
 #[derive(Args)]
 struct TrainPolicyArgs {
-    /// Problem: mimo (beamforming network) or compressive_sensing (LISTA). Every flag left out
-    /// takes the library's default for that problem.
+    /// Problem: mimo (beamforming network), compressive_sensing (LISTA) or tensor_network (the
+    /// pair-scoring contraction policy). Every flag left out takes the library's default for that
+    /// problem.
     problem: String,
     /// compressive_sensing: measurements m, unknowns n and unrolled layers (default 50, 100, 16).
     #[arg(long)]
@@ -336,7 +337,7 @@ struct TrainPolicyArgs {
     #[arg(long)]
     layers: Option<usize>,
     /// mimo: users K, antennas N, power budget P (linear), noise, hidden widths (default 8, 8,
-    /// 10, 1, 256,256).
+    /// 10, 1, 256,256); tensor_network: --hidden W, both hidden layers' width (default 32).
     #[arg(long)]
     users: Option<usize>,
     #[arg(long)]
@@ -348,19 +349,23 @@ struct TrainPolicyArgs {
     #[arg(long, value_delimiter = ',')]
     hidden: Option<Vec<i64>>,
     /// Gradient steps, instances per step, learning rate (mimo: 3000, 256, 1e-3;
-    /// compressive_sensing: 4000, 64, 5e-3).
+    /// compressive_sensing: 4000, 64, 5e-3; tensor_network: 1500, 8 networks, 1e-2).
     #[arg(long)]
     steps: Option<usize>,
     #[arg(long)]
     batch: Option<usize>,
     #[arg(long)]
     learning_rate: Option<f64>,
+    /// tensor_network: sampled rollouts per network, whose mean is the baseline (default 8).
+    #[arg(long)]
+    rollouts: Option<usize>,
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Registry folder; the model goes to OUT/NAME.
     #[arg(long, default_value = "models")]
     out: PathBuf,
-    /// Default: mimo-k{users}-n{antennas}-p{power} or lista-m{measurements}-n{unknowns}.
+    /// Default: mimo-k{users}-n{antennas}-p{power}, lista-m{measurements}-n{unknowns} or
+    /// tnco-pairs-h{hidden}.
     #[arg(long)]
     name: Option<String>,
 }
@@ -653,9 +658,31 @@ fn train_policy(args: TrainPolicyArgs) -> Result<()> {
                 },
             }
         }
+        "tensor_network" => {
+            use rlsolver::problems::tensor_network::policy::{PolicyConfig as PairConfig, PolicyTraining};
+            let (config, training) = (PairConfig::default(), PolicyTraining::default());
+            PolicyRequest::TensorNetwork {
+                config: PairConfig {
+                    hidden: args.hidden.and_then(|h| h.first().map(|&w| w as usize)).unwrap_or(config.hidden),
+                    ..config
+                },
+                training: PolicyTraining {
+                    steps: args.steps.unwrap_or(training.steps),
+                    instances: args.batch.unwrap_or(training.instances),
+                    rollouts: args.rollouts.unwrap_or(training.rollouts),
+                    learning_rate: args.learning_rate.unwrap_or(training.learning_rate),
+                    seed: args.seed,
+                    ..training
+                },
+            }
+        }
         other => anyhow::bail!(
             "{}",
-            rlsolver::suggest::unknown("train-policy problem", other, ["mimo", "compressive_sensing"].into_iter())
+            rlsolver::suggest::unknown(
+                "train-policy problem",
+                other,
+                ["mimo", "compressive_sensing", "tensor_network"].into_iter()
+            )
         ),
     };
     let manifest = rlsolver::policies::train(&request, &args.out, args.name.as_deref())?;

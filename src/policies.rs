@@ -8,6 +8,7 @@
 use crate::models::{write_model, Manifest, ModelRecord};
 use crate::problems::cs::lista::{ListaConfig, ListaPolicy, ListaTraining};
 use crate::problems::mimo::policy::{MimoPolicy, PolicyConfig, TrainingConfig};
+use crate::problems::tensor_network::policy::{self as tnco, PairPolicy};
 use anyhow::Result;
 use std::path::Path;
 use std::time::Instant;
@@ -19,6 +20,8 @@ pub enum PolicyRequest {
     Mimo { config: PolicyConfig, training: TrainingConfig },
     /// LISTA-CPSS for one (measurements, unknowns).
     CompressiveSensing { config: ListaConfig, training: ListaTraining },
+    /// The pair-scoring contraction policy (one model serves every network).
+    TensorNetwork { config: tnco::PolicyConfig, training: tnco::PolicyTraining },
 }
 
 impl PolicyRequest {
@@ -26,10 +29,12 @@ impl PolicyRequest {
         match self {
             PolicyRequest::Mimo { .. } => "mimo",
             PolicyRequest::CompressiveSensing { .. } => "compressive_sensing",
+            PolicyRequest::TensorNetwork { .. } => "tensor_network",
         }
     }
 
-    /// The model's default name: mimo-k{users}-n{antennas}-p{power} or lista-m{m}-n{n}.
+    /// The model's default name: mimo-k{users}-n{antennas}-p{power}, lista-m{m}-n{n} or
+    /// tnco-pairs-h{hidden}.
     pub fn default_name(&self) -> String {
         match self {
             PolicyRequest::Mimo { config, .. } => {
@@ -38,6 +43,7 @@ impl PolicyRequest {
             PolicyRequest::CompressiveSensing { config, .. } => {
                 format!("lista-m{}-n{}", config.measurements, config.unknowns)
             }
+            PolicyRequest::TensorNetwork { config, .. } => format!("tnco-pairs-h{}", config.hidden),
         }
     }
 
@@ -65,6 +71,10 @@ impl PolicyRequest {
                 training.batch,
                 training.learning_rate,
                 training.seed
+            ),
+            PolicyRequest::TensorNetwork { config, training } => format!(
+                "rlsolver train-policy tensor_network --hidden {} --steps {} --batch {} --rollouts {} --learning-rate {} --seed {} --name {name}",
+                config.hidden, training.steps, training.instances, training.rollouts, training.learning_rate, training.seed
             ),
         }
     }
@@ -100,6 +110,24 @@ pub fn train(request: &PolicyRequest, out: &Path, name: Option<&str>) -> Result<
                 training: serde_json::json!({"command": command, "seed": training.seed, "hyperparameters": training}),
                 training_data: "Gaussian instances drawn on the fly by ChaCha8 from the seed: A with N(0, 1/m) entries, k-sparse x with N(0, 1) entries, k uniform in [min_sparsity, max_sparsity]; none stored",
                 metrics: serde_json::json!({"validation": validation, "training_curve_nmse_db": curve, "train_s": train_s}),
+            };
+            write_model(out, &name, &policy.store, record)
+        }
+        PolicyRequest::TensorNetwork { config, training } => {
+            let (policy, curve) = PairPolicy::train(config.clone(), training, tch::Device::Cpu)?;
+            let train_s = start.elapsed().as_secs_f64();
+            let validation = tnco::validate(
+                &policy.scorer(),
+                training,
+                training.validation_networks,
+                training.seed.wrapping_add(1_000_003),
+            );
+            let record = ModelRecord {
+                problem: "tensor_network",
+                architecture: serde_json::to_value(&policy.config)?,
+                training: serde_json::json!({"command": command, "seed": training.seed, "hyperparameters": training}),
+                training_data: "random quantum circuits (tensor_network::generate::random_circuit) drawn on the fly by ChaCha8 from the seed, qubits and cycles uniform in the hyperparameters' ranges; never the Sycamore files; none stored",
+                metrics: serde_json::json!({"validation": validation, "training_curve_gap_to_greedy_log10": curve, "train_s": train_s}),
             };
             write_model(out, &name, &policy.store, record)
         }

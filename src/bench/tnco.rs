@@ -3,7 +3,9 @@
 //! through the same load and solve as a request (`tensor_network::load`, `Instance::solve`). Ours runs once per seed at the longest limit;
 //! the anytime history gives the cost at each shorter limit (median and worst over the seeds).
 //! The peer script (`benches/peers/cotengra_peer.py`) runs cotengra's hyper-optimizer (greedy +
-//! kahypar, optuna) once per limit on the same network file, and opt_einsum's greedy.
+//! kahypar, optuna) once per limit on the same network file, and opt_einsum's greedy. The policy
+//! column is the shipped model's rollout alone (`method=policy`, models from `RLSOLVER_MODELS_DIR`
+//! or `models/`) with its inference time; ours starts its chains from it too.
 
 use super::median;
 use crate::models::ModelRegistry;
@@ -57,7 +59,8 @@ fn peer(python: &Path, script: &Path, args: &[String]) -> Result<Value> {
 
 /// Runs the benchmark; returns the markdown report.
 pub fn run_tnco(config: &TncoBenchConfig) -> Result<String> {
-    let registry = ModelRegistry::empty(crate::problems::policy_loaders);
+    // The shipped models: the search starts its chains from the policy's rollout as a request does.
+    let registry = ModelRegistry::load_dir(&crate::models::default_dir(), crate::problems::policy_loaders);
     let models = Models { registry: &registry, requested: None };
     let limits = Limits { max_time_limit_s: f64::INFINITY, ..Limits::default() };
     let mut networks: Vec<(String, PathBuf)> = std::fs::read_dir(&config.instances)
@@ -86,8 +89,8 @@ pub fn run_tnco(config: &TncoBenchConfig) -> Result<String> {
          cotengra: HyperOptimizer(methods=[greedy, kahypar], minimize=flops), one run per limit. Costs re-scored by cotengra in tests/tensor_network.rs.\n",
         rayon::current_num_threads()
     )?;
-    let mut header = String::from("| network | tensors | opt_einsum greedy | our greedy |");
-    let mut rule = String::from("| --- | --- | --- | --- |");
+    let mut header = String::from("| network | tensors | opt_einsum greedy | our greedy | policy alone (ms) |");
+    let mut rule = String::from("| --- | --- | --- | --- | --- |");
     for limit in &config.time_limits_s {
         write!(header, " ours {limit} s | cotengra {limit} s |")?;
         rule.push_str(" --- | --- |");
@@ -113,6 +116,10 @@ pub fn run_tnco(config: &TncoBenchConfig) -> Result<String> {
             }
             None => "-".into(),
         };
+        let policy = match instance.solve_baseline("policy", &quick, models) {
+            Ok(report) => format!("{:.2} ({:.1})", report.objective, report.elapsed_ms),
+            Err(_) => "-".into(),
+        };
         let runs: Vec<SolveReport> = config
             .seeds
             .iter()
@@ -121,7 +128,8 @@ pub fn run_tnco(config: &TncoBenchConfig) -> Result<String> {
                 instance.solve(&params, models)
             })
             .collect();
-        let mut row = format!("| {name} | {} | {peer_greedy} | {:.2} |", instance.num_tensors(), greedy.objective);
+        let mut row =
+            format!("| {name} | {} | {peer_greedy} | {:.2} | {policy} |", instance.num_tensors(), greedy.objective);
         for &limit in &config.time_limits_s {
             let mut costs: Vec<f64> = runs.iter().map(|r| at(r, limit).unwrap_or(f64::INFINITY)).collect();
             costs.sort_by(f64::total_cmp);

@@ -5,7 +5,9 @@
 //! result changes (p keeps its leaf set), so the move re-costs two contractions and the energy
 //! log10(total cost) changes by log10(1 - (c_q + c_p - c_q' - c_p') / total); Metropolis accepts
 //! it at the temperature of a geometric cycle (`cycle_temperature`). Every chain starts from
-//! the better of a randomised greedy tree (`greedy::random_rule`, its own per chain) and plain greedy.
+//! the better of a randomised greedy tree (`greedy::random_rule`, its own per chain) and plain
+//! greedy; when a model serves (`policy.rs`), the first chain weighs the policy's greedy rollout
+//! too and the others a rollout sampled from the policy instead of plain greedy.
 //!
 //! Measured and left out (session 11): a memory bound does not change the energy; the best tree
 //! is sliced afterwards (`slicing.rs`). TreeSA's size penalty (per bit above the bound, summed
@@ -14,14 +16,21 @@
 //! (log10 per bit) against 11.38 / 15.79 / 15.57 without it. Subtree reconfiguration (cotengra's:
 //! the cheapest order of a subtree's 6 or 8 widest parts by dynamic programming, kept when
 //! cheaper, every 200 or 1,000 moves) gave 14.21-17.87 against 14.23-14.27 without it on the two
-//! tuning circuits (seeds 0-1, 6 s, one chain).
+//! tuning circuits (seeds 0-1, 6 s, one chain). Recursive-bisection starts (`bisection.rs`,
+//! session 12; `AnnealConfig::bisection_starts`): its trees are 15.9-16.5 best and 17.2-17.7
+//! median of 20 on m12 (greedy 17.49), and on two generated circuits (49 qubits x 14 cycles, 42 x
+//! 18; seeds 0-1, 1,000 rounds, one chain) the search reached 14.56 / 14.29 / 14.71 / 15.16 with
+//! them against 14.32 / 14.54 / 14.81 / 14.71 without, so they stay off.
 
+use super::bisection::bisection_tree;
 use super::greedy::{greedy, greedy_with, random_rule};
+use super::policy::{policy_tree, rollout, Choice, PairScorer};
 use super::tree::{log2_add, ContractionTree, Legs};
 use super::Network;
 use crate::search::moves::{cycle_temperature, MoveSet};
 use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Annealing settings, in log10 units of the total cost.
 #[derive(Debug, Clone, Copy)]
@@ -34,6 +43,9 @@ pub struct AnnealConfig {
     pub cycle_per_node: u64,
     /// Moves per round, per inner node.
     pub round_per_node: usize,
+    /// Whether each chain also draws a recursive-bisection tree (`bisection.rs`) as a start.
+    /// Off: measured without gain (module doc).
+    pub bisection_starts: bool,
 }
 
 impl Default for AnnealConfig {
@@ -41,7 +53,7 @@ impl Default for AnnealConfig {
     /// on the Sycamore files: hot 0.3 / cold 3e-4 gave 14.23-14.24 on both, cold 1e-3 14.27-14.72,
     /// cold 1e-2 15.8-18.2, hot 1 14.4-15.1; cycles of 2,000 and 8,000 moves per node alike.
     fn default() -> Self {
-        AnnealConfig { hot: 0.3, cold: 3e-4, cycle_per_node: 2_000, round_per_node: 50 }
+        AnnealConfig { hot: 0.3, cold: 3e-4, cycle_per_node: 2_000, round_per_node: 50, bisection_starts: false }
     }
 }
 
@@ -63,13 +75,34 @@ pub struct TreeAnneal<'a> {
     config: AnnealConfig,
     /// Plain greedy's tree and its log2 cost, computed once for every chain's start.
     greedy: (ContractionTree, f64),
+    /// The learned policy (`policy.rs`), when a model serves: its scorer and its greedy rollout
+    /// with the rollout's log2 cost.
+    policy: Option<(&'a PairScorer, ContractionTree, f64)>,
+    /// Chains started so far (`minimize_with` starts them one after another, in chain order).
+    started: AtomicUsize,
 }
 
 impl<'a> TreeAnneal<'a> {
     pub fn new(network: &'a Network) -> Self {
         let tree = greedy(network);
         let cost = tree.cost(network).log2_flops;
-        TreeAnneal { network, config: AnnealConfig::default(), greedy: (tree, cost) }
+        TreeAnneal {
+            network,
+            config: AnnealConfig::default(),
+            greedy: (tree, cost),
+            policy: None,
+            started: AtomicUsize::new(0),
+        }
+    }
+
+    /// Starts chains from the policy: the first from its greedy rollout (when cheaper than the
+    /// other starts), every other one from the cheaper of its randomised greedy and a rollout
+    /// sampled from the policy with the chain's generator.
+    pub fn with_policy(mut self, scorer: &'a PairScorer) -> Self {
+        let tree = policy_tree(self.network, scorer);
+        let cost = tree.cost(self.network).log2_flops;
+        self.policy = Some((scorer, tree, cost));
+        self
     }
 
     fn leaves(&self) -> usize {
@@ -191,8 +224,38 @@ impl MoveSet for TreeAnneal<'_> {
     fn start(&self, rng: &mut Xoshiro256PlusPlus) -> TreeChain {
         let rule = random_rule(rng);
         let random = greedy_with(self.network, rule, rng);
-        let tree = if random.cost(self.network).log2_flops < self.greedy.1 { &random } else { &self.greedy.0 };
-        self.chain(tree)
+        let random_cost = random.cost(self.network).log2_flops;
+        let first = self.started.fetch_add(1, Ordering::Relaxed) == 0;
+        // Without a policy every chain also weighs plain greedy; with one, only the first chain
+        // weighs greedy and the policy's own rollout, so the others start apart.
+        let mut best = (random, random_cost);
+        match &self.policy {
+            Some((scorer, tree, cost)) => {
+                if first {
+                    for (tree, cost) in [(&self.greedy.0, self.greedy.1), (tree, *cost)] {
+                        if cost < best.1 {
+                            best = (tree.clone(), cost);
+                        }
+                    }
+                } else {
+                    let sampled = rollout(self.network, scorer, Choice::Sample(rng), false).0;
+                    let cost = sampled.cost(self.network).log2_flops;
+                    if cost < best.1 {
+                        best = (sampled, cost);
+                    }
+                }
+            }
+            None if self.greedy.1 < best.1 => best = (self.greedy.0.clone(), self.greedy.1),
+            None => {}
+        }
+        let (mut tree, best_cost) = best;
+        if self.config.bisection_starts {
+            let bisected = bisection_tree(self.network, rng.gen_range(0.0..0.3), 12, rng);
+            if bisected.cost(self.network).log2_flops < best_cost {
+                tree = bisected;
+            }
+        }
+        self.chain(&tree)
     }
 
     fn advance(&self, chain: &mut TreeChain, moves: usize, rng: &mut Xoshiro256PlusPlus) {

@@ -20,11 +20,15 @@
 //!
 //! Methods: `search` (default) anneals trees by local rotations in the engine's chains
 //! (`anneal.rs`, after TreeSA, Kalachev et al. 2021), each chain starting from a randomised
-//! greedy tree; baselines `greedy` (opt_einsum's rule) and `random-greedy` (`greedy.rs`).
+//! greedy tree (or the policy's rollout, when cheaper); baselines `greedy` (opt_einsum's rule),
+//! `random-greedy` (`greedy.rs`) and `policy`, the learned pair scoring's rollout (`policy.rs`,
+//! the model in `models/`).
 
 pub mod anneal;
+pub mod bisection;
 pub mod generate;
 pub mod greedy;
+pub mod policy;
 pub mod slicing;
 pub mod tree;
 
@@ -148,19 +152,57 @@ impl Network {
     }
 }
 
+impl Network {
+    /// The named (or default: the first) tensor_network model's scorer and its name; Ok(None)
+    /// when the registry holds none.
+    fn scorer<'m>(&self, models: Models<'m>) -> Result<Option<(&'m policy::PairScorer, String)>, ProblemError> {
+        let chosen = match models.requested {
+            Some(name) => Some(
+                models
+                    .registry
+                    .get(name)
+                    .ok_or_else(|| ProblemError::invalid("model", format!("no model named '{name}'")))?,
+            ),
+            None => models.registry.all().into_iter().find(|m| m.policy::<policy::PairScorer>().is_some()),
+        };
+        let Some(chosen) = chosen else { return Ok(None) };
+        let scorer = chosen.policy::<policy::PairScorer>().ok_or_else(|| {
+            ProblemError::invalid(
+                "model",
+                format!("'{}' is a {} model, not tensor_network", chosen.manifest.name, chosen.manifest.problem),
+            )
+        })?;
+        Ok(Some((scorer, chosen.manifest.name.clone())))
+    }
+}
+
 impl Instance for Network {
-    fn solve(&self, params: &SearchParams, _: Models<'_>) -> SolveReport {
-        let moves = anneal::TreeAnneal::new(self);
+    fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
+        let mut moves = anneal::TreeAnneal::new(self);
+        if let Ok(Some((scorer, _))) = self.scorer(models) {
+            moves = moves.with_policy(scorer);
+        }
         let outcome = minimize_with(&moves, params);
         let history = super::history_points(&outcome.history, |energy| energy);
         let tree = outcome.solution;
         self.report(&tree, outcome.stop, outcome.elapsed, history, (outcome.chains, outcome.rounds), params.seed)
     }
 
-    fn solve_baseline(&self, name: &str, params: &SearchParams, _: Models<'_>) -> Result<SolveReport, ProblemError> {
+    fn solve_baseline(
+        &self,
+        name: &str,
+        params: &SearchParams,
+        models: Models<'_>,
+    ) -> Result<SolveReport, ProblemError> {
         let start = Instant::now();
         let (tree, tries) = match name {
             "greedy" => (greedy::greedy(self), 1),
+            "policy" => {
+                let (scorer, _) = self.scorer(models)?.ok_or_else(|| {
+                    ProblemError::invalid("model", "no tensor_network model is loaded (GET /v1/models)")
+                })?;
+                (policy::policy_tree(self, scorer), 1)
+            }
             "random-greedy" => greedy::random_greedy(
                 self,
                 Duration::from_secs_f64(params.time_limit_s),
@@ -356,7 +398,7 @@ impl Problem for TensorNetwork {
     }
 
     fn baselines(&self) -> &'static [&'static str] {
-        &["greedy", "random-greedy"]
+        &["greedy", "random-greedy", "policy"]
     }
 
     fn instance_schema(&self) -> Value {
@@ -374,5 +416,9 @@ impl Problem for TensorNetwork {
 
     fn load(&self, input: ProblemInput<'_>, limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
         Ok(Box::new(load(input, limits)?))
+    }
+
+    fn policy_loader(&self) -> Option<crate::models::PolicyLoader> {
+        Some(policy::load)
     }
 }
