@@ -7,7 +7,7 @@
 //! it at the temperature of a geometric cycle (`cycle_temperature`). Every chain starts from
 //! the better of a randomised greedy tree (`greedy::random_rule`, its own per chain) and plain
 //! greedy; when a model serves (`policy.rs`), the first chain weighs the policy's greedy rollout
-//! too and the others a rollout sampled from the policy instead of plain greedy.
+//! too, and every other even chain a rollout sampled from the policy instead of plain greedy.
 //!
 //! Measured and left out (session 11): a memory bound does not change the energy; the best tree
 //! is sliced afterwards (`slicing.rs`). TreeSA's size penalty (per bit above the bound, summed
@@ -96,8 +96,8 @@ impl<'a> TreeAnneal<'a> {
     }
 
     /// Starts chains from the policy: the first from its greedy rollout (when cheaper than the
-    /// other starts), every other one from the cheaper of its randomised greedy and a rollout
-    /// sampled from the policy with the chain's generator.
+    /// other starts), the other even ones from the cheaper of their randomised greedy and a
+    /// rollout sampled from the policy with the chain's generator.
     pub fn with_policy(mut self, scorer: &'a PairScorer) -> Self {
         let tree = policy_tree(self.network, scorer);
         let cost = tree.cost(self.network).log2_flops;
@@ -225,28 +225,28 @@ impl MoveSet for TreeAnneal<'_> {
         let rule = random_rule(rng);
         let random = greedy_with(self.network, rule, rng);
         let random_cost = random.cost(self.network).log2_flops;
-        let first = self.started.fetch_add(1, Ordering::Relaxed) == 0;
-        // Without a policy every chain also weighs plain greedy; with one, only the first chain
-        // weighs greedy and the policy's own rollout, so the others start apart.
+        let started = self.started.fetch_add(1, Ordering::Relaxed);
+        // Chain 0 weighs the policy's rollout, every other even chain a rollout sampled from
+        // the policy, and the odd chains (all chains without a policy) plain greedy, so that
+        // half the chains start outside the policy's basin.
         let mut best = (random, random_cost);
         match &self.policy {
-            Some((scorer, tree, cost)) => {
-                if first {
-                    for (tree, cost) in [(&self.greedy.0, self.greedy.1), (tree, *cost)] {
-                        if cost < best.1 {
-                            best = (tree.clone(), cost);
-                        }
-                    }
-                } else {
-                    let sampled = rollout(self.network, scorer, Choice::Sample(rng), false).0;
-                    let cost = sampled.cost(self.network).log2_flops;
+            Some((_, tree, cost)) if started == 0 => {
+                for (tree, cost) in [(&self.greedy.0, self.greedy.1), (tree, *cost)] {
                     if cost < best.1 {
-                        best = (sampled, cost);
+                        best = (tree.clone(), cost);
                     }
                 }
             }
-            None if self.greedy.1 < best.1 => best = (self.greedy.0.clone(), self.greedy.1),
-            None => {}
+            Some((scorer, _, _)) if started % 2 == 0 => {
+                let sampled = rollout(self.network, scorer, Choice::Sample(rng), false).0;
+                let cost = sampled.cost(self.network).log2_flops;
+                if cost < best.1 {
+                    best = (sampled, cost);
+                }
+            }
+            _ if self.greedy.1 < best.1 => best = (self.greedy.0.clone(), self.greedy.1),
+            _ => {}
         }
         let (mut tree, best_cost) = best;
         if self.config.bisection_starts {
