@@ -238,7 +238,7 @@ impl MoveSet for TreeAnneal<'_> {
                     }
                 }
             }
-            Some((scorer, _, _)) if started % 2 == 0 => {
+            Some((scorer, _, _)) if started.is_multiple_of(2) => {
                 let sampled = rollout(self.network, scorer, Choice::Sample(rng), false).0;
                 let cost = sampled.cost(self.network).log2_flops;
                 if cost < best.1 {

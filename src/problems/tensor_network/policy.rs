@@ -391,6 +391,8 @@ impl PairPolicy {
     /// REINFORCE with the shared baseline (module doc); returns the policy and the training
     /// curve: per step, the mean log10 cost of the sampled rollouts minus greedy's.
     pub fn train(config: PolicyConfig, training: &PolicyTraining, device: Device) -> Result<(PairPolicy, Vec<f64>)> {
+        // The hidden layers' initial weights come from torch's generator.
+        tch::manual_seed(training.seed as i64);
         let policy = PairPolicy::new(config, device);
         let mut optimizer = nn::Adam::default().build(&policy.store, training.learning_rate)?;
         let mut rng = ChaCha8Rng::seed_from_u64(training.seed);
@@ -429,7 +431,7 @@ impl PairPolicy {
                 if episode.chosen.is_empty() || *advantage == 0.0 {
                     continue;
                 }
-                loss = loss - policy.log_likelihood(episode, device) * *advantage;
+                loss -= policy.log_likelihood(episode, device) * *advantage;
             }
             let loss = loss / episodes.len() as f64;
             optimizer.zero_grad();
@@ -541,6 +543,13 @@ mod tests {
         };
         let (policy, curve) = PairPolicy::train(PolicyConfig::default(), &training, Device::Cpu).unwrap();
         assert_eq!(curve.len(), 25);
+        // The same seed gives the same weights.
+        let short = PolicyTraining { steps: 3, ..training.clone() };
+        let weights =
+            |p: &PairPolicy| Vec::<f32>::try_from(p.store.root().get("l1.weight").unwrap().flatten(0, -1)).unwrap();
+        let (once, _) = PairPolicy::train(PolicyConfig::default(), &short, Device::Cpu).unwrap();
+        let (twice, _) = PairPolicy::train(PolicyConfig::default(), &short, Device::Cpu).unwrap();
+        assert_eq!(weights(&once), weights(&twice));
         let trained = validate(&policy.scorer(), &training, 16, 77);
         let untrained = validate(&PairPolicy::new(PolicyConfig::default(), Device::Cpu).scorer(), &training, 16, 77);
         let gain = |v: &serde_json::Value| v["mean_gain_over_greedy_log10"].as_f64().unwrap();
