@@ -255,9 +255,14 @@ mod tests {
             seen[b as usize] = true;
         }
         let bisected = tree.cost(&network).log2_flops;
-        // A contraction in input order (a caterpillar) as the uninformed reference.
+        // A contraction in a random order (a caterpillar) as the uninformed reference.
         let n = network.num_tensors() as u32;
-        let chain: Vec<[u32; 2]> = (1..n).map(|k| if k == 1 { [0, 1] } else { [k, n + k - 2] }).collect();
+        let mut order: Vec<u32> = (0..n).collect();
+        order.shuffle(&mut rng);
+        let chain: Vec<[u32; 2]> = (1..n as usize)
+            .map(|k| if k == 1 { [order[0], order[1]] } else { [order[k], n + k as u32 - 2] })
+            .map(|[a, b]| [a.min(b), a.max(b)])
+            .collect();
         let caterpillar = ContractionTree::from_ssa(n as usize, chain).cost(&network).log2_flops;
         assert!(bisected < caterpillar - 3.0, "bisection 2^{bisected} vs caterpillar 2^{caterpillar}");
     }

@@ -545,8 +545,7 @@ mod tests {
         assert_eq!(curve.len(), 25);
         // The same seed gives the same weights.
         let short = PolicyTraining { steps: 3, ..training.clone() };
-        let weights =
-            |p: &PairPolicy| Vec::<f32>::try_from(p.store.root().get("l1.weight").unwrap().flatten(0, -1)).unwrap();
+        let weights = |p: &PairPolicy| Vec::<f32>::try_from(p.store.variables()["l1.weight"].flatten(0, -1)).unwrap();
         let (once, _) = PairPolicy::train(PolicyConfig::default(), &short, Device::Cpu).unwrap();
         let (twice, _) = PairPolicy::train(PolicyConfig::default(), &short, Device::Cpu).unwrap();
         assert_eq!(weights(&once), weights(&twice));
