@@ -58,12 +58,7 @@ impl Default for GreedyRule {
 /// The greedy tree of `rule` (rng only for a temperature).
 pub fn greedy_with(network: &Network, rule: GreedyRule, rng: &mut Xoshiro256PlusPlus) -> ContractionTree {
     let n = network.num_tensors();
-    let mut legs: Vec<Option<Legs>> = (0..n).map(|t| Some(network.leaf_legs(t))).collect();
-    // The live tensors on each summed index (opt_einsum pairs tensors on summed indices only).
-    let mut holders: Vec<Vec<u32>> = vec![Vec::new(); network.carriers.len()];
-    for (t, tensor) in network.tensors.iter().enumerate() {
-        tensor.iter().filter(|&&i| !network.output[i as usize]).for_each(|&i| holders[i as usize].push(t as u32));
-    }
+    let mut state = Contraction::new(network);
     let size = |l: &Legs| network.size_of(l).exp2();
     let score = |legs: &[Option<Legs>], a: u32, b: u32| -> f64 {
         let (la, lb) = (legs[a as usize].as_ref().expect("live"), legs[b as usize].as_ref().expect("live"));
@@ -87,18 +82,17 @@ pub fn greedy_with(network: &Network, rule: GreedyRule, rng: &mut Xoshiro256Plus
             heap.push(cheapest);
         }
     };
-    for holders_of in &holders {
+    for holders_of in &state.holders {
         for (k, &a) in holders_of.iter().enumerate() {
-            push(&mut heap, &legs, a, &holders_of[k + 1..]);
+            push(&mut heap, &state.legs, a, &holders_of[k + 1..]);
         }
     }
-    let mut pairs: Vec<[u32; 2]> = Vec::with_capacity(n.saturating_sub(1));
     let live = |legs: &[Option<Legs>], c: &Candidate| legs[c.a as usize].is_some() && legs[c.b as usize].is_some();
-    while pairs.len() + 1 < n {
+    while state.pairs.len() + 1 < n {
         let chosen = match rule.temperature {
             None => loop {
                 match heap.pop() {
-                    Some(c) if live(&legs, &c) => break Some(c),
+                    Some(c) if live(&state.legs, &c) => break Some(c),
                     Some(_) => continue,
                     None => break None,
                 }
@@ -107,7 +101,7 @@ pub fn greedy_with(network: &Network, rule: GreedyRule, rng: &mut Xoshiro256Plus
                 let mut options = Vec::with_capacity(8);
                 while options.len() < 8 {
                     match heap.pop() {
-                        Some(c) if live(&legs, &c) => options.push(c),
+                        Some(c) if live(&state.legs, &c) => options.push(c),
                         Some(_) => continue,
                         None => break,
                     }
@@ -118,15 +112,7 @@ pub fn greedy_with(network: &Network, rule: GreedyRule, rng: &mut Xoshiro256Plus
                     let cheapest = options[0].cost;
                     let scale = temperature * cheapest.abs().max(1.0);
                     let weights: Vec<f64> = options.iter().map(|c| (-(c.cost - cheapest) / scale).exp()).collect();
-                    let mut pick = rng.gen::<f64>() * weights.iter().sum::<f64>();
-                    let mut at = options.len() - 1;
-                    for (k, w) in weights.iter().enumerate() {
-                        if pick < *w {
-                            at = k;
-                            break;
-                        }
-                        pick -= w;
-                    }
+                    let at = weighted_pick(&weights, rng);
                     let chosen = options.swap_remove(at);
                     heap.extend(options);
                     Some(chosen)
@@ -135,37 +121,82 @@ pub fn greedy_with(network: &Network, rule: GreedyRule, rng: &mut Xoshiro256Plus
         };
         let (a, b) = match chosen {
             Some(c) => (c.a, c.b),
-            // No live pair shares an index: the outer product of the two smallest.
-            None => {
-                let mut alive: Vec<(f64, u32)> = legs
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(k, l)| l.as_ref().map(|l| (network.size_of(l), k as u32)))
-                    .collect();
-                alive.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
-                (alive[0].1.min(alive[1].1), alive[0].1.max(alive[1].1))
-            }
+            None => state.two_smallest(network),
         };
-        let la = legs[a as usize].take().expect("live");
-        let lb = legs[b as usize].take().expect("live");
-        let (_, merged) = network.merge(&la, &lb);
-        let c = legs.len() as u32;
-        for &(i, _) in la.iter().chain(&lb) {
-            holders[i as usize].retain(|&h| h != a && h != b);
+        let (c, partners) = state.contract(network, a, b);
+        push(&mut heap, &state.legs, c, &partners);
+    }
+    ContractionTree::from_ssa(n, state.pairs)
+}
+
+/// A pairwise contraction in progress, shared by the greedy rules and the policy's rollout.
+pub struct Contraction {
+    /// Each node's legs (leaves, then results in order); None once contracted.
+    pub legs: Vec<Option<Legs>>,
+    /// The live tensors on each summed index (opt_einsum pairs tensors on summed indices only).
+    pub holders: Vec<Vec<u32>>,
+    /// The contractions so far, in SSA numbering.
+    pub pairs: Vec<[u32; 2]>,
+}
+
+impl Contraction {
+    pub fn new(network: &Network) -> Self {
+        let n = network.num_tensors();
+        let legs: Vec<Option<Legs>> = (0..n).map(|t| Some(network.leaf_legs(t))).collect();
+        let mut holders: Vec<Vec<u32>> = vec![Vec::new(); network.carriers.len()];
+        for (t, tensor) in network.tensors.iter().enumerate() {
+            tensor.iter().filter(|&&i| !network.output[i as usize]).for_each(|&i| holders[i as usize].push(t as u32));
         }
-        let mut partners: Vec<u32> = merged.iter().flat_map(|&(i, _)| holders[i as usize].iter().copied()).collect();
+        Contraction { legs, holders, pairs: Vec::with_capacity(n.saturating_sub(1)) }
+    }
+
+    /// When no live pair shares an index: the two smallest live tensors (ties by id), for an
+    /// outer product.
+    pub fn two_smallest(&self, network: &Network) -> (u32, u32) {
+        let mut alive: Vec<(f64, u32)> = self
+            .legs
+            .iter()
+            .enumerate()
+            .filter_map(|(k, l)| l.as_ref().map(|l| (network.size_of(l), k as u32)))
+            .collect();
+        alive.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+        (alive[0].1.min(alive[1].1), alive[0].1.max(alive[1].1))
+    }
+
+    /// Contracts a with b: the result's id and its live partners on summed indices (sorted).
+    pub fn contract(&mut self, network: &Network, a: u32, b: u32) -> (u32, Vec<u32>) {
+        let la = self.legs[a as usize].take().expect("live");
+        let lb = self.legs[b as usize].take().expect("live");
+        let (_, merged) = network.merge(&la, &lb);
+        let c = self.legs.len() as u32;
+        for &(i, _) in la.iter().chain(&lb) {
+            self.holders[i as usize].retain(|&h| h != a && h != b);
+        }
+        let mut partners: Vec<u32> =
+            merged.iter().flat_map(|&(i, _)| self.holders[i as usize].iter().copied()).collect();
         partners.sort_unstable();
         partners.dedup();
         for &(i, _) in &merged {
             if !network.output[i as usize] {
-                holders[i as usize].push(c);
+                self.holders[i as usize].push(c);
             }
         }
-        legs.push(Some(merged));
-        pairs.push([a, b]);
-        push(&mut heap, &legs, c, &partners);
+        self.legs.push(Some(merged));
+        self.pairs.push([a, b]);
+        (c, partners)
     }
-    ContractionTree::from_ssa(n, pairs)
+}
+
+/// An index drawn with probability proportional to `weights` (the last on rounding).
+pub fn weighted_pick(weights: &[f64], rng: &mut Xoshiro256PlusPlus) -> usize {
+    let mut pick = rng.gen::<f64>() * weights.iter().sum::<f64>();
+    for (k, w) in weights.iter().enumerate() {
+        if pick < *w {
+            return k;
+        }
+        pick -= w;
+    }
+    weights.len() - 1
 }
 
 /// opt_einsum's greedy.

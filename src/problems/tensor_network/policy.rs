@@ -26,6 +26,7 @@
 //! Rollouts (training and serving) run the network in plain Rust (`PairScorer`, the weights copied
 //! out of the tch store), so the served policy is `Send + Sync` and needs no lock.
 
+use super::greedy::{weighted_pick, Contraction};
 use super::tree::{ContractionTree, Legs};
 use super::Network;
 use crate::models::{LoadedPolicy, Manifest, WEIGHTS_FILE};
@@ -200,12 +201,8 @@ pub fn rollout(
     record: bool,
 ) -> (ContractionTree, Option<Episode>) {
     let n = network.num_tensors();
-    let mut legs: Vec<Option<Legs>> = (0..n).map(|t| Some(network.leaf_legs(t))).collect();
+    let mut state = Contraction::new(network);
     let mut leaves: Vec<u32> = vec![1; n];
-    let mut holders: Vec<Vec<u32>> = vec![Vec::new(); network.carriers.len()];
-    for (t, tensor) in network.tensors.iter().enumerate() {
-        tensor.iter().filter(|&&i| !network.output[i as usize]).for_each(|&i| holders[i as usize].push(t as u32));
-    }
     let mut episode = Episode::default();
     let mut live: Vec<Live> = Vec::new();
     let mut decisions = 0i64;
@@ -227,7 +224,8 @@ pub fn rollout(
         }
         live.push(Live { a, b, logit, row });
     };
-    let mut initial: Vec<(u32, u32)> = holders
+    let mut initial: Vec<(u32, u32)> = state
+        .holders
         .iter()
         .flat_map(|h| {
             h.iter().enumerate().flat_map(move |(k, &a)| h[k + 1..].iter().map(move |&b| (a.min(b), a.max(b))))
@@ -236,19 +234,12 @@ pub fn rollout(
     initial.sort_unstable();
     initial.dedup();
     for (a, b) in initial {
-        add(&mut live, &mut episode, (&legs, &leaves), 0, a, b);
+        add(&mut live, &mut episode, (&state.legs, &leaves), 0, a, b);
     }
-    let mut pairs: Vec<[u32; 2]> = Vec::with_capacity(n.saturating_sub(1));
-    while pairs.len() + 1 < n {
+    while state.pairs.len() + 1 < n {
         let (a, b) = if live.is_empty() {
-            // No live pair shares an index: the outer product of the two smallest (no decision).
-            let mut alive: Vec<(f64, u32)> = legs
-                .iter()
-                .enumerate()
-                .filter_map(|(k, l)| l.as_ref().map(|l| (network.size_of(l), k as u32)))
-                .collect();
-            alive.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
-            (alive[0].1.min(alive[1].1), alive[0].1.max(alive[1].1))
+            // No live pair shares an index: an outer product (no decision).
+            state.two_smallest(network)
         } else {
             let at = match &mut choice {
                 Choice::Best => {
@@ -263,16 +254,7 @@ pub fn rollout(
                 Choice::Sample(rng) => {
                     let top = live.iter().map(|c| c.logit).fold(f32::NEG_INFINITY, f32::max);
                     let weights: Vec<f64> = live.iter().map(|c| f64::from(c.logit - top).exp()).collect();
-                    let mut pick = rng.gen::<f64>() * weights.iter().sum::<f64>();
-                    let mut at = live.len() - 1;
-                    for (k, w) in weights.iter().enumerate() {
-                        if pick < *w {
-                            at = k;
-                            break;
-                        }
-                        pick -= w;
-                    }
-                    at
+                    weighted_pick(&weights, rng)
                 }
             };
             if record {
@@ -288,32 +270,16 @@ pub fn rollout(
             }
             !gone
         });
-        let la = legs[a as usize].take().expect("live");
-        let lb = legs[b as usize].take().expect("live");
-        let (_, merged) = network.merge(&la, &lb);
-        let c = legs.len() as u32;
-        for &(i, _) in la.iter().chain(&lb) {
-            holders[i as usize].retain(|&h| h != a && h != b);
-        }
-        let mut partners: Vec<u32> = merged.iter().flat_map(|&(i, _)| holders[i as usize].iter().copied()).collect();
-        partners.sort_unstable();
-        partners.dedup();
-        for &(i, _) in &merged {
-            if !network.output[i as usize] {
-                holders[i as usize].push(c);
-            }
-        }
-        legs.push(Some(merged));
+        let (c, partners) = state.contract(network, a, b);
         leaves.push(leaves[a as usize] + leaves[b as usize]);
-        pairs.push([a, b]);
         for p in partners {
-            add(&mut live, &mut episode, (&legs, &leaves), decisions, p, c);
+            add(&mut live, &mut episode, (&state.legs, &leaves), decisions, p, c);
         }
     }
     for death in &mut episode.death {
         *death = (*death).min(decisions);
     }
-    (ContractionTree::from_ssa(n, pairs), record.then_some(episode))
+    (ContractionTree::from_ssa(n, state.pairs), record.then_some(episode))
 }
 
 /// The policy's greedy rollout.
