@@ -40,7 +40,7 @@ pub mod tensor_network;
 /// The Ising model lives in the engine (`search::ising`); problems build one.
 pub use crate::search::ising;
 
-use crate::models::{ModelRegistry, PolicyLoader};
+use crate::models::{ModelRegistry, PolicyLoader, RegisteredModel};
 use crate::search::{Incumbent, SearchOutcome, SearchParams, StopReason};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -302,6 +302,33 @@ pub trait Problem: Send + Sync {
 pub struct Models<'a> {
     pub registry: &'a ModelRegistry,
     pub requested: Option<&'a str>,
+}
+
+impl<'a> Models<'a> {
+    /// The requested model (a 422 on `model` when the registry has no model of that name, or
+    /// its policy is not `problem`'s type `T`), else `default`'s; Ok(None) when neither.
+    pub fn chosen<T: 'static>(
+        &self,
+        problem: &str,
+        default: impl FnOnce() -> Option<&'a RegisteredModel>,
+    ) -> Result<Option<(&'a T, &'a RegisteredModel)>, ProblemError> {
+        let chosen = match self.requested {
+            Some(name) => Some(
+                self.registry
+                    .get(name)
+                    .ok_or_else(|| ProblemError::invalid("model", format!("no model named '{name}'")))?,
+            ),
+            None => default(),
+        };
+        let Some(chosen) = chosen else { return Ok(None) };
+        let policy = chosen.policy::<T>().ok_or_else(|| {
+            ProblemError::invalid(
+                "model",
+                format!("'{}' is a {} model, not {problem}", chosen.manifest.name, chosen.manifest.problem),
+            )
+        })?;
+        Ok(Some((policy, chosen)))
+    }
 }
 
 /// A validated instance, ready to solve.

@@ -114,24 +114,11 @@ impl CsInstance {
         })
     }
 
-    /// The named (or default) LISTA model's estimate and the model's name; Ok(None) when no
-    /// model fits this shape.
-    fn policy_estimate(&self, models: Models<'_>) -> Result<Option<(Vec<f64>, String)>, ProblemError> {
-        let chosen = match models.requested {
-            Some(name) => Some(
-                models
-                    .registry
-                    .get(name)
-                    .ok_or_else(|| ProblemError::invalid("model", format!("no model named '{name}'")))?,
-            ),
-            None => default_model(models.registry, self.a.nrows(), self.a.ncols()),
-        };
-        let Some(chosen) = chosen else { return Ok(None) };
-        let Some(policy) = chosen.policy::<Mutex<ListaPolicy>>() else {
-            return Err(ProblemError::invalid(
-                "model",
-                format!("'{}' is a {} model, not compressive_sensing", chosen.manifest.name, chosen.manifest.problem),
-            ));
+    /// The named (or default) LISTA model's estimate; Ok(None) when no model fits this shape.
+    fn policy_estimate(&self, models: Models<'_>) -> Result<Option<Vec<f64>>, ProblemError> {
+        let default = || default_model(models.registry, self.a.nrows(), self.a.ncols());
+        let Some((policy, chosen)) = models.chosen::<Mutex<ListaPolicy>>("compressive_sensing", default)? else {
+            return Ok(None);
         };
         let config = policy.lock().expect("policy lock").config.clone();
         if config.measurements != self.a.nrows() || config.unknowns != self.a.ncols() {
@@ -147,8 +134,7 @@ impl CsInstance {
                 ),
             ));
         }
-        let x = policy.lock().expect("policy lock").estimate(&self.a, &self.y);
-        Ok(Some((x, chosen.manifest.name.clone())))
+        Ok(Some(policy.lock().expect("policy lock").estimate(&self.a, &self.y)))
     }
 
     /// The support of `x` filled up to `k` with the outside columns most correlated with the
@@ -214,7 +200,7 @@ impl Instance for CsInstance {
         let last_k = if self.sparsity.is_some() { first_k } else { self.a.nrows().min(self.a.ncols()).max(first_k) };
         // A named model that does not fit was rejected when the request was checked; here a
         // missing model only means one seed fewer.
-        let policy_x = self.policy_estimate(models).ok().flatten().map(|(x, _)| x);
+        let policy_x = self.policy_estimate(models).ok().flatten();
         // Without noise a zero residual is the goal; with noise sigma, E ~ m sigma^2 is as good as it gets.
         let target = if self.noise == 0.0 {
             1e-20 * self.y.iter().map(|v| v * v).sum::<f64>()
@@ -288,7 +274,7 @@ impl Instance for CsInstance {
             "ista" => lasso(&self.a, &self.y, self.lambda(), LASSO_ITERATIONS, false),
             "fista" => lasso(&self.a, &self.y, self.lambda(), LASSO_ITERATIONS, true),
             "policy" => {
-                let (x, _) = self.policy_estimate(models)?.ok_or_else(|| {
+                let x = self.policy_estimate(models)?.ok_or_else(|| {
                     ProblemError::invalid(
                         "model",
                         format!(

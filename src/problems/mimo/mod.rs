@@ -221,7 +221,7 @@ impl MimoInstance {
             "wmmse" => wmmse(h, self.power, self.noise, &mmse(h, self.power, self.noise), WMMSE_ITERATIONS),
             "policy" => {
                 let models = models.ok_or_else(|| ProblemError::invalid("method", "policy needs a model registry"))?;
-                let (w, _) = self.policy_beamformer(h, models)?.ok_or_else(|| {
+                let w = self.policy_beamformer(h, models)?.ok_or_else(|| {
                     ProblemError::invalid(
                         "model",
                         format!("no model for {} users x {} antennas (GET /v1/models)", self.users, self.antennas),
@@ -233,25 +233,11 @@ impl MimoInstance {
         })
     }
 
-    /// The named model's (or the default model's) beamformer and the model's name; Ok(None)
-    /// when no model fits this size.
-    fn policy_beamformer(&self, h: &Tensor, models: Models<'_>) -> Result<Option<(Tensor, String)>, ProblemError> {
-        let chosen = match models.requested {
-            Some(name) => Some(
-                models
-                    .registry
-                    .get(name)
-                    .ok_or_else(|| ProblemError::invalid("model", format!("no model named '{name}'")))?,
-            ),
-            None => default_model(models.registry, self.users, self.antennas, self.power),
-        };
-        let Some(chosen) = chosen else { return Ok(None) };
-        let Some(policy) = chosen.policy::<Mutex<MimoPolicy>>() else {
-            return Err(ProblemError::invalid(
-                "model",
-                format!("'{}' is a {} model, not mimo", chosen.manifest.name, chosen.manifest.problem),
-            ));
-        };
+    /// The named model's (or the default model's) beamformer; Ok(None) when no model fits this
+    /// size.
+    fn policy_beamformer(&self, h: &Tensor, models: Models<'_>) -> Result<Option<Tensor>, ProblemError> {
+        let default = || default_model(models.registry, self.users, self.antennas, self.power);
+        let Some((policy, chosen)) = models.chosen::<Mutex<MimoPolicy>>("mimo", default)? else { return Ok(None) };
         let config = policy.lock().expect("policy lock").config.clone();
         if config.users != self.users || config.antennas != self.antennas {
             return Err(ProblemError::invalid(
@@ -265,7 +251,7 @@ impl MimoInstance {
         let policy = policy.lock().expect("policy lock");
         // The policy outputs power P_model; rescale to the instance's budget.
         let w = tch::no_grad(|| policy.beamformers(&h.unsqueeze(0))).get(0);
-        Ok(Some((beamforming::to_power(&w, self.power), chosen.manifest.name.clone())))
+        Ok(Some(beamforming::to_power(&w, self.power)))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -318,7 +304,7 @@ impl Instance for MimoInstance {
             seeds.push(self.baseline(&h, "zf", None).expect("classical"));
         }
         // A named model was validated by `prepare_options`; a size mismatch only drops the seed.
-        if let Ok(Some((w, _))) = self.policy_beamformer(&h, models) {
+        if let Ok(Some(w)) = self.policy_beamformer(&h, models) {
             seeds.insert(0, w);
         }
         let starts = params.chains.unwrap_or(DEFAULT_STARTS).max(seeds.len());

@@ -153,33 +153,18 @@ impl Network {
 }
 
 impl Network {
-    /// The named (or default: the first) tensor_network model's scorer and its name; Ok(None)
-    /// when the registry holds none.
-    fn scorer<'m>(&self, models: Models<'m>) -> Result<Option<(&'m policy::PairScorer, String)>, ProblemError> {
-        let chosen = match models.requested {
-            Some(name) => Some(
-                models
-                    .registry
-                    .get(name)
-                    .ok_or_else(|| ProblemError::invalid("model", format!("no model named '{name}'")))?,
-            ),
-            None => models.registry.all().into_iter().find(|m| m.policy::<policy::PairScorer>().is_some()),
-        };
-        let Some(chosen) = chosen else { return Ok(None) };
-        let scorer = chosen.policy::<policy::PairScorer>().ok_or_else(|| {
-            ProblemError::invalid(
-                "model",
-                format!("'{}' is a {} model, not tensor_network", chosen.manifest.name, chosen.manifest.problem),
-            )
-        })?;
-        Ok(Some((scorer, chosen.manifest.name.clone())))
+    /// The named (or default: the first) tensor_network model's scorer; Ok(None) when the
+    /// registry holds none.
+    fn scorer<'m>(&self, models: Models<'m>) -> Result<Option<&'m policy::PairScorer>, ProblemError> {
+        let default = || models.registry.all().into_iter().find(|m| m.policy::<policy::PairScorer>().is_some());
+        Ok(models.chosen::<policy::PairScorer>("tensor_network", default)?.map(|(scorer, _)| scorer))
     }
 }
 
 impl Instance for Network {
     fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
         let mut moves = anneal::TreeAnneal::new(self);
-        if let Ok(Some((scorer, _))) = self.scorer(models) {
+        if let Ok(Some(scorer)) = self.scorer(models) {
             moves = moves.with_policy(scorer);
         }
         let outcome = minimize_with(&moves, params);
@@ -198,7 +183,7 @@ impl Instance for Network {
         let (tree, tries) = match name {
             "greedy" => (greedy::greedy(self), 1),
             "policy" => {
-                let (scorer, _) = self.scorer(models)?.ok_or_else(|| {
+                let scorer = self.scorer(models)?.ok_or_else(|| {
                     ProblemError::invalid("model", "no tensor_network model is loaded (GET /v1/models)")
                 })?;
                 (policy::policy_tree(self, scorer), 1)
