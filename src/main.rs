@@ -64,6 +64,9 @@ struct LimitArgs {
     /// Largest tensor network, in distinct indices.
     #[arg(long, env = "RLSOLVER_MAX_INDICES", default_value_t = Limits::default().max_indices)]
     max_indices: usize,
+    /// Largest portfolio, in assets.
+    #[arg(long, env = "RLSOLVER_MAX_ASSETS", default_value_t = Limits::default().max_assets)]
+    max_assets: usize,
 }
 
 impl LimitArgs {
@@ -76,6 +79,7 @@ impl LimitArgs {
             max_chains: self.max_chains,
             max_tensors: self.max_tensors,
             max_indices: self.max_indices,
+            max_assets: self.max_assets,
         }
     }
 }

@@ -32,6 +32,7 @@ pub mod knapsack;
 pub mod maxcut;
 pub mod mimo;
 pub mod number_partitioning;
+pub mod portfolio;
 pub mod qubo;
 pub mod random;
 pub mod set_cover;
@@ -65,6 +66,8 @@ pub struct Limits {
     pub max_tensors: usize,
     /// Largest tensor network, in distinct indices (`tensor_network`).
     pub max_indices: usize,
+    /// Largest portfolio, in assets (`portfolio`; its covariance check is O(N^3)).
+    pub max_assets: usize,
 }
 
 impl Default for Limits {
@@ -77,6 +80,7 @@ impl Default for Limits {
             max_chains: 65_536,
             max_tensors: 5_000,
             max_indices: 50_000,
+            max_assets: 1_000,
         }
     }
 }
@@ -463,7 +467,7 @@ pub struct SolveContext {
 
 /// Every registered problem.
 pub fn registry() -> &'static [&'static dyn Problem] {
-    static PROBLEMS: [&dyn Problem; 14] = [
+    static PROBLEMS: [&dyn Problem; 15] = [
         &maxcut::MaxCut,
         &mimo::Mimo,
         &cs::CompressiveSensing,
@@ -478,6 +482,7 @@ pub fn registry() -> &'static [&'static dyn Problem] {
         &number_partitioning::NumberPartitioning,
         &graph_partitioning::GraphPartitioning,
         &tensor_network::TensorNetwork,
+        &portfolio::PortfolioProblem,
     ];
     &PROBLEMS
 }

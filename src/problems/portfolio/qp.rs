@@ -1,0 +1,119 @@
+//! The continuous part: the optimal weights of a fixed set of held assets, an exact convex QP
+//! (an SOCP for a risk budget) solved by Clarabel (`program.rs`). Every subset the search,
+//! the greedy baseline and the branch and bound score goes through `solve_held`.
+
+use super::program::Program;
+use super::{Goal, Portfolio};
+
+/// Weights on held assets and what they earn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Allocation {
+    /// Held assets, ascending (0-based input order).
+    pub assets: Vec<usize>,
+    pub weights: Vec<f64>,
+    pub expected_return: f64,
+    pub variance: f64,
+    /// The goal's objective (lower is better).
+    pub objective: f64,
+}
+
+impl Goal {
+    /// lambda * variance - (1 - lambda) * return; the variance for a target return; minus the
+    /// return for a risk budget.
+    pub fn objective(&self, expected_return: f64, variance: f64) -> f64 {
+        match *self {
+            Goal::Tradeoff(lambda) => lambda * variance - (1.0 - lambda) * expected_return,
+            Goal::TargetReturn(_) => variance,
+            Goal::RiskBudget(_) => -expected_return,
+        }
+    }
+}
+
+impl Portfolio {
+    pub fn expected_return(&self, assets: &[usize], weights: &[f64]) -> f64 {
+        assets.iter().zip(weights).map(|(&i, w)| self.mu[i] * w).sum()
+    }
+
+    pub fn variance(&self, assets: &[usize], weights: &[f64]) -> f64 {
+        let mut total = 0.0;
+        for (a, &i) in assets.iter().enumerate() {
+            let row: f64 = assets.iter().zip(weights).map(|(&j, w)| self.cov[[i, j]] * w).sum();
+            total += weights[a] * row;
+        }
+        total
+    }
+
+    /// The allocation of `weights` on `assets` (ascending), scored for `goal`.
+    pub fn allocation(&self, assets: Vec<usize>, weights: Vec<f64>, goal: &Goal) -> Allocation {
+        let expected_return = self.expected_return(&assets, &weights);
+        let variance = self.variance(&assets, &weights);
+        Allocation { objective: goal.objective(expected_return, variance), assets, weights, expected_return, variance }
+    }
+
+    /// The optimal weights on `held` (ascending) for `goal`, each within its bounds (from 0
+    /// when `lower_bounds` is false: the unconstrained frontier and greedy's intermediate
+    /// solves), within the sector caps; None when no weights meet them.
+    pub fn solve_held(&self, held: &[usize], goal: &Goal, lower_bounds: bool) -> Option<Allocation> {
+        let k = held.len();
+        if k == 0 {
+            return None;
+        }
+        let mut program = Program::new(k);
+        let quadratic = match *goal {
+            Goal::Tradeoff(lambda) => 2.0 * lambda,
+            Goal::TargetReturn(_) => 2.0,
+            Goal::RiskBudget(_) => 0.0,
+        };
+        for (a, &i) in held.iter().enumerate() {
+            for (b, &j) in held.iter().enumerate().skip(a) {
+                program.add_quadratic(a, b, quadratic * self.cov[[i, j]]);
+            }
+            let linear = match *goal {
+                Goal::Tradeoff(lambda) => -(1.0 - lambda) * self.mu[i],
+                Goal::TargetReturn(_) => 0.0,
+                Goal::RiskBudget(_) => -self.mu[i],
+            };
+            program.add_linear(a, linear);
+        }
+        program.equal((0..k).map(|a| (a, 1.0)).collect(), 1.0);
+        for (a, &i) in held.iter().enumerate() {
+            program.at_most(vec![(a, -1.0)], if lower_bounds { -self.constraints.lower[i] } else { 0.0 });
+            if self.constraints.upper[i] < 1.0 {
+                program.at_most(vec![(a, 1.0)], self.constraints.upper[i]);
+            }
+        }
+        for sector in &self.constraints.sectors {
+            let row: Vec<(usize, f64)> =
+                held.iter().enumerate().filter(|(_, i)| sector.assets.contains(i)).map(|(a, _)| (a, 1.0)).collect();
+            if !row.is_empty() {
+                program.at_most(row, sector.max);
+            }
+        }
+        match *goal {
+            Goal::TargetReturn(target) => {
+                program.at_most(held.iter().enumerate().map(|(a, &i)| (a, -self.mu[i])).collect(), -target)
+            }
+            Goal::RiskBudget(variance) => {
+                // ||F_H w|| <= sqrt(v), with S = F'F.
+                let mut rows = vec![(Vec::new(), variance.sqrt())];
+                for r in 0..self.factor.nrows() {
+                    rows.push((held.iter().enumerate().map(|(a, &i)| (a, -self.factor[[r, i]])).collect(), 0.0));
+                }
+                program.second_order_cone(rows);
+            }
+            Goal::Tradeoff(_) => {}
+        }
+        let x = program.solve()?;
+        // Interior-point iterates sit a hair inside their bounds (or outside, by the tolerance):
+        // clip and renormalise so that the reported weights meet them exactly.
+        let lower = |i: usize| if lower_bounds { self.constraints.lower[i] } else { 0.0 };
+        let mut weights: Vec<f64> =
+            held.iter().zip(&x).map(|(&i, &w)| w.clamp(lower(i), self.constraints.upper[i])).collect();
+        let total: f64 = weights.iter().sum();
+        if total <= 0.0 {
+            return None;
+        }
+        weights.iter_mut().for_each(|w| *w /= total);
+        Some(self.allocation(held.to_vec(), weights, goal))
+    }
+}
