@@ -57,12 +57,15 @@ pub fn variance_at(portfolio: &Portfolio, target: f64) -> Option<f64> {
     relaxed.solve_held(&all, &Goal::TargetReturn(target), false).map(|a| a.variance)
 }
 
-/// Linear interpolation of y at x over points sorted by x; None outside their range.
+/// Linear interpolation of y at x over points sorted by x; None outside their range (by more
+/// than 1e-7 of it: the solver's accuracy, so that the minimum-variance point itself counts).
 fn interpolate(points: &[(f64, f64)], x: f64) -> Option<f64> {
     let (first, last) = (points.first()?, points.last()?);
-    if x < first.0 - 1e-15 || x > last.0 + 1e-15 {
+    let slack = 1e-7 * first.0.abs().max(last.0.abs());
+    if x < first.0 - slack || x > last.0 + slack {
         return None;
     }
+    let x = x.clamp(first.0, last.0);
     let upper = points.partition_point(|p| p.0 < x).clamp(1, points.len() - 1);
     let (a, b) = (points[upper - 1], points[upper]);
     if b.0 - a.0 <= 0.0 {
