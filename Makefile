@@ -10,7 +10,7 @@ BENCH_LIMITS ?= 10,60
 GSET ?= ../shared/data/gset
 
 # fmt and clippy, as CI runs them before the tests.
-.PHONY: setup lint peers client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard models openapi clean
+.PHONY: setup lint peers client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard bench-portfolio models openapi clean
 
 # Idempotent: skipped when the venv already imports the pinned torch.
 setup:
@@ -98,6 +98,9 @@ bench-nphard: build
 # opt_einsum (same command, same machine) -> benches/tnco-report.md (~15 minutes).
 bench-tnco: build tnco-peer
 	./target/release/rlsolver bench tnco --instances ../shared/data/tnco --time-limit 10,60 --python "$(PYTHON)" --output benches/tnco-report.md
+
+bench-portfolio: build
+	./target/release/rlsolver bench portfolio --instances ../shared/data/portfolio --time-limit 5 --seeds 0,1,2 --output benches/portfolio-report.md
 
 bench-cs: build
 	./target/release/rlsolver bench cs --time-limit 2 --output benches/cs-report.md

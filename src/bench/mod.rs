@@ -9,6 +9,7 @@ pub mod drl;
 pub mod maxcut;
 pub mod mimo;
 pub mod nphard;
+pub mod portfolio;
 pub mod tnco;
 
 pub use maxcut::{run_maxcut, BenchConfig};
