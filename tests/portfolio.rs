@@ -103,9 +103,12 @@ fn the_unconstrained_frontier_meets_the_shared_portef_points_and_the_readme_lamb
         let point =
             json!({"assets": a.assets, "weights": a.weights, "return": a.expected_return, "variance": a.variance});
         let (r2, v2) = rescore(&point, &mu, &cov, None, 0.0, 1.0);
-        let close = |x: f64, y: f64| (x - y).abs() <= 5e-5 * y.abs().max(1e-3);
-        assert!(close(r2, r) && close(v2, v), "lambda {lambda}: ({r2}, {v2}) vs ({r}, {v})");
-        assert!(close(lambda * v2 - (1.0 - lambda) * r2, objective), "lambda {lambda} objective");
+        // The table's objectives to its 5 digits; its lambda = 0.8 point is 2.6e-4 (relative)
+        // off portef1's own best point at that lambda (0.0066285, 0.00100675), which ours
+        // meets to 1e-4, so the point is compared to 5e-4.
+        let close = |x: f64, y: f64, tol: f64| (x - y).abs() <= tol * y.abs();
+        assert!(close(r2, r, 5e-4) && close(v2, v, 5e-4), "lambda {lambda}: ({r2}, {v2}) vs ({r}, {v})");
+        assert!(close(lambda * v2 - (1.0 - lambda) * r2, objective, 5e-5), "lambda {lambda} objective");
     }
 }
 
@@ -208,9 +211,22 @@ fn search_and_branch_and_bound_meet_enumeration_on_small_markets_with_every_goal
         instance["min_weight"] = json!(0.05);
         instance["max_weight"] = json!(0.6);
         instance["sectors"] = json!([{"assets": [0, 1, 2, 3], "max": 0.5}]);
-        for (key, value) in [("lambda", 0.3), ("lambda", 0.9), ("target_return", 0.004), ("risk_budget", 0.0015)] {
+        let current: Vec<f64> = (0..12).map(|i| if i % 3 == 0 { 0.25 } else { 0.0 }).collect();
+        let cases = [
+            ("lambda", 0.3),
+            ("lambda", 0.9),
+            ("target_return", 0.004),
+            ("risk_budget", 0.0015),
+            ("cost_budget", 0.006),
+        ];
+        for (key, value) in cases {
             let mut instance = instance.clone();
             instance[key] = json!(value);
+            if key == "cost_budget" {
+                instance["lambda"] = json!(0.6);
+                instance["current_weights"] = json!(current);
+                instance["transaction_cost"] = json!(0.01);
+            }
             let p = portfolio::parse_json(&instance, &Limits::default()).unwrap();
             let Mode::Single(goal) = p.mode else { panic!("one goal") };
             let exhaustive = subsets(12, 4)
@@ -236,6 +252,27 @@ fn search_and_branch_and_bound_meet_enumeration_on_small_markets_with_every_goal
             match key {
                 "target_return" => assert!(s["return"].as_f64().unwrap() >= value - 1e-7),
                 "risk_budget" => assert!(s["variance"].as_f64().unwrap() <= value + 1e-7),
+                "cost_budget" => {
+                    let mut traded: f64 = 0.0;
+                    for i in 0..12 {
+                        let w = assets.iter().position(|&a| a as usize == i).map_or(0.0, |p| weights[p]);
+                        traded += 0.01 * (w - current[i]).abs();
+                    }
+                    assert!(traded <= value + 1e-7, "trading cost {traded}");
+                    let unbudgeted = rlsolver::problems::portfolio::parse_json(
+                        &{
+                            let mut v = instance.clone();
+                            v.as_object_mut().unwrap().retain(|k, _| {
+                                !["cost_budget", "current_weights", "transaction_cost"].contains(&k.as_str())
+                            });
+                            v
+                        },
+                        &Limits::default(),
+                    )
+                    .unwrap();
+                    let free = unbudgeted.solve(&SearchParams { max_rounds: Some(200), ..params(5.0, seed) }, models);
+                    assert!(free.objective < report.objective - 1e-9, "the budget binds in this case");
+                }
                 _ => {}
             }
         }
@@ -323,6 +360,12 @@ fn http_solves_and_jobs_stream_incumbents_and_bad_instances_get_a_422() {
     expect_422(solve(with("target_return", json!(0.5))), "target_return", "exceeds");
     expect_422(solve(with("risk_budget", json!(0.001))), "risk_budget", "least variance");
     expect_422(solve(with("mu", json!([0.01]))), "cov", "rows");
+    expect_422(solve(with("transaction_cost", json!(0.01))), "transaction_cost", "needs a cost_budget");
+    expect_422(solve(with("cost_budget", json!(0.01))), "transaction_cost", "cost per unit");
+    let mut heavy = with("cost_budget", json!(0.01));
+    heavy["transaction_cost"] = json!(0.01);
+    heavy["current_weights"] = json!([0.8, 0.8]);
+    expect_422(solve(heavy), "current_weights", "sum to at most 1");
     expect_422(solve(with("mu", json!([0.01, "x"]))), "mu[1]", "finite");
     let text = |body: &str| {
         client()

@@ -1,7 +1,7 @@
 //! Exact branch and bound for the K-asset problem, on the continuous relaxation of its mixed-
 //! integer form: z_i in [0, 1] for "asset i held", sum z = K, eps_i z_i <= w_i <= delta_i z_i,
 //! sum w = 1 and the goal's objective and constraints on w (the sector caps, a target return, a
-//! risk budget). A node fixes some z to 1 or 0 (fixed-out assets leave the program); its
+//! risk budget, the trading-cost budget). A node fixes some z to 1 or 0 (fixed-out assets leave the program); its
 //! relaxation's optimum bounds every completion. Best-first; the branch is the free asset whose
 //! z is most fractional (ties: the larger weight); a relaxation whose free z are all 0 or 1 is
 //! itself a K-asset allocation, an incumbent. The proof is complete when no open node's bound
@@ -106,6 +106,9 @@ fn relax(portfolio: &Portfolio, goal: &Goal, k: usize, fixed: &[Option<bool>]) -
         if !row.is_empty() {
             program.at_most(row, sector.max);
         }
+    }
+    if let Some(costs) = &portfolio.constraints.costs {
+        super::qp::add_transaction_costs(&mut program, costs, &kept);
     }
     match *goal {
         Goal::TargetReturn(r) => {

@@ -15,11 +15,17 @@
 use super::qp::Allocation;
 use super::{Constraints, Goal, Portfolio};
 
-/// The relaxation the UEF is defined on: no cardinality, no floors, caps or sectors.
+/// The relaxation the UEF is defined on: no cardinality, floors, caps, sectors or costs.
 fn unconstrained(portfolio: &Portfolio) -> Portfolio {
     let n = portfolio.num_assets();
     Portfolio {
-        constraints: Constraints { cardinality: None, lower: vec![0.0; n], upper: vec![1.0; n], sectors: Vec::new() },
+        constraints: Constraints {
+            cardinality: None,
+            lower: vec![0.0; n],
+            upper: vec![1.0; n],
+            sectors: Vec::new(),
+            costs: None,
+        },
         ..portfolio.clone()
     }
 }

@@ -3,8 +3,8 @@
 //! sum s over the held set (assets that then exceed delta_i are fixed at delta_i and the rest
 //! re-spread, as in their paper); steady-state with binary tournaments, uniform crossover, a
 //! mutation that scales one value by 0.9 or 1.1, and the child replacing the worst member;
-//! 1000 N evaluations from a random population of 100. Sector caps are not in their GA: a
-//! chromosome that breaks one scores its objective plus a penalty.
+//! 1000 N evaluations from a random population of 100. Sector caps and cost budgets are not in
+//! their GA: a chromosome that breaks one scores its objective plus the excess.
 
 use super::qp::Allocation;
 use super::Portfolio;
@@ -74,7 +74,8 @@ fn evaluate(portfolio: &Portfolio, lambda: f64, genes: Vec<(usize, f64)>) -> Mem
         .map(|s| {
             (assets.iter().zip(&w).filter(|(i, _)| s.assets.contains(i)).map(|(_, w)| w).sum::<f64>() - s.max).max(0.0)
         })
-        .sum();
+        .sum::<f64>()
+        + portfolio.constraints.costs.as_ref().map_or(0.0, |c| (c.cost(&assets, &w) - c.budget).max(0.0));
     Member { genes, fitness: lambda * v - (1.0 - lambda) * r + excess }
 }
 

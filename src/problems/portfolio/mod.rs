@@ -8,7 +8,9 @@
 //! Goals: one `lambda`; a `target_return` (minimise the variance subject to mu'w >= r); a
 //! `risk_budget` (maximise the return subject to w'Sw <= v); or `points` E, the frontier at
 //! lambda_e = e / (E - 1), e = 0..E-1, as in Chang et al. (the default, E = 50). Sector caps:
-//! `sectors`, each a set of assets whose total weight is at most `max`.
+//! `sectors`, each a set of assets whose total weight is at most `max`. Transaction costs:
+//! `cost_budget` B with `transaction_cost` c (one rate or one per asset) against
+//! `current_weights` w0 (default: all cash) keeps sum_i c_i |w_i - w0_i| <= B.
 //!
 //! Inputs: JSON (`mu` with `cov`, or `std` with `corr`; or `port`, the text of an OR-Library
 //! file) and the OR-Library `port` text itself (N; N lines `mean sd`; lines `i j corr`), which
@@ -77,6 +79,28 @@ pub struct Constraints {
     /// Each asset's cap.
     pub upper: Vec<f64>,
     pub sectors: Vec<SectorCap>,
+    /// A budget on the cost of trading from current weights.
+    pub costs: Option<TransactionCosts>,
+}
+
+/// Proportional transaction costs against the current weights, with a budget:
+/// sum_i rate_i |w_i - current_i| <= budget (an asset not held is sold off: rate_i current_i).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TransactionCosts {
+    pub current: Vec<f64>,
+    pub rate: Vec<f64>,
+    pub budget: f64,
+}
+
+impl TransactionCosts {
+    /// The cost of moving from the current weights to `weights` on `assets` (ascending).
+    pub fn cost(&self, assets: &[usize], weights: &[f64]) -> f64 {
+        let mut total: f64 = (0..self.current.len()).map(|i| self.rate[i] * self.current[i]).sum();
+        for (&i, &w) in assets.iter().zip(weights) {
+            total += self.rate[i] * ((w - self.current[i]).abs() - self.current[i]);
+        }
+        total
+    }
 }
 
 /// A validated instance.
@@ -595,6 +619,56 @@ fn build(
             sectors.push(SectorCap { assets, max });
         }
     }
+    let costs = match object.get("cost_budget") {
+        None | Some(Value::Null) => {
+            if let Some(key) = ["current_weights", "transaction_cost"].into_iter().find(|k| object.contains_key(*k)) {
+                return Err(ProblemError::invalid(key, "needs a cost_budget"));
+            }
+            None
+        }
+        Some(budget) => {
+            let budget = number(budget, "cost_budget")?;
+            if budget < 0.0 {
+                return Err(ProblemError::invalid("cost_budget", "must not be negative"));
+            }
+            let current = match object.get("current_weights") {
+                None | Some(Value::Null) => vec![0.0; n],
+                value => {
+                    let current = numbers(value, "current_weights")?;
+                    if current.len() != n {
+                        return Err(ProblemError::invalid(
+                            "current_weights",
+                            format!("has {} entries, expected {n}", current.len()),
+                        ));
+                    }
+                    if current.iter().any(|&w| w < 0.0) || current.iter().sum::<f64>() > 1.0 + 1e-9 {
+                        return Err(ProblemError::invalid(
+                            "current_weights",
+                            "must be non-negative and sum to at most 1",
+                        ));
+                    }
+                    current
+                }
+            };
+            let rate = match object.get("transaction_cost") {
+                None | Some(Value::Null) => {
+                    return Err(ProblemError::invalid(
+                        "transaction_cost",
+                        "a cost_budget needs the cost per unit traded",
+                    ))
+                }
+                Some(Value::Array(_)) => numbers(object.get("transaction_cost"), "transaction_cost")?,
+                Some(v) => vec![number(v, "transaction_cost")?; n],
+            };
+            if rate.len() != n || rate.iter().any(|&c| c < 0.0) {
+                return Err(ProblemError::invalid(
+                    "transaction_cost",
+                    format!("must be one non-negative number or {n} of them"),
+                ));
+            }
+            Some(TransactionCosts { current, rate, budget })
+        }
+    };
     let goals: Vec<&str> = ["lambda", "points", "target_return", "risk_budget"]
         .into_iter()
         .filter(|k| object.get(*k).is_some_and(|v| !v.is_null()))
@@ -664,8 +738,14 @@ fn build(
             Some(parsed)
         }
     };
-    let portfolio =
-        Portfolio { mu, cov, factor, constraints: Constraints { cardinality, lower, upper, sectors }, mode, reference };
+    let portfolio = Portfolio {
+        mu,
+        cov,
+        factor,
+        constraints: Constraints { cardinality, lower, upper, sectors, costs },
+        mode,
+        reference,
+    };
     if let Mode::Single(Goal::RiskBudget(v)) = mode {
         let least = frontier::minimum_variance(&portfolio).map(|a| a.variance);
         if least.is_none_or(|least| v < least - 1e-12) {
@@ -727,6 +807,9 @@ impl Problem for PortfolioProblem {
                 "points": {"type": "integer", "minimum": 2, "maximum": MAX_POINTS, "description": "the frontier at lambda = e / (points - 1) (default: 50)"},
                 "target_return": {"type": "number", "description": "minimise the variance at a return of at least this"},
                 "risk_budget": {"type": "number", "minimum": 0, "description": "maximise the return at a variance of at most this"},
+                "current_weights": {"type": "array", "items": {"type": "number", "minimum": 0}, "description": "the weights held now (default: all cash), for cost_budget"},
+                "transaction_cost": bound("cost per unit of weight traded, for cost_budget"),
+                "cost_budget": {"type": "number", "minimum": 0, "description": "sum of transaction_cost_i |w_i - current_i| at most this"},
                 "frontier": {"type": "array", "items": {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}, "description": "the unconstrained frontier as [return, variance] points, for the mean percentage error (default: traced)"}
             }
         })

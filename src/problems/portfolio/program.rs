@@ -26,6 +26,14 @@ impl Program {
         Program { num_variables, linear: vec![0.0; num_variables], ..Default::default() }
     }
 
+    /// Appends `count` variables (objective 0); returns the first one's index.
+    pub fn add_variables(&mut self, count: usize) -> usize {
+        let first = self.num_variables;
+        self.num_variables += count;
+        self.linear.resize(self.num_variables, 0.0);
+        first
+    }
+
     /// Adds `value` to P[i][j] and P[j][i] (the objective gains value * x_i x_j for i != j,
     /// value / 2 * x_i^2 on the diagonal).
     pub fn add_quadratic(&mut self, i: usize, j: usize, value: f64) {

@@ -89,6 +89,9 @@ impl Portfolio {
                 program.at_most(row, sector.max);
             }
         }
+        if let Some(costs) = &self.constraints.costs {
+            add_transaction_costs(&mut program, costs, held);
+        }
         match *goal {
             Goal::TargetReturn(target) => {
                 program.at_most(held.iter().enumerate().map(|(a, &i)| (a, -self.mu[i])).collect(), -target)
@@ -116,4 +119,21 @@ impl Portfolio {
         weights.iter_mut().for_each(|w| *w /= total);
         Some(self.allocation(held.to_vec(), weights, goal))
     }
+}
+
+/// The budget on trading costs over `kept` (program variables 0..kept.len() are their weights):
+/// a variable t_a >= |w_a - current| per kept asset, and sum c t <= budget less the cost of
+/// selling every asset not kept.
+pub(super) fn add_transaction_costs(program: &mut Program, costs: &super::TransactionCosts, kept: &[usize]) {
+    let first = program.add_variables(kept.len());
+    let mut sold_off: f64 = (0..costs.current.len()).map(|i| costs.rate[i] * costs.current[i]).sum();
+    let mut row = Vec::with_capacity(kept.len());
+    for (a, &i) in kept.iter().enumerate() {
+        let t = first + a;
+        program.at_most(vec![(a, 1.0), (t, -1.0)], costs.current[i]);
+        program.at_most(vec![(a, -1.0), (t, -1.0)], -costs.current[i]);
+        row.push((t, costs.rate[i]));
+        sold_off -= costs.rate[i] * costs.current[i];
+    }
+    program.at_most(row, costs.budget - sold_off);
 }
