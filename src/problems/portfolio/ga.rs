@@ -125,7 +125,7 @@ pub fn chang_ga(portfolio: &Portfolio, lambda: f64, k: usize, config: &GaConfig,
             }
         }
         let m = rng.gen_range(0..k);
-        child[m].1 = (child[m].1 * if rng.gen_bool(0.5) { 0.9 } else { 1.1 }).min(1.0);
+        child[m].1 *= if rng.gen_bool(0.5) { 0.9 } else { 1.1 };
         child.sort_by_key(|g| g.0);
         let child = evaluate(portfolio, lambda, child);
         let worst = (0..population.len())
