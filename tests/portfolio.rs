@@ -381,3 +381,20 @@ fn http_solves_and_jobs_stream_incumbents_and_bad_instances_get_a_422() {
     let response = solve(json!({"mu": huge, "cov": []}));
     assert_eq!(response.status().as_u16(), 413);
 }
+
+#[test]
+fn a_frontier_past_its_time_limit_reports_the_points_it_reached_without_nulls() {
+    let mut instance = random_market(400, 11);
+    instance["points"] = json!(200);
+    let p = portfolio::parse_json(&instance, &Limits::default()).unwrap();
+    let registry = no_models();
+    let models = Models { registry: &registry, requested: None };
+    let started = std::time::Instant::now();
+    let report = p.solve(&params(0.3, 0), models);
+    let reached = report.solution["frontier"].as_array().unwrap().len();
+    assert!(reached < 200 && reached >= 1, "{reached} points");
+    assert_eq!(report.solution["points"], json!(reached));
+    assert!(started.elapsed().as_secs_f64() < 0.3 * 1.25 + 2.0, "{:?}", started.elapsed());
+    assert_eq!(serde_json::to_value(&report).unwrap()["status"], "time_limit");
+    assert!(report.objective.is_finite() && !report.solution.to_string().contains("null"));
+}

@@ -139,7 +139,7 @@ pub fn solve(portfolio: &Portfolio, goal: &Goal, k: usize, incumbent: Option<All
     let started = Instant::now();
     let n = portfolio.num_assets();
     let scale = super::search::objective_scale(portfolio, goal);
-    let mut best = incumbent.or_else(|| super::greedy::greedy(portfolio, goal, k));
+    let mut best = incumbent.or_else(|| super::greedy::greedy(portfolio, goal, k, Some(started + limit / 4)));
     let best_value = |b: &Option<Allocation>| b.as_ref().map_or(f64::INFINITY, |a| a.objective);
     let mut open = BinaryHeap::new();
     let root = vec![None; n];

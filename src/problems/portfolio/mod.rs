@@ -26,8 +26,9 @@
 //!
 //! Frontier quality is Chang et al.'s mean percentage error against the unconstrained efficient
 //! frontier (UEF; `frontier.rs` has the definition and formula), the report's objective in
-//! frontier mode; the UEF is the request's `frontier` (points `[return, variance]`) when given,
-//! else traced here at 200 returns (null when that takes over a quarter of `time_limit_s`).
+//! frontier mode (points past `time_limit_s` are left out, from lambda = 0 up); the UEF is the request's `frontier` (points `[return, variance]`) when given,
+//! else traced here at 200 returns; when that takes over a quarter of `time_limit_s`, the error
+//! is left out and the objective is the points' mean objective.
 
 pub mod branch_bound;
 pub mod frontier;
@@ -234,6 +235,12 @@ impl Portfolio {
                 // From lambda = 1 (least variance) down: neighbouring optima share most assets.
                 for (e, &lambda) in lambdas.iter().enumerate().rev() {
                     let remaining = params.time_limit_s - started.elapsed().as_secs_f64();
+                    // The time limit holds: the points not reached are left out (a large market's
+                    // exact QPs can take longer than the share of each).
+                    if e + 1 < lambdas.len() && (remaining <= 0.0 || params.hooks.cancelled()) {
+                        stop = StopReason::TimeLimit;
+                        break;
+                    }
                     let per_point = SearchParams {
                         time_limit_s: share.max(remaining / (e + 1) as f64).max(1e-3),
                         seed: params.seed.wrapping_add(e as u64),
@@ -259,12 +266,13 @@ impl Portfolio {
                 // Tracing the UEF may take a quarter of the budget again, no more.
                 let deadline = Instant::now() + Duration::from_secs_f64(0.25 * params.time_limit_s);
                 let (list, error) = self.frontier_report(&found, deadline);
-                let objective = error.unwrap_or(0.0);
-                let solution = json!({
-                    "frontier": list,
-                    "points": found.len(),
-                    "mean_percentage_error": error,
-                });
+                // Without an error (no UEF in time), the objective is the points' mean objective.
+                let mean_objective = found.iter().map(|(_, a)| a.objective).sum::<f64>() / found.len().max(1) as f64;
+                let objective = error.unwrap_or(mean_objective);
+                let mut solution = json!({"frontier": list, "points": found.len()});
+                if let Some(error) = error {
+                    solution["mean_percentage_error"] = json!(error);
+                }
                 let run =
                     search::GoalResult { best: None, elite: Vec::new(), stop, chains, rounds, history: Vec::new() };
                 self.report((solution, objective), started, params, run)
@@ -297,7 +305,10 @@ impl Instance for Portfolio {
             }
             "greedy" => {
                 let k = k.ok_or_else(|| needs_k(name))?;
-                Ok(self.run(params, started, |goal, _, _| search::GoalResult::exact(greedy::greedy(self, goal, k))))
+                let deadline = started + Duration::from_secs_f64(params.time_limit_s);
+                Ok(self.run(params, started, |goal, _, _| {
+                    search::GoalResult::exact(greedy::greedy(self, goal, k, Some(deadline)))
+                }))
             }
             "ga" => {
                 let k = k.ok_or_else(|| needs_k(name))?;
