@@ -10,7 +10,7 @@ BENCH_LIMITS ?= 10,60
 GSET ?= ../shared/data/gset
 
 # fmt and clippy, as CI runs them before the tests.
-.PHONY: setup lint peers client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard bench-portfolio models openapi clean
+.PHONY: setup lint peers client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard bench-portfolio bench-tsp models openapi clean
 
 # Idempotent: skipped when the venv already imports the pinned torch.
 setup:
@@ -101,6 +101,9 @@ bench-tnco: build tnco-peer
 
 bench-portfolio: build
 	./target/release/rlsolver bench portfolio --instances ../shared/data/portfolio --time-limit 5 --seeds 0,1,2 --output benches/portfolio-report.md
+
+bench-tsp: build
+	./target/release/rlsolver bench tsp --instances ../shared/data/nphard/tsp --time-limit 10,60 --seeds 0,1,2 --output benches/tsp-report.md
 
 bench-cs: build
 	./target/release/rlsolver bench cs --time-limit 2 --output benches/cs-report.md

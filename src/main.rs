@@ -67,6 +67,9 @@ struct LimitArgs {
     /// Largest portfolio, in assets.
     #[arg(long, env = "RLSOLVER_MAX_ASSETS", default_value_t = Limits::default().max_assets)]
     max_assets: usize,
+    /// Largest travelling-salesman instance, in cities.
+    #[arg(long, env = "RLSOLVER_MAX_CITIES", default_value_t = Limits::default().max_cities)]
+    max_cities: usize,
 }
 
 impl LimitArgs {
@@ -80,6 +83,7 @@ impl LimitArgs {
             max_tensors: self.max_tensors,
             max_indices: self.max_indices,
             max_assets: self.max_assets,
+            max_cities: self.max_cities,
         }
     }
 }
@@ -153,7 +157,7 @@ struct SolveArgs {
     /// Iteration budget in rounds (reproducible with the same seed).
     #[arg(long)]
     max_rounds: Option<usize>,
-    /// `search` (default) or a baseline (maxcut: greedy, sa, rank2; mimo: mrt, zf, rzf, wmmse, policy; compressive_sensing: omp, ista, fista, policy; max_independent_set, min_vertex_cover, max_clique: greedy; set_cover: greedy, ising; knapsack: dp, greedy, ising; graph_coloring: dsatur, ising; graph_partitioning: bfs, ising; number_partitioning: anneal, kk, ckk, ising; tensor_network: greedy, random-greedy, policy; portfolio: unconstrained, greedy, ga, branch-and-bound).
+    /// `search` (default) or a baseline (maxcut: greedy, sa, rank2; mimo: mrt, zf, rzf, wmmse, policy; compressive_sensing: omp, ista, fista, policy; max_independent_set, min_vertex_cover, max_clique: greedy; set_cover: greedy, ising; knapsack: dp, greedy, ising; graph_coloring: dsatur, ising; graph_partitioning: bfs, ising; number_partitioning: anneal, kk, ckk, ising; tensor_network: greedy, random-greedy, policy; portfolio: unconstrained, greedy, ga, branch-and-bound; tsp: nn-2opt).
     #[arg(long)]
     method: Option<String>,
     /// A registered model to seed the search with (see `GET /v1/models`).
@@ -378,11 +382,13 @@ struct TrainPolicyArgs {
 struct BenchArgs {
     /// What to benchmark: maxcut (solution quality), drl (env throughput, time to threshold), mimo
     /// (sum rates), cs (phase transition), nphard (optima of the classical NP-hard sets), tnco
-    /// (contraction orders against cotengra) or portfolio (Chang et al.'s frontiers).
+    /// (contraction orders against cotengra), portfolio (Chang et al.'s frontiers) or tsp (TSPLIB
+    /// tours against their optima).
     problem: String,
     /// Folder of instances (maxcut: Gset .txt files, best-known values in its README.md; mimo:
     /// the folder holding rayleigh_k8_n8_100.json; nphard: the folder holding mis/; tnco: the
-    /// folder of Sycamore adjacency lists; portfolio: the folder of portK.txt and portefK.txt).
+    /// folder of Sycamore adjacency lists; portfolio: the folder of portK.txt and portefK.txt;
+    /// tsp: the folder of .tsp files with the optima in its README.md).
     #[arg(long, default_value = "../shared/data/gset")]
     instances: PathBuf,
     /// Comma-separated time limits in seconds, one column each.
@@ -405,7 +411,7 @@ struct BenchArgs {
     /// drl, tnco: the peer script (default: benches/peers/sb3_peer.py; benches/peers/cotengra_peer.py).
     #[arg(long)]
     peer_script: Option<PathBuf>,
-    /// maxcut, nphard, tnco, portfolio: seeds of our runs (median and worst per cell); drl: seeds of the time-to-threshold runs.
+    /// maxcut, nphard, tnco, portfolio, tsp: seeds of our runs (median and worst per cell); drl: seeds of the time-to-threshold runs.
     #[arg(long, default_value = "0,1,2,3,4", value_delimiter = ',')]
     seeds: Vec<u64>,
     /// nphard: only these problems' suites, comma-separated (default: all).
@@ -739,7 +745,12 @@ fn bench(args: BenchArgs) -> Result<()> {
             time_limit_s: args.time_limit[0],
             ..rlsolver::bench::portfolio::PortfolioBenchConfig::in_folder(&args.instances)
         })?,
-        other => anyhow::bail!("bench supports maxcut, drl, mimo, cs, nphard, tnco and portfolio, not '{other}'"),
+        "tsp" => rlsolver::bench::tsp::run_tsp(&rlsolver::bench::tsp::TspBenchConfig {
+            time_limits_s: args.time_limit,
+            seeds: args.seeds,
+            ..rlsolver::bench::tsp::TspBenchConfig::in_folder(&args.instances)
+        })?,
+        other => anyhow::bail!("bench supports maxcut, drl, mimo, cs, nphard, tnco, portfolio and tsp, not '{other}'"),
     };
     print!("{report}");
     if let Some(path) = args.output {

@@ -11,6 +11,7 @@ pub mod mimo;
 pub mod nphard;
 pub mod portfolio;
 pub mod tnco;
+pub mod tsp;
 
 pub use maxcut::{run_maxcut, BenchConfig};
 

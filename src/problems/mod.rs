@@ -37,6 +37,7 @@ pub mod qubo;
 pub mod random;
 pub mod set_cover;
 pub mod tensor_network;
+pub mod tsp;
 
 /// The Ising model lives in the engine (`search::ising`); problems build one.
 pub use crate::search::ising;
@@ -68,6 +69,8 @@ pub struct Limits {
     pub max_indices: usize,
     /// Largest portfolio, in assets (`portfolio`; its covariance check is O(N^3)).
     pub max_assets: usize,
+    /// Largest travelling-salesman instance, in cities (`tsp`; its neighbour lists are O(n^2)).
+    pub max_cities: usize,
 }
 
 impl Default for Limits {
@@ -81,6 +84,7 @@ impl Default for Limits {
             max_tensors: 5_000,
             max_indices: 50_000,
             max_assets: 1_000,
+            max_cities: tsp::MAX_CITIES,
         }
     }
 }
@@ -467,7 +471,7 @@ pub struct SolveContext {
 
 /// Every registered problem.
 pub fn registry() -> &'static [&'static dyn Problem] {
-    static PROBLEMS: [&dyn Problem; 15] = [
+    static PROBLEMS: [&dyn Problem; 16] = [
         &maxcut::MaxCut,
         &mimo::Mimo,
         &cs::CompressiveSensing,
@@ -483,6 +487,7 @@ pub fn registry() -> &'static [&'static dyn Problem] {
         &graph_partitioning::GraphPartitioning,
         &tensor_network::TensorNetwork,
         &portfolio::PortfolioProblem,
+        &tsp::TravellingSalesman,
     ];
     &PROBLEMS
 }

@@ -1,0 +1,144 @@
+//! Iterated local search in the engine's chains (`search::moves`): each chain holds a tour at a
+//! 2-opt + Or-opt local optimum; a move exchanges two adjacent segments within a window of the
+//! tour (a double bridge, the kick local search cannot undo: Martin, Otto & Felten 1991), runs
+//! the local search from the touched cities only, and keeps the result unless it is longer
+//! (Lourenco, Martin & Stuetzle, "Iterated local search", 2003: "better or equal" acceptance).
+//! A chain starts from a nearest-neighbour tour from a random city.
+
+use super::tour::Tour;
+use super::Tsp;
+use crate::search::moves::MoveSet;
+use rand::Rng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+/// Search hyperparameters.
+#[derive(Debug, Clone)]
+pub struct IlsConfig {
+    /// Kicks per chain and round.
+    pub kicks_per_round: usize,
+    /// The segment exchange's window: each of the two segments holds 1..=window/2 cities.
+    pub window: usize,
+}
+
+impl Default for IlsConfig {
+    fn default() -> Self {
+        IlsConfig { kicks_per_round: 256, window: 50 }
+    }
+}
+
+/// The nearest-neighbour tour from `start`.
+pub fn nearest_neighbour(tsp: &Tsp, start: u32) -> Vec<u32> {
+    let n = tsp.num_cities();
+    let mut visited = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    let mut at = start;
+    visited[at as usize] = true;
+    order.push(at);
+    for _ in 1..n {
+        // A near neighbour when one is left, else a scan.
+        let next = tsp.neighbours[at as usize].iter().copied().find(|&c| !visited[c as usize]).unwrap_or_else(|| {
+            (0..n as u32)
+                .filter(|&c| !visited[c as usize])
+                .min_by(|&a, &b| tsp.distances.get(at, a).total_cmp(&tsp.distances.get(at, b)).then(a.cmp(&b)))
+                .expect("an unvisited city")
+        });
+        visited[next as usize] = true;
+        order.push(next);
+        at = next;
+    }
+    order
+}
+
+pub struct IteratedLocalSearch<'a> {
+    tsp: &'a Tsp,
+    config: IlsConfig,
+}
+
+#[derive(Clone)]
+pub struct IlsChain {
+    current: Tour,
+    best: Vec<u32>,
+    best_length: f64,
+}
+
+impl<'a> IteratedLocalSearch<'a> {
+    pub fn new(tsp: &'a Tsp) -> Self {
+        IteratedLocalSearch { tsp, config: IlsConfig::default() }
+    }
+
+    /// Exchanges the adjacent segments after a random position, each of 1..=window/2 cities.
+    fn kick(&self, tour: &mut Tour, rng: &mut Xoshiro256PlusPlus) {
+        let n = tour.order.len();
+        let half = (self.config.window / 2).clamp(1, (n - 2) / 2);
+        let (first, second) = (rng.gen_range(1..=half), rng.gen_range(1..=half));
+        let at = rng.gen_range(0..n);
+        let d = &self.tsp.distances;
+        let pos = |k: usize| (at + k) % n;
+        let city = |t: &Tour, k: usize| t.order[pos(k)];
+        // x [A: 1..=first] [B: first+1..=first+second] y  ->  x B A y
+        let (x, a1, a_end, b1, b_end, y) = (
+            city(tour, 0),
+            city(tour, 1),
+            city(tour, first),
+            city(tour, first + 1),
+            city(tour, first + second),
+            city(tour, first + second + 1),
+        );
+        let delta =
+            d.get(x, b1) + d.get(b_end, a1) + d.get(a_end, y) - d.get(x, a1) - d.get(a_end, b1) - d.get(b_end, y);
+        let segment: Vec<u32> = (1..=first + second).map(|k| city(tour, k)).collect();
+        let rotated = segment[first..].iter().chain(&segment[..first]);
+        for (k, &c) in rotated.enumerate() {
+            tour.order[pos(k + 1)] = c;
+            tour.position[c as usize] = pos(k + 1) as u32;
+        }
+        tour.length += delta;
+        for c in [x, a1, a_end, b1, b_end, y] {
+            tour.mark(c);
+        }
+    }
+}
+
+impl MoveSet for IteratedLocalSearch<'_> {
+    type Chain = IlsChain;
+    type Solution = Vec<u32>;
+
+    fn num_variables(&self) -> usize {
+        self.tsp.num_cities()
+    }
+
+    fn moves_per_round(&self) -> usize {
+        self.config.kicks_per_round
+    }
+
+    fn start(&self, rng: &mut Xoshiro256PlusPlus) -> IlsChain {
+        let start = rng.gen_range(0..self.tsp.num_cities() as u32);
+        let mut current = Tour::new(nearest_neighbour(self.tsp, start), &self.tsp.distances);
+        current.mark_all();
+        current.optimize(&self.tsp.distances, &self.tsp.neighbours, true);
+        IlsChain { best: current.order.clone(), best_length: current.length, current }
+    }
+
+    fn advance(&self, chain: &mut IlsChain, moves: usize, rng: &mut Xoshiro256PlusPlus) {
+        if self.tsp.num_cities() < 8 {
+            return;
+        }
+        for _ in 0..moves {
+            let saved = chain.current.clone();
+            self.kick(&mut chain.current, rng);
+            chain.current.optimize(&self.tsp.distances, &self.tsp.neighbours, true);
+            if chain.current.length > saved.length + 1e-7 {
+                chain.current = saved;
+            } else if chain.current.length < chain.best_length - 1e-7 {
+                // Exact again (the deltas add up rounding), so that incumbents are as reported.
+                chain.current.length = super::tour::tour_length(&chain.current.order, &self.tsp.distances);
+                chain.best.clone_from(&chain.current.order);
+                chain.best_length = chain.current.length;
+            }
+        }
+    }
+
+    fn best(&self, chain: &IlsChain) -> (Vec<u32>, f64) {
+        (chain.best.clone(), chain.best_length)
+    }
+}

@@ -1,0 +1,227 @@
+//! A tour as an array (`order`, with each city's position in `position`) and its local search:
+//! 2-opt and Or-opt (a segment of 1 to 3 cities moved, possibly reversed, next to one of its
+//! ends' near neighbours), both over the candidates of neighbour lists and driven by a queue of
+//! "dirty" cities (Bentley's don't-look bits: a city is looked at again only when an edge at it
+//! changed). A 2-opt reverses the shorter side of the tour, so a move costs at most n/2 swaps.
+
+use super::Distances;
+use std::collections::VecDeque;
+
+#[derive(Debug, Clone)]
+pub struct Tour {
+    pub order: Vec<u32>,
+    pub position: Vec<u32>,
+    pub length: f64,
+    queue: VecDeque<u32>,
+    queued: Vec<bool>,
+}
+
+impl Tour {
+    pub fn new(order: Vec<u32>, d: &Distances) -> Self {
+        let n = order.len();
+        let mut position = vec![0u32; n];
+        for (p, &c) in order.iter().enumerate() {
+            position[c as usize] = p as u32;
+        }
+        let length = tour_length(&order, d);
+        Tour { order, position, length, queue: VecDeque::new(), queued: vec![false; n] }
+    }
+
+    fn n(&self) -> usize {
+        self.order.len()
+    }
+
+    pub fn next(&self, c: u32) -> u32 {
+        let p = self.position[c as usize] as usize + 1;
+        self.order[if p == self.n() { 0 } else { p }]
+    }
+
+    pub fn prev(&self, c: u32) -> u32 {
+        let p = self.position[c as usize] as usize;
+        self.order[if p == 0 { self.n() - 1 } else { p - 1 }]
+    }
+
+    pub fn mark(&mut self, c: u32) {
+        if !self.queued[c as usize] {
+            self.queued[c as usize] = true;
+            self.queue.push_back(c);
+        }
+    }
+
+    pub fn mark_all(&mut self) {
+        for c in 0..self.n() as u32 {
+            self.mark(c);
+        }
+    }
+
+    fn swap_positions(&mut self, i: usize, j: usize) {
+        self.order.swap(i, j);
+        self.position[self.order[i] as usize] = i as u32;
+        self.position[self.order[j] as usize] = j as u32;
+    }
+
+    /// Reverses the path from city `from` forward to city `to` (inclusive); when that path is
+    /// over half the tour, reverses the rest instead (the same cyclic tour, mirrored).
+    pub fn reverse(&mut self, from: u32, to: u32) {
+        let n = self.n();
+        let (mut i, mut j) = (self.position[from as usize] as usize, self.position[to as usize] as usize);
+        let mut len = (j + n - i) % n + 1;
+        if 2 * len > n {
+            let (a, b) = (self.next(to), self.prev(from));
+            i = self.position[a as usize] as usize;
+            j = self.position[b as usize] as usize;
+            len = n - len;
+        }
+        for _ in 0..len / 2 {
+            self.swap_positions(i, j);
+            i = if i + 1 == n { 0 } else { i + 1 };
+            j = if j == 0 { n - 1 } else { j - 1 };
+        }
+    }
+
+    /// Runs 2-opt (and with `or_opt`, Or-opt) moves until no queued city has an improving one.
+    pub fn optimize(&mut self, d: &Distances, neighbours: &[Vec<u32>], or_opt: bool) {
+        while let Some(a) = self.queue.pop_front() {
+            self.queued[a as usize] = false;
+            if self.n() < 5 {
+                continue;
+            }
+            if self.two_opt(a, d, neighbours) || (or_opt && self.or_opt(a, d, neighbours)) {
+                self.mark(a);
+            }
+        }
+    }
+
+    /// The best improving 2-opt at `a`'s two tour edges, applied.
+    fn two_opt(&mut self, a: u32, d: &Distances, neighbours: &[Vec<u32>]) -> bool {
+        for forward in [true, false] {
+            let b = if forward { self.next(a) } else { self.prev(a) };
+            let ab = d.get(a, b);
+            let mut best: Option<(f64, u32, u32)> = None;
+            for &c in &neighbours[a as usize] {
+                let ac = d.get(a, c);
+                if ac >= ab {
+                    break;
+                }
+                let e = if forward { self.next(c) } else { self.prev(c) };
+                if c == b || e == a {
+                    continue;
+                }
+                let delta = ac + d.get(b, e) - ab - d.get(c, e);
+                if delta < -1e-9 && best.is_none_or(|(bd, _, _)| delta < bd) {
+                    best = Some((delta, c, e));
+                }
+            }
+            if let Some((delta, c, e)) = best {
+                // forward: a b ... c e -> a c ... b e; backward: e c ... b a -> e b ... c a.
+                if forward {
+                    self.reverse(b, c);
+                } else {
+                    self.reverse(c, b);
+                }
+                self.length += delta;
+                for x in [a, b, c, e] {
+                    self.mark(x);
+                }
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The best improving move of a segment of 1-3 cities starting or ending at `a`, inserted
+    /// between a near neighbour of one of its ends and that neighbour's tour successor or
+    /// predecessor, in either orientation; applied.
+    fn or_opt(&mut self, a: u32, d: &Distances, neighbours: &[Vec<u32>]) -> bool {
+        let n = self.n();
+        let mut best: Option<(f64, Vec<u32>, u32, u32)> = None;
+        for len in 1..=3usize.min(n - 3) {
+            for starts_at_a in [true, false] {
+                // The segment s1..s2 in tour order.
+                let mut seg = vec![a];
+                for _ in 1..len {
+                    let last = *seg.last().expect("a city");
+                    let more = if starts_at_a { self.next(last) } else { self.prev(last) };
+                    seg.push(more);
+                }
+                if !starts_at_a {
+                    seg.reverse();
+                }
+                let (s1, s2) = (seg[0], seg[len - 1]);
+                let (p, q) = (self.prev(s1), self.next(s2));
+                let removed = d.get(p, s1) + d.get(s2, q) - d.get(p, q);
+                for &end in &[s1, s2] {
+                    for &c in &neighbours[end as usize] {
+                        let gain_bound = d.get(end, c);
+                        if gain_bound >= removed {
+                            break;
+                        }
+                        if seg.contains(&c) {
+                            continue;
+                        }
+                        for e in [self.next(c), self.prev(c)] {
+                            if seg.contains(&e) {
+                                continue;
+                            }
+                            // Insert between c and e with `end` next to c.
+                            let other = if end == s1 { s2 } else { s1 };
+                            let added = d.get(c, end) + d.get(other, e) - d.get(c, e);
+                            let delta = added - removed;
+                            if delta < -1e-9 && best.as_ref().is_none_or(|b| delta < b.0) {
+                                // The segment as it will read from c to e.
+                                let mut placed = seg.clone();
+                                if end != s1 {
+                                    placed.reverse();
+                                }
+                                best = Some((delta, placed, c, e));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let Some((delta, placed, c, e)) = best else { return false };
+        // The old neighbours of the segment are joined: they are looked at again too.
+        let (first, last) = (placed[0], placed[placed.len() - 1]);
+        let joined = [self.prev(first), self.next(first), self.prev(last), self.next(last)];
+        self.move_segment(&placed, c, e);
+        self.length += delta;
+        for x in joined.into_iter().chain([first, last, c, e]) {
+            self.mark(x);
+        }
+        true
+    }
+
+    /// Removes the cities of `placed` and re-inserts them between the adjacent cities c and e,
+    /// reading `placed` from c to e. Rebuilds the order in O(n).
+    fn move_segment(&mut self, placed: &[u32], c: u32, e: u32) {
+        let n = self.n();
+        let mut moving = vec![false; n];
+        placed.iter().for_each(|&x| moving[x as usize] = true);
+        let start = self.position[c as usize] as usize;
+        let forward = self.next(c) == e;
+        let mut order = Vec::with_capacity(n);
+        // Walk the tour from c in the direction of e, skipping the moved cities.
+        let mut p = start;
+        for _ in 0..n {
+            let city = self.order[p];
+            if !moving[city as usize] {
+                order.push(city);
+                if city == c {
+                    order.extend_from_slice(placed);
+                }
+            }
+            p = if forward { (p + 1) % n } else { (p + n - 1) % n };
+        }
+        self.order = order;
+        for (p, &city) in self.order.iter().enumerate() {
+            self.position[city as usize] = p as u32;
+        }
+    }
+}
+
+/// The closed tour's length.
+pub fn tour_length(order: &[u32], d: &Distances) -> f64 {
+    let n = order.len();
+    (0..n).map(|i| d.get(order[i], order[(i + 1) % n])).sum()
+}
