@@ -2,7 +2,8 @@
 //! integer form: z_i in [0, 1] for "asset i held", sum z = K, eps_i z_i <= w_i <= delta_i z_i,
 //! sum w = 1 and the goal's objective and constraints on w (the sector caps, a target return, a
 //! risk budget, the trading-cost budget). A node fixes some z to 1 or 0 (fixed-out assets leave the program); its
-//! relaxation's optimum bounds every completion. Best-first; the branch is the free asset whose
+//! relaxation's optimum bounds every completion; its variance term is strengthened by the
+//! perspective of the covariance's smallest eigenvalue (see `relax`). Best-first; the branch is the free asset whose
 //! z is most fractional (ties: the larger weight); a relaxation whose free z are all 0 or 1 is
 //! itself a K-asset allocation, an incumbent. The proof is complete when no open node's bound
 //! is below the incumbent; at the time limit the report says the remaining gap.
@@ -51,7 +52,13 @@ impl Ord for Node {
 }
 
 /// The relaxation at `fixed`: its optimum and the (w, z) of every asset (0 for fixed-out ones).
-fn relax(portfolio: &Portfolio, goal: &Goal, k: usize, fixed: &[Option<bool>]) -> Option<(f64, Vec<f64>, Vec<f64>)> {
+fn relax(
+    portfolio: &Portfolio,
+    goal: &Goal,
+    k: usize,
+    fixed: &[Option<bool>],
+    shift: f64,
+) -> Option<(f64, Vec<f64>, Vec<f64>)> {
     let n = portfolio.num_assets();
     let kept: Vec<usize> = (0..n).filter(|&i| fixed[i] != Some(false)).collect();
     let free: Vec<usize> = kept.iter().copied().filter(|&i| fixed[i].is_none()).collect();
@@ -69,9 +76,14 @@ fn relax(portfolio: &Portfolio, goal: &Goal, k: usize, fixed: &[Option<bool>]) -
         Goal::TargetReturn(_) => 2.0,
         Goal::RiskBudget(_) => 0.0,
     };
+    // The perspective reformulation (Frangioni & Gentile 2006): S = (S - shift I) + shift I, and
+    // a free asset's shift w_i^2 becomes shift s_i with s_i z_i >= w_i^2 (a rotated cone), which
+    // is w_i^2 at z_i = 1 and 0 at w_i = z_i = 0, and tighter than w_i^2 for fractional z_i.
+    let shift = if quadratic > 0.0 { shift } else { 0.0 };
     for (a, &i) in kept.iter().enumerate() {
         for (b, &j) in kept.iter().enumerate().skip(a) {
-            program.add_quadratic(a, b, quadratic * c[[i, j]]);
+            let diagonal_shift = if a == b && z_of(i).is_some() { shift } else { 0.0 };
+            program.add_quadratic(a, b, quadratic * (c[[i, j]] - diagonal_shift));
         }
         program.add_linear(
             a,
@@ -107,6 +119,19 @@ fn relax(portfolio: &Portfolio, goal: &Goal, k: usize, fixed: &[Option<bool>]) -
             program.at_most(row, sector.max);
         }
     }
+    let perspective = (shift > 0.0 && !free.is_empty()).then(|| program.add_variables(free.len()));
+    if let Some(first) = perspective {
+        for (p, &i) in free.iter().enumerate() {
+            let (a, z, t) = (kept.iter().position(|&j| j == i).expect("kept"), m + p, first + p);
+            program.add_linear(t, quadratic / 2.0 * shift);
+            // ||(2 w, t - z)|| <= t + z  <=>  t z >= w^2, t, z >= 0.
+            program.second_order_cone(vec![
+                (vec![(t, -1.0), (z, -1.0)], 0.0),
+                (vec![(a, -2.0)], 0.0),
+                (vec![(t, -1.0), (z, 1.0)], 0.0),
+            ]);
+        }
+    }
     if let Some(costs) = &portfolio.constraints.costs {
         super::qp::add_transaction_costs(&mut program, costs, &kept);
     }
@@ -131,7 +156,12 @@ fn relax(portfolio: &Portfolio, goal: &Goal, k: usize, fixed: &[Option<bool>]) -
     }
     let expected_return: f64 = (0..n).map(|i| portfolio.mu[i] * w[i]).sum();
     let variance: f64 = kept.iter().map(|&i| w[i] * kept.iter().map(|&j| c[[i, j]] * w[j]).sum::<f64>()).sum();
-    Some((goal.objective(expected_return, variance), w, z))
+    // The program's own optimum: the objective at w with each free asset's shift w_i^2 traded
+    // for its perspective term shift t_i.
+    let strengthening: f64 = perspective.map_or(0.0, |first| {
+        free.iter().enumerate().map(|(p, &i)| shift * (x[first + p] - w[i] * w[i])).sum::<f64>() * quadratic / 2.0
+    });
+    Some((goal.objective(expected_return, variance) + strengthening.max(0.0), w, z))
 }
 
 /// Proves the K-asset optimum of `goal`, starting from `incumbent` when given, within `limit`.
@@ -144,7 +174,13 @@ pub fn solve(portfolio: &Portfolio, goal: &Goal, k: usize, incumbent: Option<All
     let mut open = BinaryHeap::new();
     let root = vec![None; n];
     let mut nodes = 0usize;
-    if let Some((bound, _, _)) = relax(portfolio, goal, k, &root) {
+    // The covariance's smallest eigenvalue (F's rows: eigenvectors scaled by their roots), a
+    // hair inside, so that S - shift I stays positive semidefinite.
+    let smallest = (0..portfolio.factor.nrows())
+        .map(|r| portfolio.factor.row(r).iter().map(|v| v * v).sum::<f64>())
+        .fold(f64::INFINITY, f64::min);
+    let shift = if smallest.is_finite() { 0.99 * smallest.max(0.0) } else { 0.0 };
+    if let Some((bound, _, _)) = relax(portfolio, goal, k, &root, shift) {
         open.push(Node { bound, fixed: root });
     }
     while let Some(node) = open.pop() {
@@ -156,7 +192,7 @@ pub fn solve(portfolio: &Portfolio, goal: &Goal, k: usize, incumbent: Option<All
             break;
         }
         nodes += 1;
-        let Some((bound, w, z)) = relax(portfolio, goal, k, &node.fixed) else { continue };
+        let Some((bound, w, z)) = relax(portfolio, goal, k, &node.fixed, shift) else { continue };
         if bound >= best_value(&best) - PROVEN_GAP * scale {
             continue;
         }
