@@ -18,11 +18,16 @@ pub struct IlsConfig {
     pub kicks_per_round: usize,
     /// The segment exchange's window: each of the two segments holds 1..=window/2 cities.
     pub window: usize,
+    /// Metropolis temperature of the acceptance, as a fraction of the mean edge length
+    /// (0: better or equal only). Measured on three generated 800-city instances at 10 s, seed
+    /// 0: 0.1 gave tours 0.14%, 0.02% and 0.67% shorter than 0, and 0.03 was mixed. It is not
+    /// yet the default, because `bench tsp` has not been re-run with it.
+    pub temperature: f64,
 }
 
 impl Default for IlsConfig {
     fn default() -> Self {
-        IlsConfig { kicks_per_round: 256, window: 50 }
+        IlsConfig { kicks_per_round: 256, window: 50, temperature: 0.0 }
     }
 }
 
@@ -127,7 +132,11 @@ impl MoveSet for IteratedLocalSearch<'_> {
             let saved = chain.current.clone();
             self.kick(&mut chain.current, rng);
             chain.current.optimize(&self.tsp.distances, &self.tsp.neighbours, true);
-            if chain.current.length > saved.length + 1e-7 {
+            let n = self.tsp.num_cities() as f64;
+            let temperature = self.config.temperature * saved.length / n;
+            let worse = chain.current.length - saved.length;
+            let accept = worse <= 1e-7 || (temperature > 0.0 && rng.gen::<f64>() < (-worse / temperature).exp());
+            if !accept {
                 chain.current = saved;
             } else if chain.current.length < chain.best_length - 1e-7 {
                 // Exact again (the deltas add up rounding), so that incumbents are as reported.
