@@ -156,7 +156,7 @@ fn every_bad_input_gets_a_problem_json_4xx_naming_the_field() {
     );
     expect_problem(c.post(&solve).header("content-type", "image/png").body("x").send().unwrap(), 415, None);
     expect_problem(
-        c.post(format!("{base}/v1/problems/tsp/solve")).json(&instance(json!([]))).send().unwrap(),
+        c.post(format!("{base}/v1/problems/no_such_problem/solve")).json(&instance(json!([]))).send().unwrap(),
         404,
         None,
     );
