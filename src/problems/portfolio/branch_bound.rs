@@ -9,7 +9,7 @@
 //! is below the incumbent; at the time limit the report says the remaining gap.
 
 use super::program::Program;
-use super::qp::Allocation;
+use super::qp::{add_weights_program, Allocation};
 use super::{Goal, Portfolio};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -71,30 +71,12 @@ fn relax(
     let z_of = |i: usize| free.iter().position(|&f| f == i).map(|p| m + p);
     let mut program = Program::new(m + free.len());
     let (c, lower, upper) = (&portfolio.cov, &portfolio.constraints.lower, &portfolio.constraints.upper);
-    let quadratic = match *goal {
-        Goal::Tradeoff(lambda) => 2.0 * lambda,
-        Goal::TargetReturn(_) => 2.0,
-        Goal::RiskBudget(_) => 0.0,
-    };
+    let quadratic = goal.quadratic_weight();
     // The perspective reformulation (Frangioni & Gentile 2006): S = (S - shift I) + shift I, and
     // a free asset's shift w_i^2 becomes shift s_i with s_i z_i >= w_i^2 (a rotated cone), which
     // is w_i^2 at z_i = 1 and 0 at w_i = z_i = 0, and tighter than w_i^2 for fractional z_i.
     let shift = if quadratic > 0.0 { shift } else { 0.0 };
-    for (a, &i) in kept.iter().enumerate() {
-        for (b, &j) in kept.iter().enumerate().skip(a) {
-            let diagonal_shift = if a == b && z_of(i).is_some() { shift } else { 0.0 };
-            program.add_quadratic(a, b, quadratic * (c[[i, j]] - diagonal_shift));
-        }
-        program.add_linear(
-            a,
-            match *goal {
-                Goal::Tradeoff(lambda) => -(1.0 - lambda) * portfolio.mu[i],
-                Goal::TargetReturn(_) => 0.0,
-                Goal::RiskBudget(_) => -portfolio.mu[i],
-            },
-        );
-    }
-    program.equal((0..m).map(|a| (a, 1.0)).collect(), 1.0);
+    add_weights_program(&mut program, portfolio, goal, &kept, |a| if z_of(kept[a]).is_some() { shift } else { 0.0 });
     if !free.is_empty() {
         program.equal((m..m + free.len()).map(|v| (v, 1.0)).collect(), (k - held) as f64);
     }
@@ -112,13 +94,6 @@ fn relax(
             }
         }
     }
-    for sector in &portfolio.constraints.sectors {
-        let row: Vec<(usize, f64)> =
-            kept.iter().enumerate().filter(|(_, i)| sector.assets.contains(i)).map(|(a, _)| (a, 1.0)).collect();
-        if !row.is_empty() {
-            program.at_most(row, sector.max);
-        }
-    }
     let perspective = (shift > 0.0 && !free.is_empty()).then(|| program.add_variables(free.len()));
     if let Some(first) = perspective {
         for (p, &i) in free.iter().enumerate() {
@@ -134,19 +109,6 @@ fn relax(
     }
     if let Some(costs) = &portfolio.constraints.costs {
         super::qp::add_transaction_costs(&mut program, costs, &kept);
-    }
-    match *goal {
-        Goal::TargetReturn(r) => {
-            program.at_most(kept.iter().enumerate().map(|(a, &i)| (a, -portfolio.mu[i])).collect(), -r)
-        }
-        Goal::RiskBudget(v) => {
-            let mut rows = vec![(Vec::new(), v.sqrt())];
-            for r in 0..portfolio.factor.nrows() {
-                rows.push((kept.iter().enumerate().map(|(a, &i)| (a, -portfolio.factor[[r, i]])).collect(), 0.0));
-            }
-            program.second_order_cone(rows);
-        }
-        Goal::Tradeoff(_) => {}
     }
     let x = program.solve()?;
     let (mut w, mut z) = (vec![0.0; n], vec![0.0; n]);

@@ -59,52 +59,15 @@ impl Portfolio {
             return None;
         }
         let mut program = Program::new(k);
-        let quadratic = match *goal {
-            Goal::Tradeoff(lambda) => 2.0 * lambda,
-            Goal::TargetReturn(_) => 2.0,
-            Goal::RiskBudget(_) => 0.0,
-        };
-        for (a, &i) in held.iter().enumerate() {
-            for (b, &j) in held.iter().enumerate().skip(a) {
-                program.add_quadratic(a, b, quadratic * self.cov[[i, j]]);
-            }
-            let linear = match *goal {
-                Goal::Tradeoff(lambda) => -(1.0 - lambda) * self.mu[i],
-                Goal::TargetReturn(_) => 0.0,
-                Goal::RiskBudget(_) => -self.mu[i],
-            };
-            program.add_linear(a, linear);
-        }
-        program.equal((0..k).map(|a| (a, 1.0)).collect(), 1.0);
+        add_weights_program(&mut program, self, goal, held, |_| 0.0);
         for (a, &i) in held.iter().enumerate() {
             program.at_most(vec![(a, -1.0)], if lower_bounds { -self.constraints.lower[i] } else { 0.0 });
             if self.constraints.upper[i] < 1.0 {
                 program.at_most(vec![(a, 1.0)], self.constraints.upper[i]);
             }
         }
-        for sector in &self.constraints.sectors {
-            let row: Vec<(usize, f64)> =
-                held.iter().enumerate().filter(|(_, i)| sector.assets.contains(i)).map(|(a, _)| (a, 1.0)).collect();
-            if !row.is_empty() {
-                program.at_most(row, sector.max);
-            }
-        }
         if let Some(costs) = &self.constraints.costs {
             add_transaction_costs(&mut program, costs, held);
-        }
-        match *goal {
-            Goal::TargetReturn(target) => {
-                program.at_most(held.iter().enumerate().map(|(a, &i)| (a, -self.mu[i])).collect(), -target)
-            }
-            Goal::RiskBudget(variance) => {
-                // ||F_H w|| <= sqrt(v), with S = F'F.
-                let mut rows = vec![(Vec::new(), variance.sqrt())];
-                for r in 0..self.factor.nrows() {
-                    rows.push((held.iter().enumerate().map(|(a, &i)| (a, -self.factor[[r, i]])).collect(), 0.0));
-                }
-                program.second_order_cone(rows);
-            }
-            Goal::Tradeoff(_) => {}
         }
         let x = program.solve()?;
         // Interior-point iterates sit a hair inside their bounds (or outside, by the tolerance):
@@ -118,6 +81,69 @@ impl Portfolio {
         }
         weights.iter_mut().for_each(|w| *w /= total);
         Some(self.allocation(held.to_vec(), weights, goal))
+    }
+}
+
+impl Goal {
+    /// The coefficient of w'Sw in the program (1/2 x'Px convention).
+    pub(super) fn quadratic_weight(&self) -> f64 {
+        match *self {
+            Goal::Tradeoff(lambda) => 2.0 * lambda,
+            Goal::TargetReturn(_) => 2.0,
+            Goal::RiskBudget(_) => 0.0,
+        }
+    }
+
+    /// The weight of -mu'w in the objective.
+    pub(super) fn return_weight(&self) -> f64 {
+        match *self {
+            Goal::Tradeoff(lambda) => 1.0 - lambda,
+            Goal::TargetReturn(_) => 0.0,
+            Goal::RiskBudget(_) => 1.0,
+        }
+    }
+}
+
+/// The goal's objective and constraints on the weights of `kept` (program variables
+/// 0..kept.len()): the quadratic (less `shift(a)` on kept asset a's diagonal), the return term,
+/// sum w = 1, the sector caps, and a target return's row or a risk budget's cone. What the
+/// subset QPs and the branch-and-bound relaxations share.
+pub(super) fn add_weights_program(
+    program: &mut Program,
+    portfolio: &Portfolio,
+    goal: &Goal,
+    kept: &[usize],
+    shift: impl Fn(usize) -> f64,
+) {
+    let quadratic = goal.quadratic_weight();
+    for (a, &i) in kept.iter().enumerate() {
+        for (b, &j) in kept.iter().enumerate().skip(a) {
+            let diagonal = if a == b { shift(a) } else { 0.0 };
+            program.add_quadratic(a, b, quadratic * (portfolio.cov[[i, j]] - diagonal));
+        }
+        program.add_linear(a, -goal.return_weight() * portfolio.mu[i]);
+    }
+    program.equal((0..kept.len()).map(|a| (a, 1.0)).collect(), 1.0);
+    for sector in &portfolio.constraints.sectors {
+        let row: Vec<(usize, f64)> =
+            kept.iter().enumerate().filter(|(_, i)| sector.assets.contains(i)).map(|(a, _)| (a, 1.0)).collect();
+        if !row.is_empty() {
+            program.at_most(row, sector.max);
+        }
+    }
+    match *goal {
+        Goal::TargetReturn(target) => {
+            program.at_most(kept.iter().enumerate().map(|(a, &i)| (a, -portfolio.mu[i])).collect(), -target)
+        }
+        Goal::RiskBudget(variance) => {
+            // ||F_H w|| <= sqrt(v), with S = F'F.
+            let mut rows = vec![(Vec::new(), variance.sqrt())];
+            for r in 0..portfolio.factor.nrows() {
+                rows.push((kept.iter().enumerate().map(|(a, &i)| (a, -portfolio.factor[[r, i]])).collect(), 0.0));
+            }
+            program.second_order_cone(rows);
+        }
+        Goal::Tradeoff(_) => {}
     }
 }
 
