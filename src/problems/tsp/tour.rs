@@ -225,3 +225,51 @@ pub fn tour_length(order: &[u32], d: &Distances) -> f64 {
     let n = order.len();
     (0..n).map(|i| d.get(order[i], order[(i + 1) % n])).sum()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::problems::tsp::{Metric, Tsp};
+    use rand::seq::SliceRandom;
+    use rand::{Rng, SeedableRng};
+
+    #[test]
+    fn local_search_keeps_a_valid_tour_whose_tracked_length_is_exact_and_two_opt_optimal() {
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(9);
+        for n in [5usize, 8, 60, 300] {
+            let xy: Vec<(f64, f64)> =
+                (0..n).map(|_| (rng.gen_range(0.0..1000.0), rng.gen_range(0.0..1000.0))).collect();
+            let tsp = Tsp::new(Distances::Coordinates { xy, metric: Metric::Euc2d }, (0..n as i64).collect()).unwrap();
+            let mut order: Vec<u32> = (0..n as u32).collect();
+            order.shuffle(&mut rng);
+            let mut tour = Tour::new(order, &tsp.distances);
+            let start = tour.length;
+            tour.mark_all();
+            tour.optimize(&tsp.distances, &tsp.neighbours, true);
+            let mut sorted = tour.order.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..n as u32).collect::<Vec<_>>(), "a permutation");
+            for (p, &c) in tour.order.iter().enumerate() {
+                assert_eq!(tour.position[c as usize] as usize, p);
+            }
+            let exact = tour_length(&tour.order, &tsp.distances);
+            assert!((tour.length - exact).abs() < 1e-6, "n {n}: tracked {} vs {exact}", tour.length);
+            assert!(exact <= start);
+            // No improving 2-opt between any two edges (all pairs, not just the candidates) on the
+            // small instances, where the 10 neighbours are nearly everyone.
+            if n <= 8 {
+                let d = &tsp.distances;
+                for i in 0..n {
+                    for j in i + 2..n {
+                        let (a, b) = (tour.order[i], tour.order[i + 1]);
+                        let (c, e) = (tour.order[j], tour.order[(j + 1) % n]);
+                        if e == a {
+                            continue;
+                        }
+                        assert!(d.get(a, c) + d.get(b, e) >= d.get(a, b) + d.get(c, e) - 1e-9, "n {n}: 2-opt left");
+                    }
+                }
+            }
+        }
+    }
+}
