@@ -13,7 +13,8 @@
 //!
 //! Search (`ils.rs`): the engine's parallel chains, each an iterated local search: 2-opt and
 //! Or-opt over 10-nearest-neighbour lists with don't-look bits (`tour.rs`), perturbed by a
-//! segment exchange (a double bridge within a window of the tour) and kept when not longer.
+//! segment exchange (a double bridge within a window of the tour) and accepted by Metropolis
+//! at a low temperature (a tenth of the mean edge).
 //! Baseline `nn-2opt`: the nearest-neighbour tour from the first city, then 2-opt to a local
 //! optimum.
 
