@@ -134,9 +134,6 @@ impl Portfolio {
 
     /// The frontier's lambdas (one for a single tradeoff; none for the other goals).
     pub fn lambdas(points: usize) -> Vec<f64> {
-        if points == 1 {
-            return vec![0.5];
-        }
         (0..points).map(|e| e as f64 / (points - 1) as f64).collect()
     }
 

@@ -225,17 +225,7 @@ impl<'a> SubsetMoves<'a> {
             _ if by_gradient.is_some() => by_gradient.expect("checked"),
             Some(guide) => {
                 let weights: Vec<f64> = candidates.iter().map(|&i| (guide[i] as f64).exp()).collect();
-                let total: f64 = weights.iter().sum();
-                let mut pick = rng.gen::<f64>() * total;
-                let mut chosen = candidates[candidates.len() - 1];
-                for (&i, w) in candidates.iter().zip(&weights) {
-                    if pick < *w {
-                        chosen = i;
-                        break;
-                    }
-                    pick -= w;
-                }
-                chosen
+                candidates[crate::problems::random::weighted_pick(&weights, rng)]
             }
             None => candidates[rng.gen_range(0..candidates.len())],
         };

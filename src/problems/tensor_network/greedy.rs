@@ -8,6 +8,7 @@
 
 use super::tree::{ContractionTree, Legs};
 use super::Network;
+pub use crate::problems::random::weighted_pick;
 use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::cmp::Ordering;
@@ -185,18 +186,6 @@ impl Contraction {
         self.pairs.push([a, b]);
         (c, partners)
     }
-}
-
-/// An index drawn with probability proportional to `weights` (the last on rounding).
-pub fn weighted_pick(weights: &[f64], rng: &mut Xoshiro256PlusPlus) -> usize {
-    let mut pick = rng.gen::<f64>() * weights.iter().sum::<f64>();
-    for (k, w) in weights.iter().enumerate() {
-        if pick < *w {
-            return k;
-        }
-        pick -= w;
-    }
-    weights.len() - 1
 }
 
 /// opt_einsum's greedy.
