@@ -5,7 +5,7 @@
 //! the budget check all read this table.
 
 use super::agents::{a2c, ddpg, dqn, ppo, redq, sac, td3, Agent};
-use super::env::ActionSpace;
+use super::env::{ActionSpace, ObservationLayout};
 use super::hyper::{Hyperparameters, Range};
 use super::marl::run::MultiAgentLearner;
 use super::marl::{maddpg, mappo, matd3, qmix, vdn};
@@ -25,6 +25,8 @@ pub struct EnvSpec {
     pub agents: usize,
     pub state_dim: usize,
     pub episode_limit: usize,
+    /// Where an observation's mask and item blocks are (single-agent envs that have them).
+    pub layout: ObservationLayout,
 }
 
 impl EnvSpec {
@@ -141,12 +143,17 @@ fn ppo_row(name: &'static str, space: &'static str, num_envs: usize, preset: fn(
         ranges: ppo::PpoConfig::ranges,
         check: check::<ppo::PpoConfig>,
         build: |config, env, device, seed| {
-            let config = parse(config)?;
+            let config: ppo::PpoConfig = parse(config)?;
             let (width, discrete) = match &env.action_space {
                 ActionSpace::Discrete { n } => (1, Some(*n)),
                 ActionSpace::Continuous { low, .. } => (low.len(), None),
             };
-            let agent = seeded(seed, || ppo::Ppo::new(config, env.observation_dim, width, discrete, device, seed));
+            if config.normalize_observations && env.layout.action_mask.is_some() {
+                bail!("{}'s observations carry an action mask: normalize_observations would blur it", env.id);
+            }
+            let layout = &env.layout;
+            let agent =
+                seeded(seed, || ppo::Ppo::new(config, env.observation_dim, width, discrete, layout, device, seed));
             Ok(Learner::Single(Agent::OnPolicy(Box::new(agent))))
         },
     }
@@ -351,6 +358,7 @@ mod tests {
                     agents: 1,
                     state_dim: 0,
                     episode_limit: 0,
+                    layout: e.layout(),
                 }
             };
             let config = algorithm.configure(&json!({})).unwrap();

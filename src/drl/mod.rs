@@ -20,6 +20,7 @@ pub mod optim;
 pub mod random;
 pub mod run;
 pub mod state;
+pub mod structured;
 
 use anyhow::{bail, Result};
 use serde::Serialize;

@@ -6,13 +6,14 @@
 use super::{load_stores, patched, save_stores, AgentState, Metrics, OnPolicyAgent, Rollout};
 use crate::drl::common::RunningNorm;
 use crate::drl::hyper::{Hyperparameters, Range};
-use crate::drl::net::{value_net, Activation, CategoricalActor, GaussianActor, GaussianActorOptions, LayerInit};
+use crate::drl::env::ObservationLayout;
+use crate::drl::net::{Activation, GaussianActor, GaussianActorOptions, LayerInit};
 use crate::drl::optim::{Optimizer, Rule};
 use crate::drl::random::TensorRng;
 use crate::drl::state::StateDict;
+use crate::drl::structured::{Critic, DiscreteActor};
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
-use tch::nn::Module;
 use tch::{nn, Device, Kind, Tensor};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -147,14 +148,14 @@ impl PpoConfig {
 
 enum Policy {
     Gaussian(GaussianActor),
-    Categorical(CategoricalActor),
+    Categorical(DiscreteActor),
 }
 
 pub struct Ppo {
     config: PpoConfig,
     store: nn::VarStore,
     policy: Policy,
-    value: nn::Sequential,
+    value: Critic,
     optimizer: Optimizer,
     rng: TensorRng,
     /// Exploratory `act` calls so far (gSDE redraws its noise every `sde_sample_freq` of them).
@@ -163,12 +164,14 @@ pub struct Ppo {
 }
 
 impl Ppo {
-    /// `discrete_actions`: Some(n) for a categorical policy, else a Gaussian over `action_dim`.
+    /// `discrete_actions`: Some(n) for a categorical policy (masked and per-item as `layout`
+    /// says), else a Gaussian over `action_dim`.
     pub fn new(
         config: PpoConfig,
         obs_dim: usize,
         action_dim: usize,
         discrete_actions: Option<usize>,
+        layout: &ObservationLayout,
         device: Device,
         seed: u64,
     ) -> Self {
@@ -177,13 +180,14 @@ impl Ppo {
         let init = if config.orthogonal_init { LayerInit::Orthogonal { output_gain: 0.01 } } else { LayerInit::Torch };
         let (actor, activation) = (&root / "actor", config.activation);
         let policy = match discrete_actions {
-            Some(n) => Policy::Categorical(CategoricalActor::new(
+            Some(n) => Policy::Categorical(DiscreteActor::new(
                 &actor,
                 obs_dim as i64,
                 n as i64,
                 &config.hidden,
                 init,
                 activation,
+                layout,
             )),
             None => {
                 let options = GaussianActorOptions {
@@ -195,7 +199,7 @@ impl Ppo {
                 Policy::Gaussian(GaussianActor::new(&actor, obs_dim as i64, action_dim as i64, &config.hidden, options))
             }
         };
-        let value = value_net(&(&root / "critic"), obs_dim as i64, &config.hidden, init, activation);
+        let value = Critic::new(&(&root / "critic"), obs_dim as i64, &config.hidden, init, activation, layout);
         let rule = if config.rmsprop {
             Rule::RmsProp { alpha: 0.99, eps: 1e-5 }
         } else {
@@ -268,9 +272,7 @@ impl OnPolicyAgent for Ppo {
                 (Policy::Categorical(actor), true) => {
                     actor.sample(obs, &mut self.rng).to_kind(Kind::Float).view([-1, 1])
                 }
-                (Policy::Categorical(actor), false) => {
-                    actor.logits(obs).argmax(-1, false).to_kind(Kind::Float).view([-1, 1])
-                }
+                (Policy::Categorical(actor), false) => actor.greedy(obs).to_kind(Kind::Float).view([-1, 1]),
             };
             let (log_probs, _) = self.log_prob_entropy(obs, &actions);
             (actions, log_probs, self.value(obs))

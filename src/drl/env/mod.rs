@@ -9,6 +9,7 @@ pub mod classic;
 pub mod mountain_car;
 pub mod pendulum;
 pub mod pool;
+pub mod orgym;
 
 pub use classic::ClassicVecEnv;
 
@@ -32,6 +33,27 @@ impl ActionSpace {
     }
 }
 
+/// Where structured parts of an observation row sit, for the networks that use them (a masked
+/// categorical head, a per-item scorer); the default is a plain vector.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct ObservationLayout {
+    /// The first of the action mask's columns (one per discrete action, 1 = allowed).
+    pub action_mask: Option<usize>,
+    /// A divisor per column that puts it in the env's natural units (empty: none).
+    pub scale: Vec<f32>,
+    pub items: Option<ItemLayout>,
+}
+
+/// Observations that list items, one discrete action per item (action i picks item i).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ItemLayout {
+    pub count: usize,
+    /// The first column of each per-item feature block (`count` columns each).
+    pub features: Vec<usize>,
+    /// Columns every item sees (the load, the capacity).
+    pub globals: Vec<usize>,
+}
+
 /// What a batch step returns; row i belongs to env i.
 #[derive(Debug, Clone, Default)]
 pub struct StepBatch {
@@ -52,6 +74,10 @@ pub trait VecEnv: Send {
     fn num_envs(&self) -> usize;
     fn observation_dim(&self) -> usize;
     fn action_space(&self) -> ActionSpace;
+    /// Where the mask and item blocks of a row are, if it has any.
+    fn layout(&self) -> ObservationLayout {
+        ObservationLayout::default()
+    }
     /// Resets every env; env i draws from a stream derived from (seed, i). Returns [B, obs_dim].
     fn reset(&mut self, seed: u64) -> Vec<f32>;
     /// `actions` is [B, action width] (discrete: the index as f32).
@@ -66,8 +92,17 @@ pub trait VecEnv: Send {
 }
 
 /// Every native environment by its Gymnasium id.
-pub const ENV_IDS: &[&str] =
-    &["CartPole-v1", "Acrobot-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Pendulum-v1"];
+pub const ENV_IDS: &[&str] = &[
+    "CartPole-v1",
+    "Acrobot-v1",
+    "MountainCar-v0",
+    "MountainCarContinuous-v0",
+    "Pendulum-v1",
+    "Knapsack-v0",
+    "Knapsack-v1",
+    "Knapsack-v2",
+    "Knapsack-v3",
+];
 
 /// Builds `num_envs` copies of a native environment.
 pub fn make(id: &str, num_envs: usize) -> Option<Box<dyn VecEnv>> {
@@ -77,6 +112,6 @@ pub fn make(id: &str, num_envs: usize) -> Option<Box<dyn VecEnv>> {
         "MountainCar-v0" => Box::new(ClassicVecEnv::<mountain_car::MountainCar>::new(num_envs)),
         "MountainCarContinuous-v0" => Box::new(ClassicVecEnv::<mountain_car::MountainCarContinuous>::new(num_envs)),
         "Pendulum-v1" => Box::new(ClassicVecEnv::<pendulum::Pendulum>::new(num_envs)),
-        _ => return None,
+        id => return orgym::knapsack::KnapsackVecEnv::by_id(id, num_envs).map(|e| Box::new(e) as Box<dyn VecEnv>),
     })
 }

@@ -58,6 +58,7 @@ pub fn env_spec(env_id: &str, env: &dyn MultiAgentEnv) -> EnvSpec {
         agents: env.num_agents(),
         state_dim: env.state_dim(),
         episode_limit: env.episode_limit(),
+        layout: Default::default(),
     }
 }
 

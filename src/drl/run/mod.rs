@@ -111,6 +111,7 @@ fn env_spec(env_id: &str, env: &dyn VecEnv) -> EnvSpec {
         agents: 1,
         state_dim: 0,
         episode_limit: 0,
+        layout: env.layout(),
     }
 }
 

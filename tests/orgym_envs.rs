@@ -1,0 +1,112 @@
+//! The native OR-Gym knapsack environments replay trajectories recorded from or-gymnasium 0.1.0
+//! (tests/fixtures/orgym/record.py): same observations (gymnasium's flattening), rewards,
+//! termination and truncation, on the instance the reference drew.
+
+use rlsolver::drl::env::orgym::knapsack::{KnapsackConfig, KnapsackItems, KnapsackVecEnv, Variant};
+use rlsolver::drl::env::VecEnv;
+use serde_json::Value;
+
+fn numbers(v: &Value) -> Vec<f64> {
+    v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()
+}
+
+fn integers(v: &Value) -> Vec<u32> {
+    v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect()
+}
+
+fn same(ours: &[f32], theirs: &[f64], columns: &[usize], what: &str) {
+    assert_eq!(ours.len(), theirs.len(), "{what}: observation width");
+    for &c in columns {
+        assert_eq!(f64::from(ours[c]), theirs[c], "{what}: column {c}");
+    }
+}
+
+fn replay(variant: Variant) {
+    let id = variant.id();
+    let path = format!("{}/tests/fixtures/orgym/{id}.json", env!("CARGO_MANIFEST_DIR"));
+    let data: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let episodes = data["episodes"].as_array().unwrap();
+    let (mut steps, mut ends) = (0, [0usize; 2]);
+    for episode in episodes {
+        let label = format!("{id} {} seed {}", episode["policy"], episode["seed"]);
+        let instance = KnapsackItems {
+            weights: integers(&episode["weights"]),
+            values: integers(&episode["values"]),
+            limits: episode["limits"].as_array().map(|_| integers(&episode["limits"])),
+        };
+        let config = KnapsackConfig { items: instance.weights.len(), instance: Some(instance), ..KnapsackConfig::new(variant) };
+        config.validate().unwrap();
+        let mut env = KnapsackVecEnv::new(config, 1);
+        let online = variant == Variant::Online;
+        let initial = numbers(&episode["initial_observation"]);
+        if online {
+            env.show(0, initial[5] as usize);
+        }
+        let all: Vec<usize> = (0..initial.len()).collect();
+        same(&env.observations(), &initial, &all, &format!("{label} reset"));
+        for (t, step) in episode["steps"].as_array().unwrap().iter().enumerate() {
+            let at = format!("{label} step {t}");
+            let batch = env.step(&[step["action"].as_f64().unwrap() as f32]);
+            let flags = (step["terminated"].as_bool().unwrap(), step["truncated"].as_bool().unwrap());
+            assert_eq!((batch.terminated[0], batch.truncated[0]), flags, "{at}");
+            assert_eq!(f64::from(batch.rewards[0]), step["reward"].as_f64().unwrap(), "{at}: reward");
+            let theirs = numbers(&step["observation"]);
+            if flags.0 || flags.1 {
+                // The last observation shows an item each implementation drew for itself.
+                let columns: Vec<usize> = if online { vec![0, 2, 3, 4] } else { all.clone() };
+                same(&batch.final_observations, &theirs, &columns, &at);
+                ends[usize::from(flags.1)] += 1;
+            } else {
+                if online {
+                    env.show(0, theirs[5] as usize);
+                }
+                same(&env.observations(), &theirs, &all, &at);
+            }
+            steps += 1;
+        }
+    }
+    assert!(episodes.len() >= 9 && ends.iter().sum::<usize>() == episodes.len(), "{id}: every episode ends");
+    eprintln!("{id}: {} episodes, {steps} steps replayed, {} terminated, {} truncated", episodes.len(), ends[0], ends[1]);
+}
+
+#[test]
+fn unbounded_knapsack_matches_or_gymnasium() {
+    replay(Variant::Unbounded);
+}
+
+#[test]
+fn binary_knapsack_matches_or_gymnasium() {
+    replay(Variant::Binary);
+}
+
+#[test]
+fn bounded_knapsack_matches_or_gymnasium() {
+    replay(Variant::Bounded);
+}
+
+#[test]
+fn online_knapsack_matches_or_gymnasium() {
+    replay(Variant::Online);
+}
+
+/// A seeded batch replays, episodes differ across envs, and the references bound every return.
+#[test]
+fn knapsack_envs_are_seeded_and_bounded_by_their_references() {
+    use rlsolver::drl::env::orgym::knapsack_reference::{greedy_action, rollout};
+    for variant in Variant::ALL {
+        let config = KnapsackConfig::new(variant);
+        let mut greedy = |obs: &[f32], dim: usize| -> Vec<f32> {
+            obs.chunks(dim).map(|row| greedy_action(&config, row, 1.0)).collect()
+        };
+        let (returns, optima) = rollout(&config, 16, 5, &mut greedy);
+        let (again, _) = rollout(&config, 16, 5, &mut greedy);
+        assert_eq!(returns, again, "{variant:?}: same seed, same episodes");
+        assert!(returns.windows(2).any(|w| w[0] != w[1]), "{variant:?}: envs of a batch draw different instances");
+        for (r, o) in returns.iter().zip(&optima) {
+            assert!(r <= o, "{variant:?}: a return {r} above the optimum {o}");
+        }
+        let ratio = returns.iter().sum::<f64>() / optima.iter().sum::<f64>();
+        assert!(ratio > 0.5, "{variant:?}: greedy gets {ratio} of the optimum");
+        eprintln!("{variant:?}: greedy {ratio:.4} of the optimum");
+    }
+}
