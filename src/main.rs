@@ -333,8 +333,8 @@ struct GenerateArgs {
 
 #[derive(Args)]
 struct TrainPolicyArgs {
-    /// Problem: mimo (beamforming network), compressive_sensing (LISTA) or tensor_network (the
-    /// pair-scoring contraction policy). Every flag left out takes the library's default for that
+    /// Problem: mimo (beamforming network), compressive_sensing (LISTA), tensor_network (the
+    /// pair-scoring contraction policy) or orgym (an OR-Gym env's deep-RL policy). Every flag left out takes the library's default for that
     /// problem.
     problem: String,
     /// compressive_sensing: measurements m, unknowns n and unrolled layers (default 50, 100, 16).
@@ -373,17 +373,21 @@ struct TrainPolicyArgs {
     #[arg(long, default_value = "models")]
     out: PathBuf,
     /// Default: mimo-k{users}-n{antennas}-p{power}, lista-m{measurements}-n{unknowns} or
-    /// tnco-pairs-h{hidden}.
+    /// tnco-pairs-h{hidden}, orgym-{env}.
     #[arg(long)]
     name: Option<String>,
+    /// orgym: the env (Knapsack-v0..v3); --steps is its env-step budget (default 60000).
+    #[arg(long)]
+    env: Option<String>,
 }
 
 #[derive(Args)]
 struct BenchArgs {
     /// What to benchmark: maxcut (solution quality), drl (env throughput, time to threshold), mimo
     /// (sum rates), cs (phase transition), nphard (optima of the classical NP-hard sets), tnco
-    /// (contraction orders against cotengra), portfolio (Chang et al.'s frontiers) or tsp (TSPLIB
-    /// tours against their optima).
+    /// (contraction orders against cotengra), portfolio (Chang et al.'s frontiers), tsp (TSPLIB
+    /// tours against their optima) or orgym (OR-Gym policies against their references, env
+    /// throughput against or-gymnasium).
     problem: String,
     /// Folder of instances (maxcut: Gset .txt files, best-known values in its README.md; mimo:
     /// the folder holding rayleigh_k8_n8_100.json; nphard: the folder holding mis/; tnco: the
@@ -404,11 +408,12 @@ struct BenchArgs {
     /// Also write the table to this file.
     #[arg(long)]
     output: Option<PathBuf>,
-    /// drl, tnco: Python interpreter with the peer (stable-baselines3; cotengra) for the peer
-    /// measurements (none: ours only).
+    /// drl, tnco, orgym: Python interpreter with the peer (stable-baselines3; cotengra;
+    /// or-gymnasium) for the peer measurements (none: ours only).
     #[arg(long)]
     python: Option<PathBuf>,
-    /// drl, tnco: the peer script (default: benches/peers/sb3_peer.py; benches/peers/cotengra_peer.py).
+    /// drl, tnco, orgym: the peer script (default: benches/peers/sb3_peer.py;
+    /// benches/peers/cotengra_peer.py; benches/peers/orgym_peer.py).
     #[arg(long)]
     peer_script: Option<PathBuf>,
     /// maxcut, nphard, tnco, portfolio, tsp: seeds of our runs (median and worst per cell); drl: seeds of the time-to-threshold runs.
@@ -686,12 +691,17 @@ fn train_policy(args: TrainPolicyArgs) -> Result<()> {
                 },
             }
         }
+        "orgym" => PolicyRequest::OrGym {
+            env: args.env.context("orgym needs --env, e.g. Knapsack-v1")?,
+            steps: args.steps.unwrap_or(60_000),
+            seed: args.seed,
+        },
         other => anyhow::bail!(
             "{}",
             rlsolver::suggest::unknown(
                 "train-policy problem",
                 other,
-                ["mimo", "compressive_sensing", "tensor_network"].into_iter()
+                ["mimo", "compressive_sensing", "tensor_network", "orgym"].into_iter()
             )
         ),
     };
@@ -750,7 +760,15 @@ fn bench(args: BenchArgs) -> Result<()> {
             seeds: args.seeds,
             ..rlsolver::bench::tsp::TspBenchConfig::in_folder(&args.instances)
         })?,
-        other => anyhow::bail!("bench supports maxcut, drl, mimo, cs, nphard, tnco, portfolio and tsp, not '{other}'"),
+        "orgym" => rlsolver::bench::orgym::run_orgym(&rlsolver::bench::orgym::OrGymBenchConfig {
+            peer: args
+                .python
+                .map(|python| (python, args.peer_script.unwrap_or_else(|| "benches/peers/orgym_peer.py".into()))),
+            ..Default::default()
+        })?,
+        other => {
+            anyhow::bail!("bench supports maxcut, drl, mimo, cs, nphard, tnco, portfolio, tsp and orgym, not '{other}'")
+        }
     };
     print!("{report}");
     if let Some(path) = args.output {

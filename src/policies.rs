@@ -9,7 +9,7 @@ use crate::models::{write_model, Manifest, ModelRecord};
 use crate::problems::cs::lista::{ListaConfig, ListaPolicy, ListaTraining};
 use crate::problems::mimo::policy::{MimoPolicy, PolicyConfig, TrainingConfig};
 use crate::problems::tensor_network::policy::{self as tnco, PairPolicy};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use std::path::Path;
 use std::time::Instant;
 
@@ -22,6 +22,9 @@ pub enum PolicyRequest {
     CompressiveSensing { config: ListaConfig, training: ListaTraining },
     /// The pair-scoring contraction policy (one model serves every network).
     TensorNetwork { config: tnco::PolicyConfig, training: tnco::PolicyTraining },
+    /// An OR-Gym env's policy, trained by the deep-RL suite (PPO-discrete with the env's
+    /// masked, per-item layout and `PpoConfig::orgym`'s hyperparameters).
+    OrGym { env: String, steps: usize, seed: u64 },
 }
 
 impl PolicyRequest {
@@ -30,6 +33,7 @@ impl PolicyRequest {
             PolicyRequest::Mimo { .. } => "mimo",
             PolicyRequest::CompressiveSensing { .. } => "compressive_sensing",
             PolicyRequest::TensorNetwork { .. } => "tensor_network",
+            PolicyRequest::OrGym { .. } => "drl",
         }
     }
 
@@ -44,6 +48,7 @@ impl PolicyRequest {
                 format!("lista-m{}-n{}", config.measurements, config.unknowns)
             }
             PolicyRequest::TensorNetwork { config, .. } => format!("tnco-pairs-h{}", config.hidden),
+            PolicyRequest::OrGym { env, .. } => format!("orgym-{}", env.to_lowercase()),
         }
     }
 
@@ -76,6 +81,9 @@ impl PolicyRequest {
                 "rlsolver train-policy tensor_network --hidden {} --steps {} --batch {} --rollouts {} --learning-rate {} --seed {} --name {name}",
                 config.hidden, training.steps, training.instances, training.rollouts, training.learning_rate, training.seed
             ),
+            PolicyRequest::OrGym { env, steps, seed } => {
+                format!("rlsolver train-policy orgym --env {env} --steps {steps} --seed {seed} --name {name}")
+            }
         }
     }
 }
@@ -131,5 +139,49 @@ pub fn train(request: &PolicyRequest, out: &Path, name: Option<&str>) -> Result<
             };
             write_model(out, &name, &policy.store, record)
         }
+        PolicyRequest::OrGym { env, steps, seed } => train_orgym(env, *steps, *seed, out, &name, &command),
     }
+}
+
+/// Trains the policy in a scratch run folder under `out`, validates it against the env's
+/// reference on episodes disjoint from training's and the monitor's, and promotes the policy
+/// files to `out/<name>` with a manifest that hashes them (the registry's `drl` models).
+fn train_orgym(env: &str, steps: usize, seed: u64, out: &Path, name: &str, command: &str) -> Result<Manifest> {
+    use crate::drl::env::orgym::knapsack::{KnapsackConfig, Variant};
+    let variant = Variant::from_id(env).with_context(|| {
+        crate::suggest::unknown("env", env, Variant::ALL.iter().map(|v| v.id()))
+    })?;
+    let run_dir = out.join(format!(".{name}.run"));
+    let _ = std::fs::remove_dir_all(&run_dir);
+    let hyperparameters = serde_json::to_value(crate::drl::agents::ppo::PpoConfig::orgym())?;
+    let start = Instant::now();
+    let summary = crate::drl::train(&crate::drl::TrainRequest {
+        algorithm: "ppo_discrete".into(),
+        env: env.into(),
+        total_steps: steps,
+        seed,
+        eval_every: Some(10_000),
+        eval_episodes: Some(50),
+        overrides: hyperparameters.clone(),
+        out_dir: Some(run_dir.clone()),
+        ..Default::default()
+    })?;
+    let train_s = start.elapsed().as_secs_f64();
+    let validation = crate::bench::orgym::validate(&run_dir, &KnapsackConfig::new(variant), 200, 5_000_000_003)?;
+    let folder = out.join(name);
+    if folder.exists() {
+        std::fs::remove_dir_all(&folder)?;
+    }
+    let registry = crate::models::ModelRegistry::empty(crate::problems::policy_loaders);
+    let training = serde_json::json!({
+        "command": command, "seed": seed, "steps": steps, "algorithm": "ppo_discrete", "hyperparameters": hyperparameters,
+        "training_data": format!("{env} episodes, a fresh instance each drawn as or-gym draws them by ChaCha8 from the run's seed; evaluation seeds disjoint"),
+    });
+    let curve: Vec<_> = summary.evaluations.iter().map(|e| serde_json::json!([e.step, e.return_mean])).collect();
+    let metrics = serde_json::json!({
+        "validation_percent_of_reference": validation, "training_curve": curve, "train_s": train_s,
+    });
+    let manifest = registry.promote(&run_dir, out, name, training, metrics, crate::drl::run::is_policy_file)?;
+    std::fs::remove_dir_all(&run_dir)?;
+    Ok(manifest)
 }

@@ -9,6 +9,7 @@ pub mod drl;
 pub mod maxcut;
 pub mod mimo;
 pub mod nphard;
+pub mod orgym;
 pub mod portfolio;
 pub mod tnco;
 pub mod tsp;

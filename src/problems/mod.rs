@@ -32,6 +32,7 @@ pub mod knapsack;
 pub mod maxcut;
 pub mod mimo;
 pub mod number_partitioning;
+pub mod orgym;
 pub mod portfolio;
 pub mod qubo;
 pub mod random;
@@ -471,7 +472,7 @@ pub struct SolveContext {
 
 /// Every registered problem.
 pub fn registry() -> &'static [&'static dyn Problem] {
-    static PROBLEMS: [&dyn Problem; 16] = [
+    static PROBLEMS: [&dyn Problem; 20] = [
         &maxcut::MaxCut,
         &mimo::Mimo,
         &cs::CompressiveSensing,
@@ -488,6 +489,10 @@ pub fn registry() -> &'static [&'static dyn Problem] {
         &tensor_network::TensorNetwork,
         &portfolio::PortfolioProblem,
         &tsp::TravellingSalesman,
+        &orgym::KNAPSACK_V0,
+        &orgym::KNAPSACK_V1,
+        &orgym::KNAPSACK_V2,
+        &orgym::KNAPSACK_V3,
     ];
     &PROBLEMS
 }
@@ -513,7 +518,7 @@ fn drl_policy(
     use anyhow::Context;
     let (_, env) =
         crate::drl::run::load_checkpoint(dir, Device::Cpu).context("weights do not match the architecture")?;
-    Ok(Box::new(crate::drl::run::DrlPolicy { env }))
+    Ok(Box::new(crate::drl::run::DrlPolicy { env, dir: dir.to_path_buf() }))
 }
 
 /// Loads, applies options (including `target`) and solves: the one path shared by CLI and HTTP.

@@ -118,6 +118,21 @@ impl PpoConfig {
         }
     }
 
+    /// OR-Gym's discrete envs (masked, per-item layouts): rewards in the env's value units
+    /// scaled by 1/100, gamma 0.99 (episodes are finite, the return is the packed value), 10
+    /// epochs at 3e-4, a small entropy bonus so that early masks do not collapse the policy.
+    pub fn orgym() -> Self {
+        PpoConfig {
+            learning_rate: 3e-4,
+            gamma: 0.99,
+            gae_lambda: 0.95,
+            entropy_coef: 0.01,
+            epochs: 10,
+            reward_scale: 0.01,
+            ..PpoConfig::ppo_discrete()
+        }
+    }
+
     /// Zoo's PPO Pendulum-v1 (4 envs x 1024 steps, gamma 0.9, 10 epochs, batch 64, gSDE redrawn
     /// every 4 steps).
     pub fn ppo_continuous() -> Self {

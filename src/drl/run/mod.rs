@@ -175,6 +175,20 @@ pub fn train(config: &TrainConfig) -> Result<TrainOutcome> {
 /// Rebuilds the agent or multi-agent learner a `train --out DIR` run (or a promoted model)
 /// saved and loads its weights; returns it with the env id.
 pub fn load_checkpoint(dir: &Path, device: Device) -> Result<(Learner, String)> {
+    load_checkpoint_on(dir, device, None)
+}
+
+/// A single-agent policy saved in `dir` rebuilt for `env`, an instance of its env id with other
+/// parameters (a layout-aware policy, such as the per-item knapsack scorer, takes any number of
+/// items with the same weights).
+pub fn load_policy_for(dir: &Path, device: Device, env: &dyn VecEnv) -> Result<Agent> {
+    match load_checkpoint_on(dir, device, Some(env))?.0 {
+        Learner::Single(agent) => Ok(agent),
+        Learner::Multi(_) => bail!("{} holds a multi-agent learner", dir.display()),
+    }
+}
+
+fn load_checkpoint_on(dir: &Path, device: Device, on: Option<&dyn VecEnv>) -> Result<(Learner, String)> {
     let saved: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).context("config.json")?)?;
     let text = |k: &str| saved[k].as_str().map(str::to_string).with_context(|| format!("config.json lacks {k}"));
@@ -185,6 +199,8 @@ pub fn load_checkpoint(dir: &Path, device: Device) -> Result<(Learner, String)> 
         let env =
             marl::make(&env_id, 1).with_context(|| format!("unknown multi-agent env '{env_id}' in config.json"))?;
         marl::run::env_spec(&env_id, env.as_ref())
+    } else if let Some(env) = on {
+        env_spec(&env_id, env)
     } else {
         let env = env::make(&env_id, 1).with_context(|| format!("unknown env '{env_id}' in config.json"))?;
         env_spec(&env_id, env.as_ref())
@@ -211,6 +227,8 @@ pub fn load_checkpoint(dir: &Path, device: Device) -> Result<(Learner, String)> 
 /// `load_checkpoint`).
 pub struct DrlPolicy {
     pub env: String,
+    /// The model's folder (solves rebuild the agent from it for their own env parameters).
+    pub dir: std::path::PathBuf,
 }
 
 /// Whether a run folder's file belongs to the policy (what promotion copies): the stores'
@@ -234,6 +252,18 @@ pub fn evaluate_learner(
     }
 }
 
+/// The deterministic action of an agent for observations [B, obs_dim] (normalized as it was
+/// trained when it keeps statistics).
+pub fn act_greedy(agent: &mut Agent, obs: &Tensor) -> Tensor {
+    match agent {
+        Agent::OffPolicy(a) => a.act(obs, false),
+        Agent::OnPolicy(a) => {
+            let input = a.observation_normalizer().map_or_else(|| obs.shallow_clone(), |n| n.normalize_tensor(obs));
+            a.act(&input, false).0
+        }
+    }
+}
+
 /// Deterministic evaluation of a single-agent agent.
 pub fn evaluate_agent(agent: &mut Agent, env_id: &str, episodes: usize, seed: u64, device: Device) -> (f64, f64) {
     match agent {
@@ -242,11 +272,11 @@ pub fn evaluate_agent(agent: &mut Agent, env_id: &str, episodes: usize, seed: u6
     }
 }
 
-pub(crate) fn obs_tensor(obs: &[f32], dim: usize, device: Device) -> Tensor {
+pub fn obs_tensor(obs: &[f32], dim: usize, device: Device) -> Tensor {
     Tensor::from_slice(obs).view([(obs.len() / dim) as i64, dim as i64]).to(device)
 }
 
-pub(crate) fn to_vec(t: &Tensor) -> Vec<f32> {
+pub fn to_vec(t: &Tensor) -> Vec<f32> {
     t.to_device(Device::Cpu).to_kind(tch::Kind::Float).flatten(0, -1).try_into().expect("f32 tensor")
 }
 

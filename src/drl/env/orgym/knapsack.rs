@@ -15,8 +15,11 @@ use serde::{Deserialize, Serialize};
 const PARALLEL_CHUNK: usize = 256;
 /// The most items a knapsack env takes (requests are checked against it before any work).
 pub const MAX_ITEMS: usize = 10_000;
-/// The largest capacity a knapsack env takes (its reference DP is items x capacity cells).
+/// The largest capacity a knapsack env takes.
 pub const MAX_CAPACITY: u32 = 100_000;
+/// The most items x capacity an env takes: its reference DP's cells, and a bound on a policy's
+/// episode (at most `capacity` steps over `items` items each).
+pub const MAX_WORK: u64 = 2_000_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -50,6 +53,20 @@ impl Variant {
     /// Whether items come with a number of copies (drawn 1..=max_item_limit).
     fn has_limits(self) -> bool {
         matches!(self, Variant::Bounded | Variant::Online)
+    }
+}
+
+/// A parameter out of range: the field, why, and whether it is a size limit (HTTP 413).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigError {
+    pub field: &'static str,
+    pub message: String,
+    pub too_large: bool,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
     }
 }
 
@@ -107,13 +124,26 @@ impl KnapsackConfig {
     }
 
     /// The first field that is out of range, and why.
-    pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        if self.items == 0 || self.items > MAX_ITEMS {
-            return Err(("items", format!("must be 1..={MAX_ITEMS}, got {}", self.items)));
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let too_large = |field, message| Err(ConfigError { field, message, too_large: true });
+        if self.items == 0 || self.capacity == 0 {
+            let field = if self.items == 0 { "items" } else { "capacity" };
+            return Err(ConfigError { field, message: "must be at least 1".into(), too_large: false });
         }
-        if self.capacity == 0 || self.capacity > MAX_CAPACITY {
-            return Err(("capacity", format!("must be 1..={MAX_CAPACITY}, got {}", self.capacity)));
+        if self.items > MAX_ITEMS {
+            return too_large("items", format!("at most {MAX_ITEMS}, got {}", self.items));
         }
+        if self.capacity > MAX_CAPACITY {
+            return too_large("capacity", format!("at most {MAX_CAPACITY}, got {}", self.capacity));
+        }
+        if self.items as u64 * u64::from(self.capacity) > MAX_WORK {
+            let message = format!("items x capacity must be at most {MAX_WORK}, got {} x {}", self.items, self.capacity);
+            return too_large("capacity", message);
+        }
+        self.check_rest().map_err(|(field, message)| ConfigError { field, message, too_large: false })
+    }
+
+    fn check_rest(&self) -> Result<(), (&'static str, String)> {
         if self.max_item_weight == 0 {
             return Err(("max_item_weight", "must be at least 1 (a weightless item never fills the knapsack)".into()));
         }

@@ -79,6 +79,39 @@ pub fn offline_optimum(items: &KnapsackItems, shown: &[usize], capacity: u32) ->
     optimum(&seen, Variant::Binary, capacity).0
 }
 
+/// The expected return of the best online policy that knows the instance's item distribution
+/// and the clock (Bellman over steps left and load: V_t(l) = sum_i p_i max(V_{t+1}(l),
+/// v_i + V_{t+1}(l + w_i) if item i fits)). No online policy does better in expectation; ours see
+/// the load but not the clock, as or-gym's observation has no time.
+pub fn online_bellman_value(items: &KnapsackItems, capacity: u32, steps: usize) -> f64 {
+    let cap = capacity as usize;
+    let limits = items.limits.as_deref().unwrap_or(&[]);
+    let total: f64 = limits.iter().map(|&l| f64::from(l)).sum();
+    let shown: Vec<(usize, f64, f64)> = limits
+        .iter()
+        .enumerate()
+        .filter(|(_, &l)| l > 0)
+        .map(|(i, &l)| (items.weights[i] as usize, f64::from(items.values[i]), f64::from(l) / total))
+        .collect();
+    let mut next = vec![0.0f64; cap + 1];
+    for _ in 0..steps {
+        let current: Vec<f64> = (0..=cap)
+            .map(|load| {
+                shown
+                    .iter()
+                    .map(|&(w, v, p)| {
+                        let keep = next[load];
+                        let take = if load + w <= cap { v + next[load + w] } else { keep };
+                        p * keep.max(take)
+                    })
+                    .sum()
+            })
+            .collect();
+        next = current;
+    }
+    next[0]
+}
+
 /// The action a policy of the class takes in env i's row: for v0-v2 the allowed item of highest
 /// value/weight (ties to the lower index); for v3, accept when the item fits and its value/weight
 /// is at least `threshold`.
@@ -142,13 +175,14 @@ pub fn rollout(
     (returns, references)
 }
 
-/// The threshold on value/weight of the best fixed-threshold online policy on the training
-/// episodes (seed), searched on a grid of 0.05 up to the largest value/weight of the class.
+/// The threshold on value/weight of the best fixed-threshold online policy on the tuning
+/// episodes (`seed`) and its mean return: 0, then a geometric grid (ratio 1.05) from 0.05 up to
+/// the class's largest value/weight.
 pub fn best_threshold(config: &KnapsackConfig, episodes: usize, seed: u64) -> (f64, f64) {
     let top = f64::from(config.max_item_value.max(1));
+    let grid = std::iter::once(0.0).chain(std::iter::successors(Some(0.05), |t| Some(t * 1.05)).take_while(|t| *t <= top));
     let mut best = (0.0, f64::NEG_INFINITY);
-    for k in 0..=((top / 0.05).ceil() as usize).min(400) {
-        let threshold = k as f64 * 0.05;
+    for threshold in grid {
         let (returns, _) = rollout(config, episodes, seed, &mut |obs, dim| {
             obs.chunks(dim).map(|row| greedy_action(config, row, threshold)).collect()
         });

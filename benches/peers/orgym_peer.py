@@ -1,0 +1,64 @@
+"""or-gymnasium's side of `rlsolver bench orgym`: env steps per second of Knapsack-v0..v3 with
+uniformly random allowed actions, one env (B = 1) and gymnasium's SyncVectorEnv of B envs.
+Prints {env id: {B: steps per second}} as JSON (median of 3 repeats of at least 0.3 s each).
+
+Run: make peers && .venv/bin/python benches/peers/orgym_peer.py --batches 1,4096
+"""
+import argparse
+import json
+import sys
+import time
+
+import gymnasium as gym
+import numpy as np
+from or_gymnasium.envs.knapsack import BinaryKnapsackEnv, BoundedKnapsackEnv, KnapsackEnv, OnlineKnapsackEnv
+
+ENVS = {
+    "Knapsack-v0": KnapsackEnv,
+    "Knapsack-v1": BinaryKnapsackEnv,
+    "Knapsack-v2": BoundedKnapsackEnv,
+    "Knapsack-v3": OnlineKnapsackEnv,
+}
+
+
+def random_allowed(mask, rng):
+    """Per row, a uniformly random allowed action (any action when none is)."""
+    scores = rng.random(mask.shape) + mask
+    return np.argmax(scores, axis=-1)
+
+
+def rate(make, b, rng):
+    if b == 1:
+        env = make()
+        obs, _ = env.reset(seed=1)
+        step = lambda obs: env.step(int(random_allowed(obs["action_mask"], rng)))
+    else:
+        env = gym.vector.SyncVectorEnv([make for _ in range(b)])
+        obs, _ = env.reset(seed=1)
+        step = lambda obs: env.step(random_allowed(obs["action_mask"], rng))
+    rates = []
+    for _ in range(3):
+        start, steps = time.perf_counter(), 0
+        while time.perf_counter() - start < 0.3:
+            obs, _, terminated, truncated, _ = step(obs)
+            if b == 1 and (terminated or truncated):
+                obs, _ = env.reset()
+            steps += b
+        rates.append(steps / (time.perf_counter() - start))
+    return float(np.median(rates))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--batches", default="1,4096")
+    batches = [int(b) for b in parser.parse_args().batches.split(",")]
+    rng = np.random.default_rng(0)
+    out = {}
+    for env_id, make in ENVS.items():
+        out[env_id] = {str(b): rate(make, b, rng) for b in batches}
+        print(env_id, out[env_id], file=sys.stderr)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

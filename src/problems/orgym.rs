@@ -1,0 +1,268 @@
+//! The OR-Gym envs as solve endpoints (`POST /v1/problems/Knapsack-v1/solve`): the env's
+//! parameters as JSON (an instance, or the class to draw one from with the request's seed), one
+//! episode rolled out by the env's shipped policy (model `orgym-<env>`, or the one the request
+//! names), answered with the episode's decisions, its return and the reference (the DP optimum,
+//! or for Knapsack-v3 the offline optimum of the items shown). Baselines: `greedy` (value/weight;
+//! v3: accept at value/weight >= 2, about the tuned threshold), `random` (a uniformly random
+//! allowed action) and, for v0-v2, `dp` (the optimum's items, in order).
+
+use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use crate::drl::env::orgym::knapsack::{KnapsackConfig, KnapsackItems, KnapsackVecEnv, Variant};
+use crate::drl::env::orgym::knapsack_reference::{greedy_action, offline_optimum, optimum};
+use crate::drl::env::VecEnv;
+use crate::drl::run::{act_greedy, load_policy_for, obs_tensor, to_vec, DrlPolicy};
+use crate::search::{SearchParams, StopReason};
+use rand::{Rng, SeedableRng};
+use serde_json::{json, Value};
+use std::time::Instant;
+
+/// The online baseline's threshold on value/weight (`bench orgym` tunes one per class; 2 is
+/// within a few percent of the tuned one on or-gym's class).
+const ONLINE_GREEDY_THRESHOLD: f64 = 2.0;
+
+pub struct OrGymKnapsack(pub Variant);
+
+pub static KNAPSACK_V0: OrGymKnapsack = OrGymKnapsack(Variant::Unbounded);
+pub static KNAPSACK_V1: OrGymKnapsack = OrGymKnapsack(Variant::Binary);
+pub static KNAPSACK_V2: OrGymKnapsack = OrGymKnapsack(Variant::Bounded);
+pub static KNAPSACK_V3: OrGymKnapsack = OrGymKnapsack(Variant::Online);
+
+impl Problem for OrGymKnapsack {
+    fn name(&self) -> &'static str {
+        self.0.id()
+    }
+
+    fn summary(&self) -> &'static str {
+        match self.0 {
+            Variant::Unbounded => "OR-Gym Knapsack-v0 (unbounded): one episode by the shipped policy, with the DP optimum",
+            Variant::Binary => "OR-Gym Knapsack-v1 (0/1): one episode by the shipped policy, with the DP optimum",
+            Variant::Bounded => "OR-Gym Knapsack-v2 (bounded): one episode by the shipped policy, with the DP optimum",
+            Variant::Online => "OR-Gym Knapsack-v3 (online): one episode by the shipped policy, with the offline optimum",
+        }
+    }
+
+    fn formats(&self) -> &'static [&'static str] {
+        &["json"]
+    }
+
+    fn baselines(&self) -> &'static [&'static str] {
+        match self.0 {
+            Variant::Online => &["policy", "greedy", "random"],
+            _ => &["policy", "greedy", "random", "dp"],
+        }
+    }
+
+    fn instance_schema(&self) -> Value {
+        let counts = json!({"type": "array", "items": {"type": "integer", "minimum": 0}});
+        json!({
+            "type": "object",
+            "properties": {
+                "items": {"type": "integer", "minimum": 1, "description": "N (default 200, or the instance's length)"},
+                "capacity": {"type": "integer", "minimum": 1, "description": "the knapsack's capacity (default 200); items x capacity <= 2000000"},
+                "max_item_weight": {"type": "integer", "minimum": 1, "description": "a drawn instance's weights are uniform on 1..=this (99)"},
+                "max_item_value": {"type": "integer", "minimum": 0, "description": "values uniform on 0..=this (99)"},
+                "max_item_limit": {"type": "integer", "minimum": 1, "description": "copies uniform on 1..=this (9; v2, v3)"},
+                "step_limit": {"type": "integer", "minimum": 1, "description": "items shown (v3; 50)"},
+                "instance": {
+                    "type": "object",
+                    "properties": {"weights": counts, "values": counts, "limits": counts},
+                    "required": ["weights", "values"],
+                    "description": "the items; absent: drawn from the class with the request's seed"
+                }
+            }
+        })
+    }
+
+    fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
+        let ProblemInput::Json(value) = input else {
+            return Err(ProblemError::invalid("instance", "expected a JSON object of the env's parameters"));
+        };
+        let mut value = value.clone();
+        let Some(object) = value.as_object_mut() else {
+            return Err(ProblemError::invalid("instance", "expected a JSON object of the env's parameters"));
+        };
+        if let Some(n) = object.get("instance").and_then(|i| i["weights"].as_array()).map(Vec::len) {
+            object.entry("items").or_insert(json!(n));
+        }
+        object.insert("variant".into(), serde_json::to_value(self.0).expect("variant"));
+        let config: KnapsackConfig =
+            serde_json::from_value(value).map_err(|e| ProblemError::invalid("instance", e.to_string()))?;
+        config.validate().map_err(|e| {
+            if e.too_large {
+                ProblemError::too_large(e.field, e.message)
+            } else {
+                ProblemError::invalid(e.field, e.message)
+            }
+        })?;
+        Ok(Box::new(KnapsackEpisode { config }))
+    }
+}
+
+struct KnapsackEpisode {
+    config: KnapsackConfig,
+}
+
+/// One rolled-out episode.
+struct Episode {
+    actions: Vec<usize>,
+    rewards: Vec<f32>,
+    /// Whether each action placed an item (it was allowed: the mask said it fits and has copies).
+    placed: Vec<bool>,
+    reference: f64,
+    instance: KnapsackItems,
+    /// Knapsack-v3: the item shown at each step.
+    shown: Vec<usize>,
+}
+
+impl KnapsackEpisode {
+    /// Runs one episode from `seed`, each action from `act` (observation row -> action).
+    fn run(&self, seed: u64, act: &mut dyn FnMut(&[f32]) -> f32) -> Episode {
+        let mut env = KnapsackVecEnv::new(self.config.clone(), 1);
+        let mut obs = env.reset(seed);
+        let instance = env.instance(0).clone();
+        let online = self.config.variant == Variant::Online;
+        let shown = if online { env.shown_sequence(0) } else { Vec::new() };
+        let reference = match self.config.variant {
+            Variant::Online => offline_optimum(&instance, &shown, self.config.capacity),
+            variant => optimum(&instance, variant, self.config.capacity).0,
+        } as f64;
+        let (mut actions, mut rewards, mut placed) = (Vec::new(), Vec::new(), Vec::new());
+        loop {
+            let action = act(&obs).max(0.0) as usize;
+            let allowed = if online { action == 1 && obs[1] > 0.5 } else { obs[action.min(self.config.items - 1)] > 0.5 };
+            let step = env.step(&[action as f32]);
+            actions.push(action);
+            rewards.push(step.rewards[0]);
+            placed.push(allowed);
+            if step.terminated[0] || step.truncated[0] {
+                break;
+            }
+            obs = step.observations;
+        }
+        let steps = actions.len();
+        Episode { actions, rewards, placed, reference, instance, shown: shown.into_iter().take(steps).collect() }
+    }
+
+    fn report(&self, method: &str, episode: Episode, start: Instant, seed: u64) -> SolveReport {
+        let total: f64 = episode.rewards.iter().map(|&r| f64::from(r)).sum();
+        let mut counts = vec![0u32; self.config.items];
+        for (t, (&action, &placed)) in episode.actions.iter().zip(&episode.placed).enumerate() {
+            if placed {
+                counts[if self.config.variant == Variant::Online { episode.shown[t] } else { action }] += 1;
+            }
+        }
+        let weight: u64 = counts.iter().zip(&episode.instance.weights).map(|(&c, &w)| u64::from(c) * u64::from(w)).sum();
+        let elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
+        let mut solution = json!({
+            "method": method,
+            "actions": episode.actions,
+            "counts": counts,
+            "weight": weight,
+            "return": total,
+            "reference": episode.reference,
+        });
+        if self.config.variant == Variant::Online {
+            solution["shown"] = json!(episode.shown);
+        }
+        if self.config.instance.is_none() {
+            solution["instance"] = json!(episode.instance);
+        }
+        SolveReport {
+            problem: self.config.variant.id().into(),
+            objective: total,
+            energy: -total,
+            solution,
+            status: StopReason::Converged,
+            elapsed_ms,
+            history: vec![HistoryPoint { elapsed_ms, objective: total }],
+            chains: 1,
+            rounds: episode.actions.len(),
+            device: "cpu".into(),
+            seed,
+        }
+    }
+
+    fn greedy(&self, seed: u64) -> Episode {
+        let threshold = ONLINE_GREEDY_THRESHOLD;
+        self.run(seed, &mut |row| greedy_action(&self.config, row, threshold))
+    }
+}
+
+impl Instance for KnapsackEpisode {
+    /// The shipped (or requested) policy's episode; without a model, the greedy's, said so in
+    /// `solution.method`.
+    fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
+        let start = Instant::now();
+        let default_name = format!("orgym-{}", self.config.variant.id().to_lowercase());
+        let chosen = models.chosen::<DrlPolicy>(self.config.variant.id(), || models.registry.get(&default_name));
+        let policy = match chosen {
+            Ok(Some((policy, model))) if policy.env == self.config.variant.id() => Some((policy, model)),
+            _ => None,
+        };
+        let Some((policy, model)) = policy else {
+            return self.report("greedy (no policy model registered)", self.greedy(params.seed), start, params.seed);
+        };
+        let probe = KnapsackVecEnv::new(self.config.clone(), 1);
+        match load_policy_for(&policy.dir, tch::Device::Cpu, &probe) {
+            Ok(mut agent) => {
+                let dim = probe.observation_dim();
+                let episode = self.run(params.seed, &mut |row| {
+                    to_vec(&act_greedy(&mut agent, &obs_tensor(row, dim, tch::Device::Cpu)))[0]
+                });
+                self.report(&format!("policy {}", model.manifest.name), episode, start, params.seed)
+            }
+            Err(error) => {
+                tracing::warn!(model = %model.manifest.name, "policy failed to load: {error:#}");
+                self.report("greedy (the policy model failed to load)", self.greedy(params.seed), start, params.seed)
+            }
+        }
+    }
+
+    fn solve_baseline(&self, name: &str, params: &SearchParams, models: Models<'_>) -> Result<SolveReport, ProblemError> {
+        let start = Instant::now();
+        let episode = match (name, self.config.variant) {
+            ("policy", _) => return Ok(self.solve(params, models)),
+            ("greedy", _) => self.greedy(params.seed),
+            ("random", _) => {
+                let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(params.seed ^ 0x5EED);
+                let n = self.config.action_count();
+                self.run(params.seed, &mut |row| {
+                    let allowed: Vec<usize> = (0..n).filter(|&i| row[i] > 0.5).collect();
+                    if allowed.is_empty() {
+                        0.0
+                    } else {
+                        allowed[rng.gen_range(0..allowed.len())] as f32
+                    }
+                })
+            }
+            ("dp", variant) if variant != Variant::Online => {
+                let mut env = KnapsackVecEnv::new(self.config.clone(), 1);
+                env.reset(params.seed);
+                let (_, counts) = optimum(env.instance(0), variant, self.config.capacity);
+                let mut plan: Vec<usize> =
+                    counts.iter().enumerate().flat_map(|(i, &c)| std::iter::repeat_n(i, c as usize)).collect();
+                plan.reverse();
+                // After the plan, an unplaceable item ends the episode as the env requires.
+                self.run(params.seed, &mut |row| match plan.pop() {
+                    Some(item) => item as f32,
+                    None => (0..self.config.items).find(|&i| row[i] < 0.5).unwrap_or(0) as f32,
+                })
+            }
+            _ => {
+                return Err(ProblemError::invalid(
+                    "method",
+                    crate::suggest::unknown("baseline", name, OrGymKnapsack(self.config.variant).baselines().iter().copied()),
+                ))
+            }
+        };
+        Ok(self.report(name, episode, start, params.seed))
+    }
+
+    fn target_energy(&self, objective: f64) -> f64 {
+        -objective
+    }
+
+    fn size_summary(&self) -> String {
+        format!("{} items, capacity {}", self.config.items, self.config.capacity)
+    }
+}

@@ -1,0 +1,189 @@
+//! The OR-Gym knapsack policies and solve endpoints: masked, size-independent PPO policies, the
+//! shipped policies against the exact optimum on unseen episodes, and every solve's answer
+//! re-scored from its own decisions by functions written here.
+
+use rlsolver::drl::algorithms::{self, EnvSpec, Learner};
+use rlsolver::drl::agents::Agent;
+use rlsolver::drl::env::orgym::knapsack::{KnapsackConfig, KnapsackVecEnv, Variant};
+use rlsolver::drl::env::VecEnv;
+use rlsolver::problems::{find, solve, Limits, ProblemError, ProblemInput, SolveOptions};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use tch::Tensor;
+
+fn spec(env: &dyn VecEnv, id: &str) -> EnvSpec {
+    EnvSpec {
+        id: id.into(),
+        observation_dim: env.observation_dim(),
+        action_space: env.action_space(),
+        agents: 1,
+        state_dim: 0,
+        episode_limit: 0,
+        layout: env.layout(),
+    }
+}
+
+fn ppo_for(env: &dyn VecEnv, id: &str) -> Box<dyn rlsolver::drl::agents::OnPolicyAgent> {
+    let algorithm = algorithms::find("ppo_discrete").unwrap();
+    let config = algorithm.configure(&json!({})).unwrap();
+    match (algorithm.build)(&config, &spec(env, id), tch::Device::Cpu, 3).unwrap() {
+        Learner::Single(Agent::OnPolicy(agent)) => agent,
+        _ => panic!("ppo_discrete is on-policy"),
+    }
+}
+
+/// An untrained masked policy samples only allowed items, on 200 items and on 37 with the same
+/// kind of network (its weights do not depend on the item count).
+#[test]
+fn masked_item_policies_draw_only_allowed_actions_at_any_size() {
+    for items in [200, 37] {
+        let config = KnapsackConfig { items, ..KnapsackConfig::new(Variant::Bounded) };
+        let mut env = KnapsackVecEnv::new(config, 16);
+        let mut agent = ppo_for(&env, "Knapsack-v2");
+        let dim = env.observation_dim();
+        let mut obs = env.reset(4);
+        let mut checked = 0;
+        for _ in 0..40 {
+            let input = Tensor::from_slice(&obs).view([16, dim as i64]);
+            let (actions, log_probs, _) = agent.act(&input, true);
+            let actions: Vec<f32> = actions.flatten(0, -1).try_into().unwrap();
+            let log_probs: Vec<f32> = log_probs.try_into().unwrap();
+            for (row, (&a, &lp)) in obs.chunks(dim).zip(actions.iter().zip(&log_probs)) {
+                if row[..items].iter().any(|&m| m > 0.5) {
+                    assert!(row[a as usize] > 0.5, "{items} items: sampled masked item {a}");
+                    assert!(lp.is_finite() && lp > -30.0, "{items} items: log pi {lp} of an allowed item");
+                    checked += 1;
+                }
+            }
+            obs = env.step(&actions).observations;
+        }
+        assert!(checked > 300, "{items} items: only {checked} decisions checked");
+    }
+}
+
+fn registry() -> Arc<rlsolver::models::ModelRegistry> {
+    Arc::new(rlsolver::models::ModelRegistry::load_dir(
+        &rlsolver::models::default_dir(),
+        rlsolver::problems::policy_loaders,
+    ))
+}
+
+/// The value and weight of a solve's `counts`, from the instance alone; fails on a limit broken.
+fn rescore(instance: &Value, counts: &[u64], variant: Variant) -> (u64, u64) {
+    let number = |key: &str, i: usize| instance[key][i].as_u64().unwrap();
+    let (mut value, mut weight) = (0, 0);
+    for (i, &c) in counts.iter().enumerate() {
+        let most = match variant {
+            Variant::Binary => 1,
+            Variant::Bounded => number("limits", i),
+            _ => u64::MAX,
+        };
+        assert!(c <= most, "item {i} taken {c} times, at most {most}");
+        value += c * number("values", i);
+        weight += c * number("weights", i);
+    }
+    (value, weight)
+}
+
+/// The best value by enumeration of a tiny instance (each item 0..=limit times).
+fn brute_force(weights: &[u64], values: &[u64], limits: &[u64], capacity: u64) -> u64 {
+    let mut counts = vec![0u64; weights.len()];
+    let mut best = 0;
+    loop {
+        let w: u64 = counts.iter().zip(weights).map(|(c, w)| c * w).sum();
+        if w <= capacity {
+            best = best.max(counts.iter().zip(values).map(|(c, v)| c * v).sum());
+        }
+        let Some(i) = (0..counts.len()).find(|&i| counts[i] < limits[i]) else { return best };
+        counts[i] += 1;
+        counts[..i].fill(0);
+    }
+}
+
+fn counts_of(report: &rlsolver::problems::SolveReport) -> Vec<u64> {
+    report.solution["counts"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).collect()
+}
+
+/// On a small given instance every method's answer re-scores to its return and fits; dp is the
+/// enumerated optimum, and no method beats it.
+#[test]
+fn knapsack_solves_rescore_and_dp_is_optimal() {
+    let models = registry();
+    let (weights, values, limits) = (vec![5u64, 7, 3, 9, 4, 6], vec![10u64, 13, 5, 20, 7, 11], vec![2u64, 1, 3, 2, 1, 2]);
+    for variant in [Variant::Unbounded, Variant::Binary, Variant::Bounded] {
+        let mut instance = json!({"weights": weights, "values": values});
+        if variant == Variant::Bounded {
+            instance["limits"] = json!(limits);
+        }
+        let body = json!({"capacity": 23, "instance": instance});
+        let caps: Vec<u64> = match variant {
+            Variant::Unbounded => weights.iter().map(|w| 23 / w).collect(),
+            Variant::Binary => vec![1; 6],
+            _ => limits.clone(),
+        };
+        let optimum = brute_force(&weights, &values, &caps, 23);
+        let problem = find(variant.id()).unwrap();
+        for method in ["dp", "greedy", "random", "policy"] {
+            let options = SolveOptions { method: Some(method.into()), seed: Some(2), ..Default::default() };
+            let report = solve(problem, ProblemInput::Json(&body), &options, &Limits::default(), &models).unwrap();
+            let (value, weight) = rescore(&instance, &counts_of(&report), variant);
+            assert!(weight <= 23, "{variant:?} {method}: weight {weight} over 23");
+            assert_eq!(value as f64, report.objective, "{variant:?} {method}: the counts do not give the return");
+            assert_eq!(report.solution["reference"].as_f64(), Some(optimum as f64), "{variant:?}: reference");
+            assert!(value <= optimum, "{variant:?} {method}: {value} above the optimum {optimum}");
+            if method == "dp" {
+                assert_eq!(value, optimum, "{variant:?}: dp is not optimal");
+            }
+        }
+    }
+}
+
+/// The shipped policies answer on drawn instances of the class (seeds the training never used)
+/// within 1% of the exact optimum on average, and their decisions re-score to their returns.
+#[test]
+fn shipped_knapsack_policies_are_within_one_percent_of_the_optimum() {
+    let models = registry();
+    for variant in [Variant::Unbounded, Variant::Binary, Variant::Bounded] {
+        let name = format!("orgym-{}", variant.id().to_lowercase());
+        if models.get(&name).is_none() {
+            assert!(std::env::var("CI").is_err(), "{name} is not in models/");
+            eprintln!("{name}: not shipped, skipped");
+            continue;
+        }
+        let problem = find(variant.id()).unwrap();
+        let (mut total, mut reference) = (0.0, 0.0);
+        for seed in 900_001..900_009 {
+            let options = SolveOptions { seed: Some(seed), ..Default::default() };
+            let report = solve(problem, ProblemInput::Json(&json!({})), &options, &Limits::default(), &models).unwrap();
+            assert_eq!(report.solution["method"], json!(format!("policy {name}")));
+            let (value, weight) = rescore(&report.solution["instance"], &counts_of(&report), variant);
+            assert!(weight <= 200 && value as f64 == report.objective, "{name} seed {seed}: re-scored {value} / {weight}");
+            total += report.objective;
+            reference += report.solution["reference"].as_f64().unwrap();
+        }
+        eprintln!("{name}: {:.2}% of the optimum", 100.0 * total / reference);
+        assert!(total >= 0.99 * reference, "{name}: {total} < 99% of {reference}");
+    }
+}
+
+/// Bad parameters are 4xx errors naming the field, before any work.
+#[test]
+fn knapsack_parameters_are_checked() {
+    let models = registry();
+    let problem = find("Knapsack-v2").unwrap();
+    let cases = [
+        (json!({"items": 5000, "capacity": 5000}), "capacity", true),
+        (json!({"instance": {"weights": [0, 3], "values": [1, 2], "limits": [1, 1]}}), "instance.weights", false),
+        (json!({"instance": {"weights": [1, 3], "values": [1, 2]}}), "instance.limits", false),
+        (json!({"instance": {"weights": [1, 3], "values": [1], "limits": [1, 1]}}), "instance.values", false),
+        (json!({"items": 0}), "items", false),
+        (json!({"items": 20000, "capacity": 10}), "items", true),
+        (json!({"colour": 1}), "instance", false),
+    ];
+    for (body, field, too_large) in cases {
+        let error = solve(problem, ProblemInput::Json(&body), &SolveOptions::default(), &Limits::default(), &models)
+            .expect_err(&body.to_string());
+        assert_eq!(error.field(), Some(field), "{body}: {error}");
+        assert_eq!(matches!(error, ProblemError::TooLarge { .. }), too_large, "{body}: {error}");
+    }
+}
