@@ -10,7 +10,7 @@ BENCH_LIMITS ?= 10,60
 GSET ?= ../shared/data/gset
 
 # fmt and clippy, as CI runs them before the tests.
-.PHONY: setup lint peers client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard bench-portfolio bench-tsp models openapi clean
+.PHONY: setup lint peers client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard bench-portfolio bench-tsp bench-orgym models openapi clean
 
 # Idempotent: skipped when the venv already imports the pinned torch.
 setup:
@@ -22,7 +22,7 @@ setup:
 
 # The peers the benchmarks compare against and the fixture recorders use (not needed by `make test`).
 peers: setup
-	"$(PYTHON)" -m pip install --quiet "stable-baselines3==2.9.2" "gymnasium==1.4.0" "mpe2==1.1.1"
+	"$(PYTHON)" -m pip install --quiet "stable-baselines3==2.9.2" "gymnasium==1.4.0" "mpe2==1.1.1" "or-gymnasium==0.1.0"
 
 # What the Python-client tests need (tests/python_client.rs, tests/python_dimod.rs), idempotent.
 client-tools: setup
@@ -89,6 +89,10 @@ models: build
 	done; done
 	./target/release/rlsolver train-policy compressive_sensing --measurements 50 --unknowns 100 --steps 4000 --batch 64 --learning-rate 0.005 --out models
 	./target/release/rlsolver train-policy tensor_network --steps 1500 --learning-rate 0.01 --seed 0 --out models
+	./target/release/rlsolver train-policy orgym --env Knapsack-v0 --steps 60000 --seed 0 --out models
+	./target/release/rlsolver train-policy orgym --env Knapsack-v1 --steps 40000 --seed 0 --out models
+	./target/release/rlsolver train-policy orgym --env Knapsack-v2 --steps 40000 --seed 0 --out models
+	./target/release/rlsolver train-policy orgym --env Knapsack-v3 --steps 1000000 --seed 0 --out models
 
 # The classical NP-hard sets with proven optima -> benches/nphard-report.md (~30 minutes).
 bench-nphard: build
@@ -104,6 +108,11 @@ bench-portfolio: build
 
 bench-tsp: build
 	./target/release/rlsolver bench tsp --instances ../shared/data/nphard/tsp --time-limit 10,60 --seeds 0,1,2 --output benches/tsp-report.md
+
+# OR-Gym policies against their references (1000 unseen episodes each, default and changed
+# parameters) and env throughput against or-gymnasium -> benches/orgym-report.md (~10 minutes).
+bench-orgym: build peers
+	./target/release/rlsolver bench orgym --python "$(PYTHON)" --output benches/orgym-report.md
 
 bench-cs: build
 	./target/release/rlsolver bench cs --time-limit 2 --output benches/cs-report.md

@@ -9,7 +9,7 @@ use crate::models::{write_model, Manifest, ModelRecord};
 use crate::problems::cs::lista::{ListaConfig, ListaPolicy, ListaTraining};
 use crate::problems::mimo::policy::{MimoPolicy, PolicyConfig, TrainingConfig};
 use crate::problems::tensor_network::policy::{self as tnco, PairPolicy};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::path::Path;
 use std::time::Instant;
 
@@ -23,7 +23,8 @@ pub enum PolicyRequest {
     /// The pair-scoring contraction policy (one model serves every network).
     TensorNetwork { config: tnco::PolicyConfig, training: tnco::PolicyTraining },
     /// An OR-Gym env's policy, trained by the deep-RL suite (PPO-discrete with the env's
-    /// masked, per-item layout and `PpoConfig::orgym`'s hyperparameters).
+    /// masked, per-item layout and `PpoConfig::orgym`'s hyperparameters, `orgym_online`'s for
+    /// Knapsack-v3).
     OrGym { env: String, steps: usize, seed: u64 },
 }
 
@@ -147,13 +148,21 @@ pub fn train(request: &PolicyRequest, out: &Path, name: Option<&str>) -> Result<
 /// reference on episodes disjoint from training's and the monitor's, and promotes the policy
 /// files to `out/<name>` with a manifest that hashes them (the registry's `drl` models).
 fn train_orgym(env: &str, steps: usize, seed: u64, out: &Path, name: &str, command: &str) -> Result<Manifest> {
+    use crate::drl::agents::ppo::PpoConfig;
+    use crate::drl::env::orgym::binpacking::BinPackingConfig;
     use crate::drl::env::orgym::knapsack::{KnapsackConfig, Variant};
-    let variant = Variant::from_id(env).with_context(|| {
-        crate::suggest::unknown("env", env, Variant::ALL.iter().map(|v| v.id()))
-    })?;
+    let knapsack = Variant::from_id(env);
+    let binpacking = BinPackingConfig::by_id(env);
+    let ids = Variant::ALL.iter().map(|v| v.id()).chain(crate::drl::env::orgym::binpacking::IDS);
+    anyhow::ensure!(knapsack.is_some() || binpacking.is_some(), "{}", crate::suggest::unknown("env", env, ids));
     let run_dir = out.join(format!(".{name}.run"));
     let _ = std::fs::remove_dir_all(&run_dir);
-    let hyperparameters = serde_json::to_value(crate::drl::agents::ppo::PpoConfig::orgym())?;
+    let preset = match (knapsack, &binpacking) {
+        (Some(Variant::Online), _) => PpoConfig::orgym_online(),
+        (_, Some(_)) => PpoConfig::orgym_binpacking(),
+        _ => PpoConfig::orgym(),
+    };
+    let hyperparameters = serde_json::to_value(preset)?;
     let start = Instant::now();
     let summary = crate::drl::train(&crate::drl::TrainRequest {
         algorithm: "ppo_discrete".into(),
@@ -167,7 +176,16 @@ fn train_orgym(env: &str, steps: usize, seed: u64, out: &Path, name: &str, comma
         ..Default::default()
     })?;
     let train_s = start.elapsed().as_secs_f64();
-    let validation = crate::bench::orgym::validate(&run_dir, &KnapsackConfig::new(variant), 200, 5_000_000_003)?;
+    let (key, validation) = match (knapsack, binpacking) {
+        (Some(variant), _) => {
+            let percent = crate::bench::orgym::validate(&run_dir, &KnapsackConfig::new(variant), 200, 5_000_000_003)?;
+            ("validation_percent_of_reference", serde_json::to_value(percent)?)
+        }
+        (_, Some(config)) => {
+            ("validation_waste", crate::bench::orgym::validate_binpacking(&run_dir, &config, 200, 5_000_000_003)?)
+        }
+        _ => unreachable!("checked above"),
+    };
     let folder = out.join(name);
     if folder.exists() {
         std::fs::remove_dir_all(&folder)?;
@@ -178,9 +196,7 @@ fn train_orgym(env: &str, steps: usize, seed: u64, out: &Path, name: &str, comma
         "training_data": format!("{env} episodes, a fresh instance each drawn as or-gym draws them by ChaCha8 from the run's seed; evaluation seeds disjoint"),
     });
     let curve: Vec<_> = summary.evaluations.iter().map(|e| serde_json::json!([e.step, e.return_mean])).collect();
-    let metrics = serde_json::json!({
-        "validation_percent_of_reference": validation, "training_curve": curve, "train_s": train_s,
-    });
+    let metrics = serde_json::json!({key: validation, "training_curve": curve, "train_s": train_s});
     let manifest = registry.promote(&run_dir, out, name, training, metrics, crate::drl::run::is_policy_file)?;
     std::fs::remove_dir_all(&run_dir)?;
     Ok(manifest)

@@ -2,8 +2,8 @@
 //! shipped policies against the exact optimum on unseen episodes, and every solve's answer
 //! re-scored from its own decisions by functions written here.
 
-use rlsolver::drl::algorithms::{self, EnvSpec, Learner};
 use rlsolver::drl::agents::Agent;
+use rlsolver::drl::algorithms::{self, EnvSpec, Learner};
 use rlsolver::drl::env::orgym::knapsack::{KnapsackConfig, KnapsackVecEnv, Variant};
 use rlsolver::drl::env::VecEnv;
 use rlsolver::problems::{find, solve, Limits, ProblemError, ProblemInput, SolveOptions};
@@ -109,7 +109,8 @@ fn counts_of(report: &rlsolver::problems::SolveReport) -> Vec<u64> {
 #[test]
 fn knapsack_solves_rescore_and_dp_is_optimal() {
     let models = registry();
-    let (weights, values, limits) = (vec![5u64, 7, 3, 9, 4, 6], vec![10u64, 13, 5, 20, 7, 11], vec![2u64, 1, 3, 2, 1, 2]);
+    let (weights, values, limits) =
+        (vec![5u64, 7, 3, 9, 4, 6], vec![10u64, 13, 5, 20, 7, 11], vec![2u64, 1, 3, 2, 1, 2]);
     for variant in [Variant::Unbounded, Variant::Binary, Variant::Bounded] {
         let mut instance = json!({"weights": weights, "values": values});
         if variant == Variant::Bounded {
@@ -157,7 +158,10 @@ fn shipped_knapsack_policies_are_within_one_percent_of_the_optimum() {
             let report = solve(problem, ProblemInput::Json(&json!({})), &options, &Limits::default(), &models).unwrap();
             assert_eq!(report.solution["method"], json!(format!("policy {name}")));
             let (value, weight) = rescore(&report.solution["instance"], &counts_of(&report), variant);
-            assert!(weight <= 200 && value as f64 == report.objective, "{name} seed {seed}: re-scored {value} / {weight}");
+            assert!(
+                weight <= 200 && value as f64 == report.objective,
+                "{name} seed {seed}: re-scored {value} / {weight}"
+            );
             total += report.objective;
             reference += report.solution["reference"].as_f64().unwrap();
         }
@@ -186,4 +190,135 @@ fn knapsack_parameters_are_checked() {
         assert_eq!(error.field(), Some(field), "{body}: {error}");
         assert_eq!(matches!(error, ProblemError::TooLarge { .. }), too_large, "{body}: {error}");
     }
+}
+
+/// Re-packs a bin-packing answer from its items and assignment alone: every bin within the
+/// capacity, each action the level of its bin just before the item (0: a bin opened by it), and
+/// the waste recomputed. Returns the waste.
+fn repack(solution: &Value, capacity: u64) -> u64 {
+    let numbers =
+        |key: &str| -> Vec<Option<u64>> { solution[key].as_array().unwrap().iter().map(Value::as_u64).collect() };
+    let (items, actions, assignment) = (numbers("items"), numbers("actions"), numbers("assignment"));
+    assert_eq!(items.len(), actions.len());
+    let mut loads: Vec<u64> = Vec::new();
+    for (t, ((size, action), bin)) in items.iter().zip(&actions).zip(&assignment).enumerate() {
+        let (size, action) = (size.unwrap(), action.unwrap());
+        let Some(bin) = bin else {
+            assert_eq!(t + 1, items.len(), "only the last item can be unplaced");
+            continue;
+        };
+        let bin = *bin as usize;
+        if action == 0 {
+            assert_eq!(bin, loads.len(), "item {t}: a new bin gets the next number");
+            loads.push(0);
+        }
+        assert_eq!(loads[bin], action, "item {t}: bin {bin} was at level {}, the action says {action}", loads[bin]);
+        loads[bin] += size;
+        assert!(loads[bin] <= capacity, "item {t}: bin {bin} overflows");
+    }
+    let bins = solution["bins"].as_array().unwrap();
+    assert_eq!(bins.len(), loads.len(), "bins listed");
+    for (b, contents) in bins.iter().enumerate() {
+        let total: u64 =
+            contents.as_array().unwrap().iter().map(|i| items[i.as_u64().unwrap() as usize].unwrap()).sum();
+        assert_eq!(total, loads[b], "bin {b}'s contents");
+    }
+    loads.iter().map(|l| capacity - l).sum()
+}
+
+/// Every bin-packing method's answer re-packs to its reported waste and return, on drawn and on
+/// given items; a given sequence is packed in its order.
+#[test]
+fn bin_packing_solves_repack() {
+    let models = registry();
+    let sequence: Vec<u64> = (0..60).map(|i| [2, 3, 3, 2, 2][i % 5]).collect();
+    for (id, body) in [
+        ("BinPacking-v0", json!({})),
+        ("BinPacking-v1", json!({"step_limit": 300})),
+        ("BinPacking-v4", json!({"sequence": sequence})),
+        ("BinPacking-v5", json!({"item_probs": [0.1, 0.1, 0.1, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1]})),
+    ] {
+        let problem = find(id).unwrap();
+        let capacity = if id.ends_with(['0', '2', '4']) { 9 } else { 100 };
+        for method in ["policy", "sum_of_squares", "best_fit", "random"] {
+            let options = SolveOptions { method: Some(method.into()), seed: Some(5), ..Default::default() };
+            let report = solve(problem, ProblemInput::Json(&body), &options, &Limits::default(), &models).unwrap();
+            let solution = &report.solution;
+            let waste = repack(solution, capacity);
+            assert_eq!(solution["waste"].as_u64(), Some(waste), "{id} {method}: waste");
+            assert_eq!(solution["failed"], json!(false), "{id} {method}: an impossible action");
+            assert_eq!(report.objective, -(waste as f64), "{id} {method}: the return is minus the waste");
+            let bound = solution["lower_bound_waste"].as_u64().unwrap();
+            assert!(waste >= bound, "{id} {method}: waste {waste} below the bound {bound}");
+            if let Some(given) = body.get("sequence") {
+                assert_eq!(&solution["items"], given, "{id} {method}: the sequence's order");
+            }
+            if method == "sum_of_squares" {
+                assert_eq!(
+                    solution["reference"]["waste"].as_u64(),
+                    Some(waste),
+                    "{id}: the reference is sum of squares"
+                );
+            }
+        }
+    }
+}
+
+/// The shipped bin-packing policies waste no more than sum of squares on drawn episodes the
+/// training never saw (the mean over 8 seeds), each answer re-packed.
+#[test]
+fn shipped_bin_packing_policies_match_sum_of_squares() {
+    let models = registry();
+    for id in rlsolver::drl::env::orgym::binpacking::IDS {
+        let name = format!("orgym-{}", id.to_lowercase());
+        if models.get(&name).is_none() {
+            assert!(std::env::var("CI").is_err(), "{name} is not in models/");
+            eprintln!("{name}: not shipped, skipped");
+            continue;
+        }
+        let problem = find(id).unwrap();
+        let capacity = if id.ends_with(['0', '2', '4']) { 9 } else { 100 };
+        let (mut ours, mut reference) = (0.0, 0.0);
+        for seed in 900_001..900_009 {
+            let options = SolveOptions { seed: Some(seed), ..Default::default() };
+            let report = solve(problem, ProblemInput::Json(&json!({})), &options, &Limits::default(), &models).unwrap();
+            assert_eq!(report.solution["method"], json!(format!("policy {name}")));
+            let waste = repack(&report.solution, capacity) as f64;
+            assert_eq!(report.objective, -waste, "{name} seed {seed}");
+            ours += waste;
+            reference += report.solution["reference"]["waste"].as_f64().unwrap();
+        }
+        eprintln!("{name}: waste {ours} against sum of squares' {reference}");
+        assert!(ours <= reference * 1.05 + 8.0, "{name}: waste {ours} above sum of squares' {reference}");
+    }
+}
+
+/// Bad bin-packing parameters are 4xx errors naming the field, before any work; a changed
+/// capacity the shipped policy cannot read falls back to sum of squares, said so.
+#[test]
+fn bin_packing_parameters_are_checked() {
+    let models = registry();
+    let problem = find("BinPacking-v1").unwrap();
+    let cases = [
+        (json!({"bin_capacity": 5000}), "bin_capacity", true),
+        (json!({"item_probs": [0.5, 0.5]}), "item_probs", false),
+        (json!({"item_sizes": [1, 100], "item_probs": [0.5, 0.5]}), "item_sizes", false),
+        (json!({"item_sizes": [1, 2], "item_probs": [0.7, 0.7]}), "item_probs", false),
+        (json!({"sequence": [3, 0]}), "sequence", false),
+        (json!({"sequence": []}), "sequence", false),
+        (json!({"step_limit": 1_000_000}), "step_limit", true),
+        (json!({"colour": 1}), "instance", false),
+    ];
+    for (body, field, too_large) in cases {
+        let error = solve(problem, ProblemInput::Json(&body), &SolveOptions::default(), &Limits::default(), &models)
+            .expect_err(&body.to_string());
+        assert_eq!(error.field(), Some(field), "{body}: {error}");
+        assert_eq!(matches!(error, ProblemError::TooLarge { .. }), too_large, "{body}: {error}");
+    }
+    let body = json!({"bin_capacity": 50, "step_limit": 80});
+    let report =
+        solve(problem, ProblemInput::Json(&body), &SolveOptions::default(), &Limits::default(), &models).unwrap();
+    let method = report.solution["method"].as_str().unwrap();
+    assert!(method.starts_with("sum_of_squares"), "{method}");
+    assert_eq!(report.objective, -(repack(&report.solution, 50) as f64));
 }

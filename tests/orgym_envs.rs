@@ -34,7 +34,8 @@ fn replay(variant: Variant) {
             values: integers(&episode["values"]),
             limits: episode["limits"].as_array().map(|_| integers(&episode["limits"])),
         };
-        let config = KnapsackConfig { items: instance.weights.len(), instance: Some(instance), ..KnapsackConfig::new(variant) };
+        let config =
+            KnapsackConfig { items: instance.weights.len(), instance: Some(instance), ..KnapsackConfig::new(variant) };
         config.validate().unwrap();
         let mut env = KnapsackVecEnv::new(config, 1);
         let online = variant == Variant::Online;
@@ -66,7 +67,12 @@ fn replay(variant: Variant) {
         }
     }
     assert!(episodes.len() >= 9 && ends.iter().sum::<usize>() == episodes.len(), "{id}: every episode ends");
-    eprintln!("{id}: {} episodes, {steps} steps replayed, {} terminated, {} truncated", episodes.len(), ends[0], ends[1]);
+    eprintln!(
+        "{id}: {} episodes, {steps} steps replayed, {} terminated, {} truncated",
+        episodes.len(),
+        ends[0],
+        ends[1]
+    );
 }
 
 #[test]
@@ -108,5 +114,72 @@ fn knapsack_envs_are_seeded_and_bounded_by_their_references() {
         let ratio = returns.iter().sum::<f64>() / optima.iter().sum::<f64>();
         assert!(ratio > 0.5, "{variant:?}: greedy gets {ratio} of the optimum");
         eprintln!("{variant:?}: greedy {ratio:.4} of the optimum");
+    }
+}
+
+/// A sparse fixture observation ({width, nonzero: [[column, value]]}) as a dense row.
+fn dense(v: &Value) -> Vec<f64> {
+    let mut row = vec![0.0; v["width"].as_u64().unwrap() as usize];
+    for pair in v["nonzero"].as_array().unwrap() {
+        row[pair[0].as_u64().unwrap() as usize] = pair[1].as_f64().unwrap();
+    }
+    row
+}
+
+/// BinPacking-vN replays or-gymnasium's episodes, with its plain state and with or-gym's mask;
+/// the item each step shows is the reference's (the last column).
+fn replay_binpacking(id: &str) {
+    use rlsolver::drl::env::orgym::binpacking::{BinPackingConfig, BinPackingVecEnv};
+    let path = format!("{}/tests/fixtures/orgym/{id}.json", env!("CARGO_MANIFEST_DIR"));
+    let data: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let episodes = data["episodes"].as_array().unwrap();
+    let (mut steps, mut ends, mut masked) = (0, [0usize; 2], 0);
+    for episode in episodes {
+        let mask = episode["mask"].as_bool().unwrap();
+        let label = format!("{id} {} seed {} mask {mask}", episode["policy"], episode["seed"]);
+        let config = BinPackingConfig { mask, ..BinPackingConfig::by_id(id).unwrap() };
+        config.validate().unwrap();
+        let cap = config.bin_capacity as usize;
+        let mut env = BinPackingVecEnv::new(config, 1);
+        let initial = dense(&episode["initial_observation"]);
+        env.show(0, *initial.last().unwrap() as u32);
+        let all: Vec<usize> = (0..initial.len()).collect();
+        same(&env.observations(), &initial, &all, &format!("{label} reset"));
+        for (t, step) in episode["steps"].as_array().unwrap().iter().enumerate() {
+            let at = format!("{label} step {t}");
+            let batch = env.step(&[step["action"].as_f64().unwrap() as f32]);
+            let flags = (step["terminated"].as_bool().unwrap(), step["truncated"].as_bool().unwrap());
+            assert_eq!((batch.terminated[0], batch.truncated[0]), flags, "{at}");
+            assert_eq!(f64::from(batch.rewards[0]), step["reward"].as_f64().unwrap(), "{at}: reward");
+            let theirs = dense(&step["observation"]);
+            if flags.0 || flags.1 {
+                // The last observation shows an item each drew for itself; the mask depends on
+                // it, the bin counts do not.
+                let state = if mask { 2 * cap } else { 0 };
+                let columns: Vec<usize> = (state..state + cap).collect();
+                same(&batch.final_observations, &theirs, &columns, &at);
+                ends[usize::from(flags.1)] += 1;
+            } else {
+                env.show(0, *theirs.last().unwrap() as u32);
+                same(&env.observations(), &theirs, &all, &at);
+            }
+            masked += usize::from(mask);
+            steps += 1;
+        }
+    }
+    assert!(episodes.len() >= 18 && masked > 100, "{id}: both observation kinds replayed");
+    assert!(ends[0] >= 3, "{id}: impossible actions end episodes");
+    eprintln!(
+        "{id}: {} episodes, {steps} steps replayed, {} terminated, {} truncated",
+        episodes.len(),
+        ends[0],
+        ends[1]
+    );
+}
+
+#[test]
+fn bin_packing_matches_or_gymnasium() {
+    for id in rlsolver::drl::env::orgym::binpacking::IDS {
+        replay_binpacking(id);
     }
 }

@@ -1,4 +1,5 @@
-"""or-gymnasium's side of `rlsolver bench orgym`: env steps per second of Knapsack-v0..v3 with
+"""or-gymnasium's side of `rlsolver bench orgym`: env steps per second of Knapsack-v0..v3 and
+BinPacking-v0..v5 with
 uniformly random allowed actions, one env (B = 1) and gymnasium's SyncVectorEnv of B envs.
 Prints {env id: {B: steps per second}} as JSON (median of 3 repeats of at least 0.3 s each).
 
@@ -11,13 +12,33 @@ import time
 
 import gymnasium as gym
 import numpy as np
+from or_gymnasium.envs import binpacking as bp
 from or_gymnasium.envs.knapsack import BinaryKnapsackEnv, BoundedKnapsackEnv, KnapsackEnv, OnlineKnapsackEnv
+
+
+def masked(cls):
+    """A bin-packing env with or-gym's `mask: True` (the observation rlsolver's envs default to)."""
+
+    def make():
+        env = cls()
+        env.mask = True
+        env._build_obs_space()
+        return env
+
+    return make
+
 
 ENVS = {
     "Knapsack-v0": KnapsackEnv,
     "Knapsack-v1": BinaryKnapsackEnv,
     "Knapsack-v2": BoundedKnapsackEnv,
     "Knapsack-v3": OnlineKnapsackEnv,
+    "BinPacking-v0": masked(bp.BinPackingEnv),
+    "BinPacking-v1": masked(bp.BinPackingLW1),
+    "BinPacking-v2": masked(bp.BinPackingPP0),
+    "BinPacking-v3": masked(bp.BinPackingPP1),
+    "BinPacking-v4": masked(bp.BinPackingBW0),
+    "BinPacking-v5": masked(bp.BinPackingBW1),
 }
 
 

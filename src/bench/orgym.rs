@@ -5,6 +5,10 @@
 //! changed ones (larger knapsacks, a longer online horizon); then env throughput at B = 1 and
 //! B = 4096 against or-gymnasium's own env stepped by `benches/peers/orgym_peer.py` in the run.
 
+use crate::drl::env::orgym::binpacking::{BinPackingConfig, BinPackingVecEnv, IDS as BIN_PACKING_IDS};
+use crate::drl::env::orgym::binpacking_reference::{
+    allowed_levels, best_fit_action, rollout as binpacking_rollout, sum_of_squares_action, Packing,
+};
 use crate::drl::env::orgym::knapsack::{KnapsackConfig, KnapsackVecEnv, Variant};
 use crate::drl::env::orgym::knapsack_reference::{best_threshold, greedy_action, online_bellman_value, rollout};
 use crate::drl::env::VecEnv;
@@ -64,7 +68,8 @@ pub fn validate(dir: &Path, env_config: &KnapsackConfig, episodes: usize, seed: 
 }
 
 fn percent_of(returns: &[f64], references: &[f64]) -> (f64, f64) {
-    let ratios: Vec<f64> = returns.iter().zip(references).filter(|(_, r)| **r > 0.0).map(|(x, r)| 100.0 * x / r).collect();
+    let ratios: Vec<f64> =
+        returns.iter().zip(references).filter(|(_, r)| **r > 0.0).map(|(x, r)| 100.0 * x / r).collect();
     mean_ci(&ratios)
 }
 
@@ -161,20 +166,20 @@ fn quality(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
 }
 
 /// A uniformly random allowed action (any action when none is allowed, as the reference does).
-fn random_allowed(mask: &[f32], rng: &mut ChaCha8Rng) -> f32 {
-    let allowed: Vec<usize> = (0..mask.len()).filter(|&i| mask[i] > 0.5).collect();
-    if allowed.is_empty() {
-        rng.gen_range(0..mask.len()) as f32
-    } else {
-        allowed[rng.gen_range(0..allowed.len())] as f32
+pub fn random_allowed(mask: &[f32], rng: &mut ChaCha8Rng) -> f32 {
+    let allowed = mask.iter().filter(|&&m| m > 0.5).count();
+    if allowed == 0 {
+        return rng.gen_range(0..mask.len()) as f32;
     }
+    let k = rng.gen_range(0..allowed);
+    mask.iter().enumerate().filter(|(_, &m)| m > 0.5).nth(k).map_or(0.0, |(i, _)| i as f32)
 }
 
 /// Env steps per second of our batch of `b` with random allowed actions: the median of 5
 /// repeats of at least 0.3 s each.
-fn our_rate(variant: Variant, b: usize) -> f64 {
-    let mut env = KnapsackVecEnv::new(KnapsackConfig::new(variant), b);
-    let actions_n = env.config().action_count();
+fn our_rate(id: &str, b: usize) -> f64 {
+    let mut env = crate::drl::env::make(id, b).expect("registered env");
+    let crate::drl::env::ActionSpace::Discrete { n: actions_n } = env.action_space() else { unreachable!("discrete") };
     let dim = env.observation_dim();
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let mut obs = env.reset(1);
@@ -182,7 +187,8 @@ fn our_rate(variant: Variant, b: usize) -> f64 {
         .map(|_| {
             let (start, mut steps) = (Instant::now(), 0usize);
             while start.elapsed().as_secs_f64() < 0.3 {
-                let actions: Vec<f32> = obs.chunks(dim).map(|row| random_allowed(&row[..actions_n], &mut rng)).collect();
+                let actions: Vec<f32> =
+                    obs.chunks(dim).map(|row| random_allowed(&row[..actions_n], &mut rng)).collect();
                 obs = env.step(&actions).observations;
                 steps += b;
             }
@@ -211,17 +217,123 @@ fn throughput(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
     let header: String = config.batches.iter().map(|b| format!(" B = {b}: ours | or-gymnasium | ratio |")).collect();
     writeln!(report, "| env |{header}")?;
     writeln!(report, "|---|{}", "---|---|---|".repeat(config.batches.len()))?;
-    for variant in Variant::ALL {
-        let mut row = format!("| {} |", variant.id());
+    let ids = Variant::ALL.iter().map(|v| v.id()).chain(BIN_PACKING_IDS);
+    for id in ids {
+        let mut row = format!("| {id} |");
         for &b in &config.batches {
-            let ours = our_rate(variant, b);
-            let theirs = peer.as_ref().and_then(|p| p[variant.id()][b.to_string()].as_f64());
+            let ours = our_rate(id, b);
+            let theirs = peer.as_ref().and_then(|p| p[id][b.to_string()].as_f64());
             match theirs {
                 Some(t) => write!(row, " {ours:.0} | {t:.0} | {:.0}x |", ours / t)?,
                 None => write!(row, " {ours:.0} | - | - |")?,
             }
         }
         writeln!(report, "{row}")?;
+    }
+    Ok(())
+}
+
+/// The bin-packing settings: the id's defaults, then the same bins with another size mix
+/// (the small envs' odds of a 2 moved to 0.6; the large envs' sizes uniform on 1..9).
+fn binpacking_settings(id: &str) -> Vec<(String, BinPackingConfig)> {
+    let default = BinPackingConfig::by_id(id).expect("registered id");
+    let k = default.item_sizes.len();
+    let changed_probs = if k == 2 { vec![0.6, 0.4] } else { vec![1.0 / k as f64; k] };
+    let changed = BinPackingConfig { item_probs: changed_probs, ..default.clone() };
+    let describe = |c: &BinPackingConfig| {
+        let probs: Vec<String> = c.item_probs.iter().map(|p| format!("{p:.2}")).collect();
+        format!("C {} sizes {:?} p [{}] T {}", c.bin_capacity, c.item_sizes, probs.join(", "), c.step_limit)
+    };
+    vec![(describe(&default), default), (describe(&changed), changed)]
+}
+
+/// Mean waste and its 95% half-width of a bin-packing policy folder on `episodes` episodes of
+/// `env_config` from `seed`, with sum of squares' on the same episodes, and the policy's
+/// failed episodes (an impossible action).
+pub fn validate_binpacking(
+    dir: &Path,
+    env_config: &BinPackingConfig,
+    episodes: usize,
+    seed: u64,
+) -> Result<serde_json::Value> {
+    let probe = BinPackingVecEnv::new(env_config.clone(), 1);
+    let mut agent = load_policy_for(dir, tch::Device::Cpu, &probe)?;
+    let policy = binpacking_rollout(env_config, episodes, seed, &mut |obs, dim| {
+        to_vec(&crate::drl::run::act_greedy(&mut agent, &obs_tensor(obs, dim, tch::Device::Cpu)))
+    });
+    let ss = binpacking_rollout(env_config, episodes, seed, &mut |obs, dim| {
+        obs.chunks(dim).map(|row| sum_of_squares_action(env_config, row)).collect()
+    });
+    let (waste, ci) = mean_ci(&wastes(&policy));
+    let (ss_waste, ss_ci) = mean_ci(&wastes(&ss));
+    Ok(serde_json::json!({
+        "policy_waste": [waste, ci], "sum_of_squares_waste": [ss_waste, ss_ci],
+        "failed_episodes": policy.iter().filter(|p| p.failed).count(),
+    }))
+}
+
+fn wastes(packings: &[Packing]) -> Vec<f64> {
+    packings.iter().map(|p| -p.episode_return).collect()
+}
+
+/// "waste ± ci (failed)" of one policy's episodes: minus the return, so the -100 of an
+/// impossible action counts.
+fn waste_cell(packings: &[Packing]) -> String {
+    let (mean, ci) = mean_ci(&wastes(packings));
+    let failed = packings.iter().filter(|p| p.failed).count();
+    if failed > 0 {
+        format!("{mean:.1} ± {ci:.1} ({failed} failed)")
+    } else {
+        format!("{mean:.1} ± {ci:.1}")
+    }
+}
+
+fn binpacking_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
+    let n = config.episodes;
+    writeln!(
+        report,
+        "| env | parameters | policy waste ± 95% CI | sum of squares | best fit | random | offline lower bound | policy / sum of squares |"
+    )?;
+    writeln!(report, "|---|---|---|---|---|---|---|---|")?;
+    for id in BIN_PACKING_IDS {
+        for (label, env_config) in binpacking_settings(id) {
+            let dir = config.models.join(format!("orgym-{}", id.to_lowercase()));
+            let probe = BinPackingVecEnv::new(env_config.clone(), 1);
+            let policy = match load_policy_for(&dir, tch::Device::Cpu, &probe) {
+                Ok(mut agent) => Some(binpacking_rollout(&env_config, n, EVALUATION_SEED, &mut |obs, dim| {
+                    to_vec(&crate::drl::run::act_greedy(&mut agent, &obs_tensor(obs, dim, tch::Device::Cpu)))
+                })),
+                Err(error) => {
+                    eprintln!("{}: no policy ({error:#})", dir.display());
+                    None
+                }
+            };
+            let heuristic = |action: fn(&BinPackingConfig, &[f32]) -> f32| {
+                binpacking_rollout(&env_config, n, EVALUATION_SEED, &mut |obs, dim| {
+                    obs.chunks(dim).map(|row| action(&env_config, row)).collect()
+                })
+            };
+            let ss = heuristic(sum_of_squares_action);
+            let best_fit = heuristic(best_fit_action);
+            let mut rng = ChaCha8Rng::seed_from_u64(EVALUATION_SEED);
+            let random = binpacking_rollout(&env_config, n, EVALUATION_SEED, &mut |obs, dim| {
+                obs.chunks(dim).map(|row| random_allowed(&allowed_levels(&env_config, row), &mut rng)).collect()
+            });
+            let bound: Vec<f64> = ss.iter().map(|p| p.lower_bound as f64).collect();
+            let (bound, bound_ci) = mean_ci(&bound);
+            let (policy_cell, ratio) = match &policy {
+                Some(p) => (waste_cell(p), format!("{:.3}", mean_ci(&wastes(p)).0 / mean_ci(&wastes(&ss)).0)),
+                None => ("-".into(), "-".into()),
+            };
+            writeln!(
+                report,
+                "| {id} | {label} | {policy_cell} | {} | {} | {} | {bound:.1} ± {bound_ci:.1} | {ratio} |",
+                waste_cell(&ss),
+                waste_cell(&best_fit),
+                waste_cell(&random),
+            )?;
+            eprintln!("{id} {label} done");
+        }
     }
     Ok(())
 }
@@ -235,6 +347,13 @@ pub fn run_orgym(config: &OrGymBenchConfig) -> Result<String> {
         config.episodes
     )?;
     quality(config, &mut report)?;
+    writeln!(
+        report,
+        "\nBin packing: waste per episode (free space in the bins opened; an impossible action's -100 counted), \
+         same {} evaluation episodes per row; the policy is greedy (argmax).\n",
+        config.episodes
+    )?;
+    binpacking_quality(config, &mut report)?;
     writeln!(report, "\nEnv steps per second (random allowed actions; median of 5 repeats):\n")?;
     throughput(config, &mut report)?;
     Ok(report)

@@ -39,7 +39,14 @@ struct ItemSet {
 }
 
 impl ItemSet {
-    fn new(path: &nn::Path, layout: &ItemLayout, mask: Option<usize>, width: i64, init: LayerInit, activation: Activation) -> Self {
+    fn new(
+        path: &nn::Path,
+        layout: &ItemLayout,
+        mask: Option<usize>,
+        width: i64,
+        init: LayerInit,
+        activation: Activation,
+    ) -> Self {
         // Each feature and its logarithm (so that ratios such as value / weight are linear), the
         // shared columns, and the item's mask bit.
         let inputs = 2 * layout.features.len() + layout.globals.len() + usize::from(mask.is_some());

@@ -472,7 +472,7 @@ pub struct SolveContext {
 
 /// Every registered problem.
 pub fn registry() -> &'static [&'static dyn Problem] {
-    static PROBLEMS: [&dyn Problem; 20] = [
+    static PROBLEMS: [&dyn Problem; 26] = [
         &maxcut::MaxCut,
         &mimo::Mimo,
         &cs::CompressiveSensing,
@@ -493,6 +493,12 @@ pub fn registry() -> &'static [&'static dyn Problem] {
         &orgym::KNAPSACK_V1,
         &orgym::KNAPSACK_V2,
         &orgym::KNAPSACK_V3,
+        &orgym::BIN_PACKING[0],
+        &orgym::BIN_PACKING[1],
+        &orgym::BIN_PACKING[2],
+        &orgym::BIN_PACKING[3],
+        &orgym::BIN_PACKING[4],
+        &orgym::BIN_PACKING[5],
     ];
     &PROBLEMS
 }

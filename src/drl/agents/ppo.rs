@@ -5,8 +5,8 @@
 
 use super::{load_stores, patched, save_stores, AgentState, Metrics, OnPolicyAgent, Rollout};
 use crate::drl::common::RunningNorm;
-use crate::drl::hyper::{Hyperparameters, Range};
 use crate::drl::env::ObservationLayout;
+use crate::drl::hyper::{Hyperparameters, Range};
 use crate::drl::net::{Activation, GaussianActor, GaussianActorOptions, LayerInit};
 use crate::drl::optim::{Optimizer, Rule};
 use crate::drl::random::TensorRng;
@@ -131,6 +131,21 @@ impl PpoConfig {
             reward_scale: 0.01,
             ..PpoConfig::ppo_discrete()
         }
+    }
+
+    /// Knapsack-v3 (accept or reject the item shown): the orgym preset made conservative
+    /// (lr 5e-5, 4 epochs, clip 0.1, entropy 0.02). With the default preset the policy
+    /// collapsed onto accepting every item that fits within 100k steps (42% of the offline
+    /// optimum), and at lr 1e-4 it learned and then collapsed again near 2M steps.
+    pub fn orgym_online() -> Self {
+        PpoConfig { learning_rate: 5e-5, epochs: 4, entropy_coef: 0.02, clip_range: Some(0.1), ..PpoConfig::orgym() }
+    }
+
+    /// BinPacking-v0..v5 (a bin level per item): the orgym preset with gamma 0.995, since an
+    /// opened bin's cost comes back only as later items fill it (tens of steps on the large
+    /// bins).
+    pub fn orgym_binpacking() -> Self {
+        PpoConfig { gamma: 0.995, ..PpoConfig::orgym() }
     }
 
     /// Zoo's PPO Pendulum-v1 (4 envs x 1024 steps, gamma 0.9, 10 epochs, batch 64, gSDE redrawn

@@ -7,9 +7,9 @@ pub mod acrobot;
 pub mod cartpole;
 pub mod classic;
 pub mod mountain_car;
+pub mod orgym;
 pub mod pendulum;
 pub mod pool;
-pub mod orgym;
 
 pub use classic::ClassicVecEnv;
 
@@ -102,6 +102,12 @@ pub const ENV_IDS: &[&str] = &[
     "Knapsack-v1",
     "Knapsack-v2",
     "Knapsack-v3",
+    "BinPacking-v0",
+    "BinPacking-v1",
+    "BinPacking-v2",
+    "BinPacking-v3",
+    "BinPacking-v4",
+    "BinPacking-v5",
 ];
 
 /// Builds `num_envs` copies of a native environment.
@@ -112,6 +118,7 @@ pub fn make(id: &str, num_envs: usize) -> Option<Box<dyn VecEnv>> {
         "MountainCar-v0" => Box::new(ClassicVecEnv::<mountain_car::MountainCar>::new(num_envs)),
         "MountainCarContinuous-v0" => Box::new(ClassicVecEnv::<mountain_car::MountainCarContinuous>::new(num_envs)),
         "Pendulum-v1" => Box::new(ClassicVecEnv::<pendulum::Pendulum>::new(num_envs)),
+        id if id.starts_with("BinPacking-") => Box::new(orgym::binpacking::BinPackingVecEnv::by_id(id, num_envs)?),
         id => return orgym::knapsack::KnapsackVecEnv::by_id(id, num_envs).map(|e| Box::new(e) as Box<dyn VecEnv>),
     })
 }

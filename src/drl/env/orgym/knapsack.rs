@@ -8,11 +8,8 @@
 use super::super::{ActionSpace, ItemLayout, ObservationLayout, StepBatch, VecEnv};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-/// Envs per rayon task: below twice this a batch is stepped on one thread.
-const PARALLEL_CHUNK: usize = 256;
 /// The most items a knapsack env takes (requests are checked against it before any work).
 pub const MAX_ITEMS: usize = 10_000;
 /// The largest capacity a knapsack env takes.
@@ -78,7 +75,7 @@ pub struct KnapsackItems {
     pub values: Vec<u32>,
     /// Copies of each item (bounded; online: the odds of showing it). Unbounded and 0/1
     /// instances have none.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<Vec<u32>>,
 }
 
@@ -137,7 +134,8 @@ impl KnapsackConfig {
             return too_large("capacity", format!("at most {MAX_CAPACITY}, got {}", self.capacity));
         }
         if self.items as u64 * u64::from(self.capacity) > MAX_WORK {
-            let message = format!("items x capacity must be at most {MAX_WORK}, got {} x {}", self.items, self.capacity);
+            let message =
+                format!("items x capacity must be at most {MAX_WORK}, got {} x {}", self.items, self.capacity);
             return too_large("capacity", message);
         }
         self.check_rest().map_err(|(field, message)| ConfigError { field, message, too_large: false })
@@ -169,9 +167,10 @@ impl KnapsackConfig {
             (Some(limits), true) if limits.len() != self.items => {
                 Err(("instance.limits", format!("{} limits for {} items", limits.len(), self.items)))
             }
-            (Some(limits), true) if self.variant == Variant::Online && limits.iter().all(|&l| l == 0) => {
-                Err(("instance.limits", "the online variant shows items in proportion to their copies; all are 0".into()))
-            }
+            (Some(limits), true) if self.variant == Variant::Online && limits.iter().all(|&l| l == 0) => Err((
+                "instance.limits",
+                "the online variant shows items in proportion to their copies; all are 0".into(),
+            )),
             _ => Ok(()),
         }
     }
@@ -196,7 +195,8 @@ impl KnapsackConfig {
 
     /// The unit values are measured in: the instance's largest value, or the generator's.
     fn value_unit(&self) -> f32 {
-        let largest = self.instance.as_ref().map_or(self.max_item_value, |i| i.values.iter().copied().max().unwrap_or(1));
+        let largest =
+            self.instance.as_ref().map_or(self.max_item_value, |i| i.values.iter().copied().max().unwrap_or(1));
         largest.max(1) as f32
     }
 
@@ -205,7 +205,8 @@ impl KnapsackConfig {
         let n = self.items;
         let weights = (0..n).map(|_| rng.gen_range(1..=self.max_item_weight)).collect();
         let values = (0..n).map(|_| rng.gen_range(0..=self.max_item_value)).collect();
-        let limits = self.variant.has_limits().then(|| (0..n).map(|_| rng.gen_range(1..=self.max_item_limit)).collect());
+        let limits =
+            self.variant.has_limits().then(|| (0..n).map(|_| rng.gen_range(1..=self.max_item_limit)).collect());
         KnapsackItems { weights, values, limits }
     }
 
@@ -376,9 +377,6 @@ pub struct KnapsackVecEnv {
     rngs: Vec<ChaCha8Rng>,
 }
 
-/// One env's pieces as the step loop zips them.
-type RowRefs<'a> = (((((&'a mut Episode, &'a mut ChaCha8Rng), &'a f32), &'a mut [f32]), &'a mut [f32]), &'a mut (f32, bool, bool));
-
 impl KnapsackVecEnv {
     /// `config` must have passed `validate`.
     pub fn new(config: KnapsackConfig, num_envs: usize) -> Self {
@@ -447,60 +445,23 @@ impl VecEnv for KnapsackVecEnv {
     }
 
     fn reset(&mut self, seed: u64) -> Vec<f32> {
-        let b = self.rngs.len();
-        self.rngs = (0..b as u64)
-            .map(|i| {
-                let mut rng = ChaCha8Rng::seed_from_u64(seed);
-                rng.set_stream(i);
-                rng
-            })
-            .collect();
+        self.rngs = super::env_streams(seed, self.rngs.len());
         let config = &self.config;
         self.episodes = self.rngs.iter_mut().map(|rng| Episode::new(config, rng)).collect();
         self.observations()
     }
 
     fn step(&mut self, actions: &[f32]) -> StepBatch {
-        let (b, dim, config) = (self.episodes.len(), self.config.observation_dim(), &self.config);
-        let mut observations = vec![0.0; b * dim];
-        let mut final_observations = vec![0.0; b * dim];
-        let mut outcomes = vec![(0.0f32, false, false); b];
-        let step_row = |(((((episode, rng), action), row), final_row), outcome): RowRefs<'_>| {
-            let (reward, terminated, truncated) = episode.step(config, action.max(0.0) as usize, rng);
-            if terminated || truncated {
-                episode.observe(config, final_row);
-                *episode = Episode::new(config, rng);
-            }
-            episode.observe(config, row);
-            *outcome = (reward, terminated, truncated);
-        };
-        if b < 2 * PARALLEL_CHUNK {
-            self.episodes
-                .iter_mut()
-                .zip(self.rngs.iter_mut())
-                .zip(actions)
-                .zip(observations.chunks_mut(dim))
-                .zip(final_observations.chunks_mut(dim))
-                .zip(outcomes.iter_mut())
-                .for_each(step_row);
-        } else {
-            self.episodes
-                .par_iter_mut()
-                .zip(self.rngs.par_iter_mut())
-                .zip(actions.par_iter())
-                .zip(observations.par_chunks_mut(dim))
-                .zip(final_observations.par_chunks_mut(dim))
-                .zip(outcomes.par_iter_mut())
-                .with_min_len(PARALLEL_CHUNK)
-                .for_each(step_row);
-        }
-        StepBatch {
-            observations,
-            rewards: outcomes.iter().map(|o| o.0).collect(),
-            terminated: outcomes.iter().map(|o| o.1).collect(),
-            truncated: outcomes.iter().map(|o| o.2).collect(),
-            final_observations,
-        }
+        let config = &self.config;
+        super::step_batch(
+            &mut self.episodes,
+            &mut self.rngs,
+            actions,
+            config.observation_dim(),
+            |episode, action, rng| episode.step(config, action, rng),
+            |rng| Episode::new(config, rng),
+            |episode, row| episode.observe(config, row),
+        )
     }
 
     fn save_state(&self) -> anyhow::Result<serde_json::Value> {
@@ -509,7 +470,12 @@ impl VecEnv for KnapsackVecEnv {
 
     fn load_state(&mut self, state: &serde_json::Value) -> anyhow::Result<()> {
         let (episodes, rngs): (Vec<Episode>, Vec<ChaCha8Rng>) = serde_json::from_value(state.clone())?;
-        anyhow::ensure!(episodes.len() == self.episodes.len(), "{} envs saved, {} here", episodes.len(), self.episodes.len());
+        anyhow::ensure!(
+            episodes.len() == self.episodes.len(),
+            "{} envs saved, {} here",
+            episodes.len(),
+            self.episodes.len()
+        );
         (self.episodes, self.rngs) = (episodes, rngs);
         Ok(())
     }

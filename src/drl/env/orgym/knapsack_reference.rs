@@ -180,7 +180,8 @@ pub fn rollout(
 /// the class's largest value/weight.
 pub fn best_threshold(config: &KnapsackConfig, episodes: usize, seed: u64) -> (f64, f64) {
     let top = f64::from(config.max_item_value.max(1));
-    let grid = std::iter::once(0.0).chain(std::iter::successors(Some(0.05), |t| Some(t * 1.05)).take_while(|t| *t <= top));
+    let grid =
+        std::iter::once(0.0).chain(std::iter::successors(Some(0.05), |t| Some(t * 1.05)).take_while(|t| *t <= top));
     let mut best = (0.0, f64::NEG_INFINITY);
     for threshold in grid {
         let (returns, _) = rollout(config, episodes, seed, &mut |obs, dim| {
@@ -236,7 +237,10 @@ mod tests {
                 assert_eq!(value, brute_force(&items, &limits, capacity), "trial {trial} {variant:?}");
                 let weight: u32 = counts.iter().zip(&items.weights).map(|(c, w)| c * w).sum();
                 let total: u64 = counts.iter().zip(&items.values).map(|(c, v)| u64::from(c * v)).sum();
-                assert!(weight <= capacity && total == value, "trial {trial} {variant:?}: counts do not give the value");
+                assert!(
+                    weight <= capacity && total == value,
+                    "trial {trial} {variant:?}: counts do not give the value"
+                );
                 assert!(counts.iter().zip(&limits).all(|(c, l)| c <= l), "trial {trial} {variant:?}: over a limit");
             }
         }

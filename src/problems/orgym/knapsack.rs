@@ -6,13 +6,14 @@
 //! v3: accept at value/weight >= 2, about the tuned threshold), `random` (a uniformly random
 //! allowed action) and, for v0-v2, `dp` (the optimum's items, in order).
 
-use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use super::{config_error, env_parameters, shipped_policy};
 use crate::drl::env::orgym::knapsack::{KnapsackConfig, KnapsackItems, KnapsackVecEnv, Variant};
 use crate::drl::env::orgym::knapsack_reference::{greedy_action, offline_optimum, optimum};
 use crate::drl::env::VecEnv;
-use crate::drl::run::{act_greedy, load_policy_for, obs_tensor, to_vec, DrlPolicy};
+use crate::drl::run::{act_greedy, obs_tensor, to_vec};
+use crate::problems::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
 use crate::search::{SearchParams, StopReason};
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use serde_json::{json, Value};
 use std::time::Instant;
 
@@ -34,10 +35,14 @@ impl Problem for OrGymKnapsack {
 
     fn summary(&self) -> &'static str {
         match self.0 {
-            Variant::Unbounded => "OR-Gym Knapsack-v0 (unbounded): one episode by the shipped policy, with the DP optimum",
+            Variant::Unbounded => {
+                "OR-Gym Knapsack-v0 (unbounded): one episode by the shipped policy, with the DP optimum"
+            }
             Variant::Binary => "OR-Gym Knapsack-v1 (0/1): one episode by the shipped policy, with the DP optimum",
             Variant::Bounded => "OR-Gym Knapsack-v2 (bounded): one episode by the shipped policy, with the DP optimum",
-            Variant::Online => "OR-Gym Knapsack-v3 (online): one episode by the shipped policy, with the offline optimum",
+            Variant::Online => {
+                "OR-Gym Knapsack-v3 (online): one episode by the shipped policy, with the offline optimum"
+            }
         }
     }
 
@@ -74,26 +79,14 @@ impl Problem for OrGymKnapsack {
     }
 
     fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
-        let ProblemInput::Json(value) = input else {
-            return Err(ProblemError::invalid("instance", "expected a JSON object of the env's parameters"));
-        };
-        let mut value = value.clone();
-        let Some(object) = value.as_object_mut() else {
-            return Err(ProblemError::invalid("instance", "expected a JSON object of the env's parameters"));
-        };
-        if let Some(n) = object.get("instance").and_then(|i| i["weights"].as_array()).map(Vec::len) {
-            object.entry("items").or_insert(json!(n));
+        let mut value = env_parameters(input)?;
+        if let Some(n) = value.get("instance").and_then(|i| i["weights"].as_array()).map(Vec::len) {
+            value.entry("items").or_insert(json!(n));
         }
-        object.insert("variant".into(), serde_json::to_value(self.0).expect("variant"));
-        let config: KnapsackConfig =
-            serde_json::from_value(value).map_err(|e| ProblemError::invalid("instance", e.to_string()))?;
-        config.validate().map_err(|e| {
-            if e.too_large {
-                ProblemError::too_large(e.field, e.message)
-            } else {
-                ProblemError::invalid(e.field, e.message)
-            }
-        })?;
+        value.insert("variant".into(), serde_json::to_value(self.0).expect("variant"));
+        let config: KnapsackConfig = serde_json::from_value(Value::Object(value))
+            .map_err(|e| ProblemError::invalid("instance", e.to_string()))?;
+        config.validate().map_err(config_error)?;
         Ok(Box::new(KnapsackEpisode { config }))
     }
 }
@@ -129,7 +122,8 @@ impl KnapsackEpisode {
         let (mut actions, mut rewards, mut placed) = (Vec::new(), Vec::new(), Vec::new());
         loop {
             let action = act(&obs).max(0.0) as usize;
-            let allowed = if online { action == 1 && obs[1] > 0.5 } else { obs[action.min(self.config.items - 1)] > 0.5 };
+            let allowed =
+                if online { action == 1 && obs[1] > 0.5 } else { obs[action.min(self.config.items - 1)] > 0.5 };
             let step = env.step(&[action as f32]);
             actions.push(action);
             rewards.push(step.rewards[0]);
@@ -151,7 +145,8 @@ impl KnapsackEpisode {
                 counts[if self.config.variant == Variant::Online { episode.shown[t] } else { action }] += 1;
             }
         }
-        let weight: u64 = counts.iter().zip(&episode.instance.weights).map(|(&c, &w)| u64::from(c) * u64::from(w)).sum();
+        let weight: u64 =
+            counts.iter().zip(&episode.instance.weights).map(|(&c, &w)| u64::from(c) * u64::from(w)).sum();
         let elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
         let mut solution = json!({
             "method": method,
@@ -193,32 +188,25 @@ impl Instance for KnapsackEpisode {
     /// `solution.method`.
     fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
         let start = Instant::now();
-        let default_name = format!("orgym-{}", self.config.variant.id().to_lowercase());
-        let chosen = models.chosen::<DrlPolicy>(self.config.variant.id(), || models.registry.get(&default_name));
-        let policy = match chosen {
-            Ok(Some((policy, model))) if policy.env == self.config.variant.id() => Some((policy, model)),
-            _ => None,
-        };
-        let Some((policy, model)) = policy else {
-            return self.report("greedy (no policy model registered)", self.greedy(params.seed), start, params.seed);
-        };
         let probe = KnapsackVecEnv::new(self.config.clone(), 1);
-        match load_policy_for(&policy.dir, tch::Device::Cpu, &probe) {
-            Ok(mut agent) => {
+        match shipped_policy(&models, self.config.variant.id(), &probe) {
+            Ok((mut agent, name)) => {
                 let dim = probe.observation_dim();
                 let episode = self.run(params.seed, &mut |row| {
                     to_vec(&act_greedy(&mut agent, &obs_tensor(row, dim, tch::Device::Cpu)))[0]
                 });
-                self.report(&format!("policy {}", model.manifest.name), episode, start, params.seed)
+                self.report(&format!("policy {name}"), episode, start, params.seed)
             }
-            Err(error) => {
-                tracing::warn!(model = %model.manifest.name, "policy failed to load: {error:#}");
-                self.report("greedy (the policy model failed to load)", self.greedy(params.seed), start, params.seed)
-            }
+            Err(why) => self.report(&format!("greedy ({why})"), self.greedy(params.seed), start, params.seed),
         }
     }
 
-    fn solve_baseline(&self, name: &str, params: &SearchParams, models: Models<'_>) -> Result<SolveReport, ProblemError> {
+    fn solve_baseline(
+        &self,
+        name: &str,
+        params: &SearchParams,
+        models: Models<'_>,
+    ) -> Result<SolveReport, ProblemError> {
         let start = Instant::now();
         let episode = match (name, self.config.variant) {
             ("policy", _) => return Ok(self.solve(params, models)),
@@ -226,14 +214,7 @@ impl Instance for KnapsackEpisode {
             ("random", _) => {
                 let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(params.seed ^ 0x5EED);
                 let n = self.config.action_count();
-                self.run(params.seed, &mut |row| {
-                    let allowed: Vec<usize> = (0..n).filter(|&i| row[i] > 0.5).collect();
-                    if allowed.is_empty() {
-                        0.0
-                    } else {
-                        allowed[rng.gen_range(0..allowed.len())] as f32
-                    }
-                })
+                self.run(params.seed, &mut |row| crate::bench::orgym::random_allowed(&row[..n], &mut rng))
             }
             ("dp", variant) if variant != Variant::Online => {
                 let mut env = KnapsackVecEnv::new(self.config.clone(), 1);
@@ -251,7 +232,11 @@ impl Instance for KnapsackEpisode {
             _ => {
                 return Err(ProblemError::invalid(
                     "method",
-                    crate::suggest::unknown("baseline", name, OrGymKnapsack(self.config.variant).baselines().iter().copied()),
+                    crate::suggest::unknown(
+                        "baseline",
+                        name,
+                        OrGymKnapsack(self.config.variant).baselines().iter().copied(),
+                    ),
                 ))
             }
         };

@@ -1,0 +1,243 @@
+//! BinPacking-v0..v5 as solve endpoints: the env's parameters (the id's defaults, any of them
+//! changed; `sequence` to pack given items in order instead of drawn ones), one episode packed
+//! by the shipped policy, answered with each item's level decision, the bin it went into, the
+//! bins' contents, the waste, and the sum-of-squares heuristic's waste on the same items (the
+//! reference) with the offline lower bound. Baselines: `sum_of_squares`, `best_fit`, `random`.
+
+use super::{config_error, env_parameters, shipped_policy};
+use crate::bench::orgym::random_allowed;
+use crate::drl::env::orgym::binpacking::{BinPackingConfig, BinPackingVecEnv, IDS};
+use crate::drl::env::orgym::binpacking_reference::{allowed_levels, best_fit_action, sum_of_squares_action};
+use crate::drl::env::VecEnv;
+use crate::drl::run::{act_greedy, obs_tensor, to_vec};
+use crate::problems::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use crate::search::{SearchParams, StopReason};
+use rand::SeedableRng;
+use serde_json::{json, Value};
+use std::time::Instant;
+
+pub struct OrGymBinPacking(pub &'static str);
+
+/// One row per registered id.
+pub static BIN_PACKING: [OrGymBinPacking; 6] = [
+    OrGymBinPacking(IDS[0]),
+    OrGymBinPacking(IDS[1]),
+    OrGymBinPacking(IDS[2]),
+    OrGymBinPacking(IDS[3]),
+    OrGymBinPacking(IDS[4]),
+    OrGymBinPacking(IDS[5]),
+];
+
+impl Problem for OrGymBinPacking {
+    fn name(&self) -> &'static str {
+        self.0
+    }
+
+    fn summary(&self) -> &'static str {
+        "OR-Gym online bin packing (Balaji et al.): one episode by the shipped policy, with sum-of-squares' waste on the same items"
+    }
+
+    fn formats(&self) -> &'static [&'static str] {
+        &["json"]
+    }
+
+    fn baselines(&self) -> &'static [&'static str] {
+        &["policy", "sum_of_squares", "best_fit", "random"]
+    }
+
+    fn instance_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "bin_capacity": {"type": "integer", "minimum": 2, "maximum": crate::drl::env::orgym::binpacking::MAX_CAPACITY, "description": "a bin's capacity (v0, v2, v4: 9; v1, v3, v5: 100)"},
+                "item_sizes": {"type": "array", "items": {"type": "integer", "minimum": 1}, "description": "the sizes items are drawn from, each below the capacity"},
+                "item_probs": {"type": "array", "items": {"type": "number", "minimum": 0}, "description": "the probability of each size (sum 1)"},
+                "step_limit": {"type": "integer", "minimum": 1, "description": "items per episode (100 or 1000)"},
+                "mask": {"type": "boolean", "description": "observe the action mask (default true; the policies need it)"},
+                "sequence": {"type": "array", "items": {"type": "integer", "minimum": 1}, "description": "items to pack in this order instead of drawn ones"}
+            }
+        })
+    }
+
+    fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
+        let given = env_parameters(input)?;
+        let mut value = serde_json::to_value(BinPackingConfig::by_id(self.0).expect("registered id")).expect("config");
+        let object = value.as_object_mut().expect("object");
+        object.extend(given);
+        let config: BinPackingConfig =
+            serde_json::from_value(value).map_err(|e| ProblemError::invalid("instance", e.to_string()))?;
+        config.validate().map_err(config_error)?;
+        Ok(Box::new(BinPackingEpisode { id: self.0, config }))
+    }
+}
+
+struct BinPackingEpisode {
+    id: &'static str,
+    config: BinPackingConfig,
+}
+
+/// One packed episode.
+struct Packed {
+    /// The level each item was put at (0: a new bin).
+    actions: Vec<usize>,
+    sizes: Vec<u32>,
+    /// The bin each item went into; None for the item of an impossible action.
+    assignment: Vec<Option<usize>>,
+    bins: Vec<Vec<usize>>,
+    episode_return: f64,
+    failed: bool,
+}
+
+impl Packed {
+    fn waste(&self, capacity: u32) -> u64 {
+        let placed: u64 =
+            self.assignment.iter().zip(&self.sizes).filter(|(a, _)| a.is_some()).map(|(_, &s)| u64::from(s)).sum();
+        self.bins.len() as u64 * u64::from(capacity) - placed
+    }
+}
+
+impl BinPackingEpisode {
+    /// Packs one episode from `seed`, each action from `act` (observation row -> level).
+    fn run(&self, seed: u64, act: &mut dyn FnMut(&[f32]) -> f32) -> Packed {
+        let cap = self.config.bin_capacity as usize;
+        let mut env = BinPackingVecEnv::new(self.config.clone(), 1);
+        let mut obs = env.reset(seed);
+        let mut packed = Packed {
+            actions: Vec::new(),
+            sizes: Vec::new(),
+            assignment: Vec::new(),
+            bins: Vec::new(),
+            episode_return: 0.0,
+            failed: false,
+        };
+        // The open bins at each level, the earliest opened first.
+        let mut at_level: Vec<Vec<usize>> = vec![Vec::new(); cap];
+        loop {
+            let level = (act(&obs).max(0.0) as usize).min(cap - 1);
+            let size = env.state(0).item as usize;
+            let allowed = env.state(0).allowed(self.config.bin_capacity, level);
+            let step = env.step(&[level as f32]);
+            packed.actions.push(level);
+            packed.sizes.push(size as u32);
+            packed.episode_return += f64::from(step.rewards[0]);
+            if allowed {
+                let bin = if level == 0 {
+                    packed.bins.push(Vec::new());
+                    packed.bins.len() - 1
+                } else {
+                    at_level[level].remove(0)
+                };
+                packed.bins[bin].push(packed.sizes.len() - 1);
+                if level + size < cap {
+                    at_level[level + size].push(bin);
+                }
+                packed.assignment.push(Some(bin));
+            } else {
+                packed.assignment.push(None);
+                packed.failed = true;
+            }
+            if step.terminated[0] || step.truncated[0] {
+                return packed;
+            }
+            obs = step.observations;
+        }
+    }
+
+    fn sum_of_squares(&self, seed: u64) -> Packed {
+        self.run(seed, &mut |row| sum_of_squares_action(&self.config, row))
+    }
+
+    fn report(&self, method: &str, packed: Packed, start: Instant, seed: u64) -> SolveReport {
+        let cap = self.config.bin_capacity;
+        let waste = packed.waste(cap);
+        let reference = self.sum_of_squares(seed).waste(cap);
+        let total: u64 = packed.sizes.iter().map(|&s| u64::from(s)).sum();
+        let lower_bound = total.div_ceil(u64::from(cap)) * u64::from(cap) - total;
+        let elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
+        let solution = json!({
+            "method": method,
+            "actions": packed.actions,
+            "items": packed.sizes,
+            "assignment": packed.assignment,
+            "bins": packed.bins,
+            "waste": waste,
+            "return": packed.episode_return,
+            "failed": packed.failed,
+            "reference": {"method": "sum_of_squares", "waste": reference},
+            "lower_bound_waste": lower_bound,
+        });
+        SolveReport {
+            problem: self.id.into(),
+            objective: packed.episode_return,
+            energy: -packed.episode_return,
+            solution,
+            status: StopReason::Converged,
+            elapsed_ms,
+            history: vec![HistoryPoint { elapsed_ms, objective: packed.episode_return }],
+            chains: 1,
+            rounds: packed.actions.len(),
+            device: "cpu".into(),
+            seed,
+        }
+    }
+}
+
+impl Instance for BinPackingEpisode {
+    /// The shipped (or requested) policy's episode; without one that takes these parameters,
+    /// sum of squares', said so in `solution.method`.
+    fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
+        let start = Instant::now();
+        let probe = BinPackingVecEnv::new(self.config.clone(), 1);
+        match shipped_policy(&models, self.id, &probe) {
+            Ok((mut agent, name)) => {
+                let dim = probe.observation_dim();
+                let packed = self.run(params.seed, &mut |row| {
+                    to_vec(&act_greedy(&mut agent, &obs_tensor(row, dim, tch::Device::Cpu)))[0]
+                });
+                self.report(&format!("policy {name}"), packed, start, params.seed)
+            }
+            Err(why) => {
+                self.report(&format!("sum_of_squares ({why})"), self.sum_of_squares(params.seed), start, params.seed)
+            }
+        }
+    }
+
+    fn solve_baseline(
+        &self,
+        name: &str,
+        params: &SearchParams,
+        models: Models<'_>,
+    ) -> Result<SolveReport, ProblemError> {
+        let start = Instant::now();
+        let packed = match name {
+            "policy" => return Ok(self.solve(params, models)),
+            "sum_of_squares" => self.sum_of_squares(params.seed),
+            "best_fit" => self.run(params.seed, &mut |row| best_fit_action(&self.config, row)),
+            "random" => {
+                let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(params.seed ^ 0x5EED);
+                self.run(params.seed, &mut |row| random_allowed(&allowed_levels(&self.config, row), &mut rng))
+            }
+            _ => {
+                return Err(ProblemError::invalid(
+                    "method",
+                    crate::suggest::unknown("baseline", name, self.baselines()),
+                ));
+            }
+        };
+        Ok(self.report(name, packed, start, params.seed))
+    }
+
+    fn target_energy(&self, objective: f64) -> f64 {
+        -objective
+    }
+
+    fn size_summary(&self) -> String {
+        format!("{} items, bin capacity {}", self.config.steps(), self.config.bin_capacity)
+    }
+}
+
+impl BinPackingEpisode {
+    fn baselines(&self) -> impl Iterator<Item = &'static str> {
+        OrGymBinPacking(self.id).baselines().iter().copied()
+    }
+}

@@ -1,0 +1,55 @@
+//! The OR-Gym envs as solve endpoints (`POST /v1/problems/Knapsack-v1/solve`,
+//! `/v1/problems/BinPacking-v1/solve`): the env's parameters as JSON, one episode rolled out by
+//! the env's shipped policy (model `orgym-<env>`, or the one the request names), answered with
+//! the episode's decisions, its return and the env's reference. Each env family is one file;
+//! this one holds what they share: reading the parameters and choosing the policy.
+
+pub mod binpacking;
+pub mod knapsack;
+
+pub use binpacking::{OrGymBinPacking, BIN_PACKING};
+pub use knapsack::{OrGymKnapsack, KNAPSACK_V0, KNAPSACK_V1, KNAPSACK_V2, KNAPSACK_V3};
+
+use crate::drl::agents::Agent;
+use crate::drl::env::orgym::knapsack::ConfigError;
+use crate::drl::env::VecEnv;
+use crate::drl::run::{load_policy_for, DrlPolicy};
+use crate::problems::{Models, ProblemError, ProblemInput};
+use serde_json::{Map, Value};
+
+/// The request's env parameters as a JSON object (a 422 on `instance` otherwise).
+fn env_parameters(input: ProblemInput<'_>) -> Result<Map<String, Value>, ProblemError> {
+    match input {
+        ProblemInput::Json(Value::Object(object)) => Ok(object.clone()),
+        _ => Err(ProblemError::invalid("instance", "expected a JSON object of the env's parameters")),
+    }
+}
+
+/// An env parameter out of range as the HTTP error it is (413 for a size limit, else 422).
+fn config_error(e: ConfigError) -> ProblemError {
+    if e.too_large {
+        ProblemError::too_large(e.field, e.message)
+    } else {
+        ProblemError::invalid(e.field, e.message)
+    }
+}
+
+/// The requested (or the env's shipped `orgym-<env>`) policy, built for `probe`'s parameters
+/// with its name; Err says why there is none (not registered, another env's, or its network
+/// does not take these parameters' observations), for the fallback's `method`.
+fn shipped_policy(models: &Models<'_>, env_id: &str, probe: &dyn VecEnv) -> Result<(Agent, String), String> {
+    let default_name = format!("orgym-{}", env_id.to_lowercase());
+    let chosen =
+        models.chosen::<DrlPolicy>(env_id, || models.registry.get(&default_name)).map_err(|e| e.to_string())?;
+    let Some((policy, model)) = chosen else { return Err("no policy model registered".into()) };
+    if policy.env != env_id {
+        return Err(format!("model {} was trained on {}", model.manifest.name, policy.env));
+    }
+    match load_policy_for(&policy.dir, tch::Device::Cpu, probe) {
+        Ok(agent) => Ok((agent, model.manifest.name.clone())),
+        Err(error) => {
+            tracing::warn!(model = %model.manifest.name, "policy does not load for these parameters: {error:#}");
+            Err(format!("policy {} does not take these parameters", model.manifest.name))
+        }
+    }
+}
