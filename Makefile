@@ -93,6 +93,9 @@ models: build
 	./target/release/rlsolver train-policy orgym --env Knapsack-v1 --steps 40000 --seed 0 --out models
 	./target/release/rlsolver train-policy orgym --env Knapsack-v2 --steps 40000 --seed 0 --out models
 	./target/release/rlsolver train-policy orgym --env Knapsack-v3 --steps 1000000 --seed 0 --out models
+	for v in 0 2; do ./target/release/rlsolver train-policy orgym --env BinPacking-v$$v --steps 100000 --seed 0 --out models; done
+	./target/release/rlsolver train-policy orgym --env BinPacking-v4 --steps 1000000 --seed 0 --out models
+	for v in 1 3 5; do ./target/release/rlsolver train-policy orgym --env BinPacking-v$$v --steps 300000 --seed 0 --out models; done
 
 # The classical NP-hard sets with proven optima -> benches/nphard-report.md (~30 minutes).
 bench-nphard: build

@@ -376,7 +376,7 @@ struct TrainPolicyArgs {
     /// tnco-pairs-h{hidden}, orgym-{env}.
     #[arg(long)]
     name: Option<String>,
-    /// orgym: the env (Knapsack-v0..v3); --steps is its env-step budget (default 60000).
+    /// orgym: the env (Knapsack-v0..v3, BinPacking-v0..v5); --steps is its env-step budget (default 60000).
     #[arg(long)]
     env: Option<String>,
 }

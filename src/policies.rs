@@ -144,28 +144,77 @@ pub fn train(request: &PolicyRequest, out: &Path, name: Option<&str>) -> Result<
     }
 }
 
+/// The OR-Gym env families a policy is trained for: each has its algorithm, preset and
+/// validation against its reference.
+enum OrGymFamily {
+    Knapsack(crate::drl::env::orgym::knapsack::Variant),
+    BinPacking(crate::drl::env::orgym::binpacking::BinPackingConfig),
+    Newsvendor,
+}
+
+impl OrGymFamily {
+    fn of(env: &str) -> Result<Self> {
+        use crate::drl::env::orgym::{binpacking, knapsack::Variant};
+        if let Some(variant) = Variant::from_id(env) {
+            return Ok(OrGymFamily::Knapsack(variant));
+        }
+        if let Some(config) = binpacking::BinPackingConfig::by_id(env) {
+            return Ok(OrGymFamily::BinPacking(config));
+        }
+        if env == "Newsvendor-v0" {
+            return Ok(OrGymFamily::Newsvendor);
+        }
+        let ids = Variant::ALL.iter().map(|v| v.id()).chain(binpacking::IDS).chain(["Newsvendor-v0"]);
+        anyhow::bail!("{}", crate::suggest::unknown("env", env, ids))
+    }
+
+    /// The algorithm and its hyperparameters (why each preset: its doc in `ppo.rs`).
+    fn algorithm(&self) -> (&'static str, crate::drl::agents::ppo::PpoConfig) {
+        use crate::drl::agents::ppo::PpoConfig;
+        use crate::drl::env::orgym::knapsack::Variant;
+        match self {
+            OrGymFamily::Knapsack(Variant::Online) => ("ppo_discrete", PpoConfig::orgym_online()),
+            OrGymFamily::Knapsack(_) => ("ppo_discrete", PpoConfig::orgym()),
+            OrGymFamily::BinPacking(_) => ("ppo_discrete", PpoConfig::orgym_binpacking()),
+            OrGymFamily::Newsvendor => ("ppo", PpoConfig::orgym_newsvendor()),
+        }
+    }
+
+    /// The manifest's validation entry: its key and value, on 200 episodes from a seed no
+    /// training run or monitor uses.
+    fn validate(&self, run_dir: &Path) -> Result<(&'static str, serde_json::Value)> {
+        use crate::bench::orgym;
+        const SEED: u64 = 5_000_000_003;
+        Ok(match self {
+            OrGymFamily::Knapsack(variant) => {
+                let config = crate::drl::env::orgym::knapsack::KnapsackConfig::new(*variant);
+                (
+                    "validation_percent_of_reference",
+                    serde_json::to_value(orgym::validate(run_dir, &config, 200, SEED)?)?,
+                )
+            }
+            OrGymFamily::BinPacking(config) => {
+                ("validation_waste", orgym::validate_binpacking(run_dir, config, 200, SEED)?)
+            }
+            OrGymFamily::Newsvendor => {
+                ("validation_return", orgym::validate_newsvendor(run_dir, &Default::default(), 200, SEED)?)
+            }
+        })
+    }
+}
+
 /// Trains the policy in a scratch run folder under `out`, validates it against the env's
 /// reference on episodes disjoint from training's and the monitor's, and promotes the policy
 /// files to `out/<name>` with a manifest that hashes them (the registry's `drl` models).
 fn train_orgym(env: &str, steps: usize, seed: u64, out: &Path, name: &str, command: &str) -> Result<Manifest> {
-    use crate::drl::agents::ppo::PpoConfig;
-    use crate::drl::env::orgym::binpacking::BinPackingConfig;
-    use crate::drl::env::orgym::knapsack::{KnapsackConfig, Variant};
-    let knapsack = Variant::from_id(env);
-    let binpacking = BinPackingConfig::by_id(env);
-    let ids = Variant::ALL.iter().map(|v| v.id()).chain(crate::drl::env::orgym::binpacking::IDS);
-    anyhow::ensure!(knapsack.is_some() || binpacking.is_some(), "{}", crate::suggest::unknown("env", env, ids));
+    let family = OrGymFamily::of(env)?;
     let run_dir = out.join(format!(".{name}.run"));
     let _ = std::fs::remove_dir_all(&run_dir);
-    let preset = match (knapsack, &binpacking) {
-        (Some(Variant::Online), _) => PpoConfig::orgym_online(),
-        (_, Some(_)) => PpoConfig::orgym_binpacking(),
-        _ => PpoConfig::orgym(),
-    };
+    let (algorithm, preset) = family.algorithm();
     let hyperparameters = serde_json::to_value(preset)?;
     let start = Instant::now();
     let summary = crate::drl::train(&crate::drl::TrainRequest {
-        algorithm: "ppo_discrete".into(),
+        algorithm: algorithm.into(),
         env: env.into(),
         total_steps: steps,
         seed,
@@ -176,24 +225,15 @@ fn train_orgym(env: &str, steps: usize, seed: u64, out: &Path, name: &str, comma
         ..Default::default()
     })?;
     let train_s = start.elapsed().as_secs_f64();
-    let (key, validation) = match (knapsack, binpacking) {
-        (Some(variant), _) => {
-            let percent = crate::bench::orgym::validate(&run_dir, &KnapsackConfig::new(variant), 200, 5_000_000_003)?;
-            ("validation_percent_of_reference", serde_json::to_value(percent)?)
-        }
-        (_, Some(config)) => {
-            ("validation_waste", crate::bench::orgym::validate_binpacking(&run_dir, &config, 200, 5_000_000_003)?)
-        }
-        _ => unreachable!("checked above"),
-    };
+    let (key, validation) = family.validate(&run_dir)?;
     let folder = out.join(name);
     if folder.exists() {
         std::fs::remove_dir_all(&folder)?;
     }
     let registry = crate::models::ModelRegistry::empty(crate::problems::policy_loaders);
     let training = serde_json::json!({
-        "command": command, "seed": seed, "steps": steps, "algorithm": "ppo_discrete", "hyperparameters": hyperparameters,
-        "training_data": format!("{env} episodes, a fresh instance each drawn as or-gym draws them by ChaCha8 from the run's seed; evaluation seeds disjoint"),
+        "command": command, "seed": seed, "steps": steps, "algorithm": algorithm, "hyperparameters": hyperparameters,
+        "training_data": format!("{env} episodes, a fresh instance each drawn as or-gym draws it by ChaCha8 from the run's seed; evaluation seeds disjoint"),
     });
     let curve: Vec<_> = summary.evaluations.iter().map(|e| serde_json::json!([e.step, e.return_mean])).collect();
     let metrics = serde_json::json!({key: validation, "training_curve": curve, "train_s": train_s});

@@ -322,3 +322,126 @@ fn bin_packing_parameters_are_checked() {
     assert!(method.starts_with("sum_of_squares"), "{method}");
     assert_eq!(report.objective, -(repack(&report.solution, 50) as f64));
 }
+
+/// Re-plays a newsvendor answer from its economics, orders and demands alone (the order placed
+/// L steps earlier arrives, the rest expires; or-gym's reward as written) and returns the
+/// re-scored return; fails when an order breaks the inventory cap.
+fn replay_newsvendor(solution: &Value, lead: usize, max_inventory: f64) -> f64 {
+    let e = &solution["economics"];
+    let x = |k: &str| e[k].as_f64().unwrap();
+    let (p, c, h, k) = (x("price"), x("cost"), x("holding_cost"), x("lost_sales_penalty"));
+    let list =
+        |key: &str| -> Vec<f64> { solution[key].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect() };
+    let (orders, demands) = (list("orders"), list("demands"));
+    let mut total = 0.0;
+    for t in 0..orders.len() {
+        let pipeline: f64 = (t.saturating_sub(lead)..t).map(|s| orders[s]).sum();
+        assert!(orders[t] >= 0.0 && pipeline + orders[t] <= max_inventory + 1e-3, "step {t}: order over the cap");
+        let on_hand = if lead == 0 {
+            orders[t]
+        } else if t >= lead {
+            orders[t - lead]
+        } else {
+            0.0
+        };
+        let (excess, short) = ((on_hand - demands[t]).max(0.0), (demands[t] - on_hand).max(0.0));
+        total += p * on_hand.min(demands[t]) - excess * c * orders[t] - excess * h - short * k;
+    }
+    total
+}
+
+/// Every newsvendor method's answer re-plays to its return on the same demands; the optimal
+/// policy beats the others on average and its realized mean is near its expectation.
+#[test]
+fn newsvendor_solves_replay_and_the_optimum_is_best() {
+    let models = registry();
+    let problem = find("Newsvendor-v0").unwrap();
+    for body in [json!({}), json!({"lead_time": 2, "mu_max": 50}), json!({"lead_time": 0, "step_limit": 12})] {
+        let lead = body.get("lead_time").and_then(Value::as_u64).unwrap_or(5) as usize;
+        let mut totals = std::collections::BTreeMap::<&str, f64>::new();
+        let mut expected = 0.0;
+        for seed in 0..12 {
+            let mut demands = None;
+            for method in ["policy", "optimal", "critical_fractile", "zero"] {
+                let options = SolveOptions { method: Some(method.into()), seed: Some(seed), ..Default::default() };
+                let report = solve(problem, ProblemInput::Json(&body), &options, &Limits::default(), &models).unwrap();
+                let replayed = replay_newsvendor(&report.solution, lead, 4000.0);
+                let tolerance = 1e-6 * replayed.abs().max(1.0);
+                assert!(
+                    (replayed - report.objective).abs() <= tolerance,
+                    "{body} {method} seed {seed}: {replayed} vs {}",
+                    report.objective
+                );
+                let d = report.solution["demands"].clone();
+                assert_eq!(demands.get_or_insert_with(|| d.clone()), &d, "{body} {method}: the same demands");
+                *totals.entry(method).or_default() += report.objective;
+                if method == "optimal" {
+                    expected += report.solution["reference"]["expected_return"].as_f64().unwrap();
+                }
+            }
+        }
+        let optimal = totals["optimal"];
+        for (method, total) in &totals {
+            assert!(
+                *total <= optimal + 1e-6 * optimal.abs() || *method == "policy",
+                "{body}: {method} {total} beats the optimum {optimal}"
+            );
+        }
+        let spread = 0.1 * expected.abs() + 1.0;
+        assert!((optimal - expected).abs() <= spread, "{body}: realized {optimal} far from expected {expected}");
+        eprintln!("{body}: {totals:?}, optimal expected {expected:.0}");
+    }
+}
+
+/// The shipped newsvendor policy earns most of the optimal policy's return on drawn economics
+/// the training never saw (the mean over 8 seeds), each answer re-played.
+#[test]
+fn shipped_newsvendor_policy_earns_most_of_the_optimum() {
+    let models = registry();
+    if models.get("orgym-newsvendor-v0").is_none() {
+        assert!(std::env::var("CI").is_err(), "orgym-newsvendor-v0 is not in models/");
+        eprintln!("orgym-newsvendor-v0: not shipped, skipped");
+        return;
+    }
+    let problem = find("Newsvendor-v0").unwrap();
+    let (mut ours, mut optimal) = (0.0, 0.0);
+    for seed in 900_001..900_009 {
+        let options = SolveOptions { seed: Some(seed), ..Default::default() };
+        let report = solve(problem, ProblemInput::Json(&json!({})), &options, &Limits::default(), &models).unwrap();
+        assert_eq!(report.solution["method"], json!("policy orgym-newsvendor-v0"));
+        let replayed = replay_newsvendor(&report.solution, 5, 4000.0);
+        assert!((replayed - report.objective).abs() <= 1e-6 * replayed.abs().max(1.0), "seed {seed}");
+        ours += report.objective;
+        optimal += report.solution["reference"]["return"].as_f64().unwrap();
+    }
+    eprintln!("orgym-newsvendor-v0: {ours:.0} against the optimal policy's {optimal:.0}");
+    assert!(ours >= 0.8 * optimal, "orgym-newsvendor-v0: {ours} below 80% of {optimal}");
+}
+
+/// Bad newsvendor parameters are 4xx errors naming the field, before any work.
+#[test]
+fn newsvendor_parameters_are_checked() {
+    let models = registry();
+    let problem = find("Newsvendor-v0").unwrap();
+    let economics = json!({"price": 10, "cost": 4, "holding_cost": 1, "lost_sales_penalty": 2, "mean_demand": 30});
+    let mut negative = economics.clone();
+    negative["cost"] = json!(-1);
+    let mut huge = economics.clone();
+    huge["mean_demand"] = json!(1e9);
+    let cases = [
+        (json!({"lead_time": 500}), "lead_time", true),
+        (json!({"step_limit": 0}), "step_limit", false),
+        (json!({"step_limit": 10_000_000}), "step_limit", true),
+        (json!({"mu_max": -3}), "mu_max", false),
+        (json!({"instance": negative}), "instance.cost", false),
+        (json!({"instance": huge}), "instance.mean_demand", true),
+        (json!({"instance": {"price": 1}}), "instance", false),
+        (json!({"colour": 1}), "instance", false),
+    ];
+    for (body, field, too_large) in cases {
+        let error = solve(problem, ProblemInput::Json(&body), &SolveOptions::default(), &Limits::default(), &models)
+            .expect_err(&body.to_string());
+        assert_eq!(error.field(), Some(field), "{body}: {error}");
+        assert_eq!(matches!(error, ProblemError::TooLarge { .. }), too_large, "{body}: {error}");
+    }
+}

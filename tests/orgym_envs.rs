@@ -183,3 +183,41 @@ fn bin_packing_matches_or_gymnasium() {
         replay_binpacking(id);
     }
 }
+
+/// Newsvendor-v0 replays or-gymnasium's episodes on the economics and demands it drew:
+/// observations exactly, rewards to float32 rounding (under NumPy 2's promotion rules part of
+/// the reference's reward is computed in float32).
+#[test]
+fn newsvendor_matches_or_gymnasium() {
+    use rlsolver::drl::env::orgym::newsvendor::{Economics, NewsvendorConfig, NewsvendorVecEnv};
+    let path = format!("{}/tests/fixtures/orgym/Newsvendor-v0.json", env!("CARGO_MANIFEST_DIR"));
+    let data: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let episodes = data["episodes"].as_array().unwrap();
+    let (mut steps, mut clipped) = (0, 0);
+    for episode in episodes {
+        let label = format!("Newsvendor-v0 {} seed {}", episode["policy"], episode["seed"]);
+        let economics: Economics = serde_json::from_value(episode["economics"].clone()).unwrap();
+        let mut env = NewsvendorVecEnv::new(NewsvendorConfig::default(), 1);
+        env.set_economics(0, economics);
+        let initial = numbers(&episode["initial_observation"]);
+        let all: Vec<usize> = (0..initial.len()).collect();
+        same(&env.observations(), &initial, &all, &format!("{label} reset"));
+        let last = episode["steps"].as_array().unwrap().len() - 1;
+        for (t, step) in episode["steps"].as_array().unwrap().iter().enumerate() {
+            let at = format!("{label} step {t}");
+            let order = step["action"].as_f64().unwrap() as f32;
+            let room = 4000.0 - env.episode(0).pipeline.iter().sum::<f32>();
+            clipped += usize::from(order > room);
+            env.force_demand(0, step["demand"].as_u64().unwrap());
+            let batch = env.step(&[order]);
+            assert_eq!((batch.terminated[0], batch.truncated[0]), (false, t == last), "{at}");
+            let (ours, theirs) = (f64::from(batch.rewards[0]), step["reward"].as_f64().unwrap());
+            assert!((ours - theirs).abs() <= 1e-5 * theirs.abs() + 1e-3, "{at}: reward {ours} vs {theirs}");
+            let row = if t == last { &batch.final_observations } else { &batch.observations };
+            same(row, &numbers(&step["observation"]), &all, &at);
+            steps += 1;
+        }
+    }
+    assert!(episodes.len() >= 12 && clipped > 10, "the inventory clip is exercised ({clipped} clipped orders)");
+    eprintln!("Newsvendor-v0: {} episodes, {steps} steps replayed, {clipped} orders clipped", episodes.len());
+}

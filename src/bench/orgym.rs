@@ -11,6 +11,10 @@ use crate::drl::env::orgym::binpacking_reference::{
 };
 use crate::drl::env::orgym::knapsack::{KnapsackConfig, KnapsackVecEnv, Variant};
 use crate::drl::env::orgym::knapsack_reference::{best_threshold, greedy_action, online_bellman_value, rollout};
+use crate::drl::env::orgym::newsvendor::{NewsvendorConfig, NewsvendorVecEnv};
+use crate::drl::env::orgym::newsvendor_reference::{
+    critical_fractile_order, economics_of, plans as newsvendor_plans, rollout as newsvendor_rollout,
+};
 use crate::drl::env::VecEnv;
 use crate::drl::run::{load_policy_for, obs_tensor, to_vec};
 use anyhow::{Context, Result};
@@ -175,11 +179,12 @@ pub fn random_allowed(mask: &[f32], rng: &mut ChaCha8Rng) -> f32 {
     mask.iter().enumerate().filter(|(_, &m)| m > 0.5).nth(k).map_or(0.0, |(i, _)| i as f32)
 }
 
-/// Env steps per second of our batch of `b` with random allowed actions: the median of 5
+/// Env steps per second of our batch of `b` with random allowed actions (uniform on the box for
+/// a continuous one): the median of 5
 /// repeats of at least 0.3 s each.
 fn our_rate(id: &str, b: usize) -> f64 {
     let mut env = crate::drl::env::make(id, b).expect("registered env");
-    let crate::drl::env::ActionSpace::Discrete { n: actions_n } = env.action_space() else { unreachable!("discrete") };
+    let space = env.action_space();
     let dim = env.observation_dim();
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let mut obs = env.reset(1);
@@ -187,8 +192,14 @@ fn our_rate(id: &str, b: usize) -> f64 {
         .map(|_| {
             let (start, mut steps) = (Instant::now(), 0usize);
             while start.elapsed().as_secs_f64() < 0.3 {
-                let actions: Vec<f32> =
-                    obs.chunks(dim).map(|row| random_allowed(&row[..actions_n], &mut rng)).collect();
+                let actions: Vec<f32> = match &space {
+                    crate::drl::env::ActionSpace::Discrete { n } => {
+                        obs.chunks(dim).map(|row| random_allowed(&row[..*n], &mut rng)).collect()
+                    }
+                    crate::drl::env::ActionSpace::Continuous { low, high } => {
+                        (0..b).map(|_| rng.gen_range(low[0]..=high[0])).collect()
+                    }
+                };
                 obs = env.step(&actions).observations;
                 steps += b;
             }
@@ -217,7 +228,7 @@ fn throughput(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
     let header: String = config.batches.iter().map(|b| format!(" B = {b}: ours | or-gymnasium | ratio |")).collect();
     writeln!(report, "| env |{header}")?;
     writeln!(report, "|---|{}", "---|---|---|".repeat(config.batches.len()))?;
-    let ids = Variant::ALL.iter().map(|v| v.id()).chain(BIN_PACKING_IDS);
+    let ids = Variant::ALL.iter().map(|v| v.id()).chain(BIN_PACKING_IDS).chain(["Newsvendor-v0"]);
     for id in ids {
         let mut row = format!("| {id} |");
         for &b in &config.batches {
@@ -338,6 +349,112 @@ fn binpacking_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<
     Ok(())
 }
 
+/// Per-episode returns of a newsvendor policy folder (greedy: the Gaussian's mean).
+fn newsvendor_policy_returns(
+    dir: &Path,
+    env_config: &NewsvendorConfig,
+    episodes: usize,
+    seed: u64,
+) -> Result<Vec<f64>> {
+    let probe = NewsvendorVecEnv::new(env_config.clone(), 1);
+    let mut agent = load_policy_for(dir, tch::Device::Cpu, &probe)?;
+    Ok(newsvendor_rollout(env_config, episodes, seed, &mut |obs, dim, _| {
+        to_vec(&crate::drl::run::act_greedy(&mut agent, &obs_tensor(obs, dim, tch::Device::Cpu)))
+    }))
+}
+
+/// The newsvendor's references on the same episodes: the textbook critical fractile's returns,
+/// the optimal (clock-aware DP) policy's returns and its expected returns (None where an
+/// episode's demand is beyond the DP's grid).
+struct NewsvendorReferences {
+    fractile: Vec<f64>,
+    optimal: Vec<f64>,
+    expected_optimal: Vec<f64>,
+}
+
+fn newsvendor_references(env_config: &NewsvendorConfig, episodes: usize, seed: u64) -> NewsvendorReferences {
+    let fractile = newsvendor_rollout(env_config, episodes, seed, &mut |obs, dim, _| {
+        obs.chunks(dim).map(|row| critical_fractile_order(&economics_of(row)) as f32).collect()
+    });
+    let plans = newsvendor_plans(env_config, episodes, seed);
+    let optimal = newsvendor_rollout(env_config, episodes, seed, &mut |obs, dim, t| {
+        obs.chunks(dim)
+            .zip(&plans)
+            .map(|(row, plan)| plan.as_ref().map_or(0.0, |p| p.order(t, row.get(5).copied().unwrap_or(0.0))))
+            .collect()
+    });
+    let expected_optimal = plans.iter().flatten().map(|p| p.expected_return).collect();
+    NewsvendorReferences { fractile, optimal, expected_optimal }
+}
+
+/// The mean return (95% half-width) of a newsvendor policy folder on `episodes` episodes of
+/// `env_config` from `seed`, with the critical fractile's and the optimal policy's.
+pub fn validate_newsvendor(
+    dir: &Path,
+    env_config: &NewsvendorConfig,
+    episodes: usize,
+    seed: u64,
+) -> Result<serde_json::Value> {
+    let policy = newsvendor_policy_returns(dir, env_config, episodes, seed)?;
+    let references = newsvendor_references(env_config, episodes, seed);
+    Ok(serde_json::json!({
+        "policy": mean_ci(&policy), "critical_fractile": mean_ci(&references.fractile),
+        "optimal": mean_ci(&references.optimal), "optimal_expected": mean_ci(&references.expected_optimal).0,
+    }))
+}
+
+/// The newsvendor settings: the defaults, a doubled demand range, and a shorter lead time (the
+/// policy reads 5 + L columns, so it serves L = 5 only; the references run on every row).
+fn newsvendor_settings() -> Vec<(String, NewsvendorConfig)> {
+    let default = NewsvendorConfig::default();
+    let describe =
+        |c: &NewsvendorConfig| format!("L {} mu_max {} p_max {} T {}", c.lead_time, c.mu_max, c.p_max, c.step_limit);
+    [
+        default.clone(),
+        NewsvendorConfig { mu_max: 400.0, ..default.clone() },
+        NewsvendorConfig { lead_time: 2, ..default },
+    ]
+    .into_iter()
+    .map(|c| (describe(&c), c))
+    .collect()
+}
+
+fn newsvendor_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
+    let n = config.episodes;
+    writeln!(
+        report,
+        "| env | parameters | policy: return ± 95% CI | % of optimal | critical fractile | % of optimal | optimal policy (DP with the clock) | its expectation | zero orders |"
+    )?;
+    writeln!(report, "|---|---|---|---|---|---|---|---|---|")?;
+    let dir = config.models.join("orgym-newsvendor-v0");
+    for (label, env_config) in newsvendor_settings() {
+        let references = newsvendor_references(&env_config, n, EVALUATION_SEED);
+        let (optimal, optimal_ci) = mean_ci(&references.optimal);
+        let percent = |returns: &[f64]| 100.0 * mean_ci(returns).0 / optimal;
+        let policy_cells = match newsvendor_policy_returns(&dir, &env_config, n, EVALUATION_SEED) {
+            Ok(returns) => {
+                let (mean, ci) = mean_ci(&returns);
+                format!("{mean:.0} ± {ci:.0} | {:.1}", percent(&returns))
+            }
+            Err(error) => {
+                eprintln!("{}: no policy for {label} ({error:#})", dir.display());
+                "- | -".into()
+            }
+        };
+        let zero = newsvendor_rollout(&env_config, n, EVALUATION_SEED, &mut |obs, dim, _| vec![0.0; obs.len() / dim]);
+        let (fractile, fractile_ci) = mean_ci(&references.fractile);
+        writeln!(
+            report,
+            "| Newsvendor-v0 | {label} | {policy_cells} | {fractile:.0} ± {fractile_ci:.0} | {:.1} | {optimal:.0} ± {optimal_ci:.0} | {:.0} | {:.0} |",
+            percent(&references.fractile),
+            mean_ci(&references.expected_optimal).0,
+            mean_ci(&zero).0,
+        )?;
+        eprintln!("Newsvendor-v0 {label} done");
+    }
+    Ok(())
+}
+
 pub fn run_orgym(config: &OrGymBenchConfig) -> Result<String> {
     let mut report = String::new();
     writeln!(
@@ -354,6 +471,13 @@ pub fn run_orgym(config: &OrGymBenchConfig) -> Result<String> {
         config.episodes
     )?;
     binpacking_quality(config, &mut report)?;
+    writeln!(
+        report,
+        "\nNewsvendor: mean episode return over the same {} evaluation episodes per row (economics drawn per \
+         episode); the optimal policy knows the clock, the policy does not.\n",
+        config.episodes
+    )?;
+    newsvendor_quality(config, &mut report)?;
     writeln!(report, "\nEnv steps per second (random allowed actions; median of 5 repeats):\n")?;
     throughput(config, &mut report)?;
     Ok(report)

@@ -472,7 +472,7 @@ pub struct SolveContext {
 
 /// Every registered problem.
 pub fn registry() -> &'static [&'static dyn Problem] {
-    static PROBLEMS: [&dyn Problem; 26] = [
+    static PROBLEMS: [&dyn Problem; 27] = [
         &maxcut::MaxCut,
         &mimo::Mimo,
         &cs::CompressiveSensing,
@@ -499,6 +499,7 @@ pub fn registry() -> &'static [&'static dyn Problem] {
         &orgym::BIN_PACKING[3],
         &orgym::BIN_PACKING[4],
         &orgym::BIN_PACKING[5],
+        &orgym::NEWSVENDOR,
     ];
     &PROBLEMS
 }

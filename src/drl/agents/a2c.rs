@@ -48,5 +48,6 @@ pub fn discrete() -> PpoConfig {
         log_std_init: 0.0,
         sde_sample_freq: None,
         normalize_observations: false,
+        action_unit: 1.0,
     }
 }

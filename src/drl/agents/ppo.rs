@@ -52,6 +52,15 @@ pub struct PpoConfig {
     pub sde_sample_freq: Option<usize>,
     /// Running mean/std normalization of observations (the run loop applies it, clipped to +-10).
     pub normalize_observations: bool,
+    /// Continuous actions: the Gaussian's unit in env units (its samples are multiplied by
+    /// this), so that a policy whose actions are in the hundreds starts at the right scale
+    /// (action normalization; 1 for the classic tasks).
+    #[serde(default = "unit")]
+    pub action_unit: f64,
+}
+
+fn unit() -> f64 {
+    1.0
 }
 
 impl Hyperparameters for PpoConfig {
@@ -77,6 +86,7 @@ impl Hyperparameters for PpoConfig {
             ("log_std_init", Range::Finite),
             ("sde_sample_freq", Range::OptionalNonNegative),
             ("normalize_observations", Range::Flag),
+            ("action_unit", Range::Positive),
         ]
     }
 }
@@ -89,6 +99,7 @@ const STRUCTURAL: &[&str] = &[
     "log_std_init",
     "sde_sample_freq",
     "normalize_observations",
+    "action_unit",
 ];
 
 impl PpoConfig {
@@ -115,6 +126,7 @@ impl PpoConfig {
             log_std_init: 0.0,
             sde_sample_freq: None,
             normalize_observations: false,
+            action_unit: 1.0,
         }
     }
 
@@ -148,6 +160,26 @@ impl PpoConfig {
         PpoConfig { gamma: 0.995, ..PpoConfig::orgym() }
     }
 
+    /// Newsvendor-v0 (an order quantity in [0, 2000], money per step in the thousands): the
+    /// continuous preset with actions in units of 100 (a policy starts near zero orders and
+    /// moves in hundreds), normalized observations (prices, costs and the pipeline differ by
+    /// orders of magnitude), rewards scaled by 1e-3, gamma 0.99 over the 40 steps, minibatches of 256 (40 gradient
+    /// steps per 1024 env steps).
+    pub fn orgym_newsvendor() -> Self {
+        PpoConfig {
+            action_unit: 100.0,
+            normalize_observations: true,
+            reward_scale: 1e-3,
+            gamma: 0.99,
+            gae_lambda: 0.95,
+            sde_sample_freq: None,
+            rollout_steps: 256,
+            minibatch_size: Some(256),
+            learning_rate: 3e-4,
+            ..PpoConfig::ppo_continuous()
+        }
+    }
+
     /// Zoo's PPO Pendulum-v1 (4 envs x 1024 steps, gamma 0.9, 10 epochs, batch 64, gSDE redrawn
     /// every 4 steps).
     pub fn ppo_continuous() -> Self {
@@ -172,6 +204,7 @@ impl PpoConfig {
             log_std_init: 0.0,
             sde_sample_freq: Some(4),
             normalize_observations: false,
+            action_unit: 1.0,
         }
     }
 }
@@ -244,7 +277,7 @@ impl Ppo {
 
     fn log_prob_entropy(&self, obs: &Tensor, actions: &Tensor) -> (Tensor, Tensor) {
         match &self.policy {
-            Policy::Gaussian(actor) => actor.log_prob_entropy(obs, actions),
+            Policy::Gaussian(actor) => actor.log_prob_entropy(obs, &(actions / self.config.action_unit)),
             Policy::Categorical(actor) => actor.log_prob_entropy(obs, &actions.squeeze_dim(1)),
         }
     }
@@ -297,8 +330,8 @@ impl OnPolicyAgent for Ppo {
                 self.explore_calls += 1;
             }
             let actions = match (&mut self.policy, explore) {
-                (Policy::Gaussian(actor), true) => actor.sample(obs, resample, &mut self.rng),
-                (Policy::Gaussian(actor), false) => actor.mean(obs),
+                (Policy::Gaussian(actor), true) => actor.sample(obs, resample, &mut self.rng) * self.config.action_unit,
+                (Policy::Gaussian(actor), false) => actor.mean(obs) * self.config.action_unit,
                 (Policy::Categorical(actor), true) => {
                     actor.sample(obs, &mut self.rng).to_kind(Kind::Float).view([-1, 1])
                 }

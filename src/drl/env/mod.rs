@@ -108,6 +108,7 @@ pub const ENV_IDS: &[&str] = &[
     "BinPacking-v3",
     "BinPacking-v4",
     "BinPacking-v5",
+    "Newsvendor-v0",
 ];
 
 /// Builds `num_envs` copies of a native environment.
@@ -118,6 +119,7 @@ pub fn make(id: &str, num_envs: usize) -> Option<Box<dyn VecEnv>> {
         "MountainCar-v0" => Box::new(ClassicVecEnv::<mountain_car::MountainCar>::new(num_envs)),
         "MountainCarContinuous-v0" => Box::new(ClassicVecEnv::<mountain_car::MountainCarContinuous>::new(num_envs)),
         "Pendulum-v1" => Box::new(ClassicVecEnv::<pendulum::Pendulum>::new(num_envs)),
+        "Newsvendor-v0" => Box::new(orgym::newsvendor::NewsvendorVecEnv::new(Default::default(), num_envs)),
         id if id.starts_with("BinPacking-") => Box::new(orgym::binpacking::BinPackingVecEnv::by_id(id, num_envs)?),
         id => return orgym::knapsack::KnapsackVecEnv::by_id(id, num_envs).map(|e| Box::new(e) as Box<dyn VecEnv>),
     })

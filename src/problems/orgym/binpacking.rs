@@ -114,8 +114,8 @@ impl BinPackingEpisode {
         let mut at_level: Vec<Vec<usize>> = vec![Vec::new(); cap];
         loop {
             let level = (act(&obs).max(0.0) as usize).min(cap - 1);
-            let size = env.state(0).item as usize;
-            let allowed = env.state(0).allowed(self.config.bin_capacity, level);
+            let size = env.episode(0).item as usize;
+            let allowed = env.episode(0).allowed(self.config.bin_capacity, level);
             let step = env.step(&[level as f32]);
             packed.actions.push(level);
             packed.sizes.push(size as u32);

@@ -11,9 +11,9 @@
 //! action mask, `avail_actions`, the state). The reference's mask holds the bins' counts (its
 //! uint8 ones times the uint32 counts), not 0/1, with level 0 (a new bin) always 1; ours too.
 
-use super::super::{ActionSpace, ObservationLayout, StepBatch, VecEnv};
+use super::super::{ActionSpace, ObservationLayout};
 use super::knapsack::ConfigError;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
@@ -49,6 +49,20 @@ pub struct BinPackingConfig {
 impl Default for BinPackingConfig {
     fn default() -> Self {
         BinPackingConfig::by_id("BinPacking-v0").expect("v0")
+    }
+}
+
+impl super::OrGymConfig for BinPackingConfig {
+    fn observation_dim(&self) -> usize {
+        BinPackingConfig::observation_dim(self)
+    }
+
+    fn action_space(&self) -> ActionSpace {
+        ActionSpace::Discrete { n: self.action_count() }
+    }
+
+    fn layout(&self) -> ObservationLayout {
+        self.layout_of()
     }
 }
 
@@ -146,7 +160,7 @@ impl BinPackingConfig {
         self.bin_capacity as usize
     }
 
-    fn layout(&self) -> ObservationLayout {
+    fn layout_of(&self) -> ObservationLayout {
         let cap = self.bin_capacity as usize;
         // Counts in tens of bins, the item in tenths of a bin (fixed units, so a policy reads a
         // changed size mix as it reads the one it trained on).
@@ -212,7 +226,7 @@ impl BinState {
     }
 
     /// (reward, terminated, truncated).
-    fn step(&mut self, config: &BinPackingConfig, action: usize, rng: &mut ChaCha8Rng) -> (f32, bool, bool) {
+    fn apply(&mut self, config: &BinPackingConfig, action: usize, rng: &mut ChaCha8Rng) -> (f32, bool, bool) {
         let (cap, size) = (config.bin_capacity as usize, self.item as usize);
         let h = action.min(cap - 1);
         let (reward, terminated) = if h > cap - size || (h > 0 && self.levels[h] == 0) {
@@ -239,7 +253,7 @@ impl BinState {
         (reward, terminated, self.steps >= config.steps())
     }
 
-    pub fn observe(&self, config: &BinPackingConfig, out: &mut [f32]) {
+    fn fill(&self, config: &BinPackingConfig, out: &mut [f32]) {
         let cap = config.bin_capacity as usize;
         let state = if config.mask {
             let (mask, rest) = out.split_at_mut(cap);
@@ -257,94 +271,32 @@ impl BinState {
     }
 }
 
-/// A batch of bin-packing envs sharing one config; env i draws from the stream (seed, i).
-pub struct BinPackingVecEnv {
-    config: BinPackingConfig,
-    states: Vec<BinState>,
-    rngs: Vec<ChaCha8Rng>,
+/// A batch of bin-packing envs.
+pub type BinPackingVecEnv = super::OrGymVecEnv<BinState>;
+
+impl super::OrGymEpisode for BinState {
+    type Config = BinPackingConfig;
+
+    fn start(config: &BinPackingConfig, rng: &mut ChaCha8Rng) -> Self {
+        BinState::new(config, rng)
+    }
+
+    fn step(&mut self, config: &BinPackingConfig, action: f32, rng: &mut ChaCha8Rng) -> (f32, bool, bool) {
+        self.apply(config, action.max(0.0) as usize, rng)
+    }
+
+    fn observe(&self, config: &BinPackingConfig, out: &mut [f32]) {
+        self.fill(config, out)
+    }
 }
 
 impl BinPackingVecEnv {
-    /// `config` must have passed `validate`.
-    pub fn new(config: BinPackingConfig, num_envs: usize) -> Self {
-        let rngs = vec![ChaCha8Rng::seed_from_u64(0); num_envs];
-        let mut env = BinPackingVecEnv { config, states: Vec::new(), rngs };
-        env.reset(0);
-        env
-    }
-
     pub fn by_id(id: &str, num_envs: usize) -> Option<Self> {
         BinPackingConfig::by_id(id).map(|config| BinPackingVecEnv::new(config, num_envs))
     }
 
-    pub fn config(&self) -> &BinPackingConfig {
-        &self.config
-    }
-
-    pub fn state(&self, i: usize) -> &BinState {
-        &self.states[i]
-    }
-
     /// Shows an item of `size` in env i (fixture replay presents the reference's draw).
     pub fn show(&mut self, i: usize, size: u32) {
-        self.states[i].item = size;
-    }
-
-    pub fn observations(&self) -> Vec<f32> {
-        let dim = self.config.observation_dim();
-        let mut out = vec![0.0; self.states.len() * dim];
-        for (state, row) in self.states.iter().zip(out.chunks_mut(dim)) {
-            state.observe(&self.config, row);
-        }
-        out
-    }
-}
-
-impl VecEnv for BinPackingVecEnv {
-    fn num_envs(&self) -> usize {
-        self.states.len()
-    }
-
-    fn observation_dim(&self) -> usize {
-        self.config.observation_dim()
-    }
-
-    fn action_space(&self) -> ActionSpace {
-        ActionSpace::Discrete { n: self.config.action_count() }
-    }
-
-    fn layout(&self) -> ObservationLayout {
-        self.config.layout()
-    }
-
-    fn reset(&mut self, seed: u64) -> Vec<f32> {
-        self.rngs = super::env_streams(seed, self.rngs.len());
-        let config = &self.config;
-        self.states = self.rngs.iter_mut().map(|rng| BinState::new(config, rng)).collect();
-        self.observations()
-    }
-
-    fn step(&mut self, actions: &[f32]) -> StepBatch {
-        let config = &self.config;
-        super::step_batch(
-            &mut self.states,
-            &mut self.rngs,
-            actions,
-            config.observation_dim(),
-            |state, action, rng| state.step(config, action, rng),
-            |rng| BinState::new(config, rng),
-            |state, row| state.observe(config, row),
-        )
-    }
-
-    fn save_state(&self) -> anyhow::Result<serde_json::Value> {
-        Ok(serde_json::to_value((&self.states, &self.rngs))?)
-    }
-
-    fn load_state(&mut self, state: &serde_json::Value) -> anyhow::Result<()> {
-        let (states, rngs): (Vec<BinState>, Vec<ChaCha8Rng>) = serde_json::from_value(state.clone())?;
-        anyhow::ensure!(states.len() == self.states.len(), "{} envs saved, {} here", states.len(), self.states.len());
-        (self.states, self.rngs) = (states, rngs);
-        Ok(())
+        self.episode_mut(i).item = size;
     }
 }

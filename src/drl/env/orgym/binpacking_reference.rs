@@ -75,8 +75,8 @@ pub fn rollout(
     let mut finished = vec![false; episodes];
     while finished.iter().any(|f| !f) {
         let actions = act(&obs, dim);
-        let before: Vec<(u64, u64)> = (0..episodes).map(|i| (env.state(i).placed, env.state(i).bins)).collect();
-        let sizes: Vec<u64> = (0..episodes).map(|i| u64::from(env.state(i).item)).collect();
+        let before: Vec<(u64, u64)> = (0..episodes).map(|i| (env.episode(i).placed, env.episode(i).bins)).collect();
+        let sizes: Vec<u64> = (0..episodes).map(|i| u64::from(env.episode(i).item)).collect();
         let step = env.step(&actions);
         for i in 0..episodes {
             if finished[i] {
@@ -135,8 +135,10 @@ mod tests {
         // SS deltas: new bin +1 (N(2) 0 -> 1); 3 -> 5: (1 - 4) + (2 + 1) = 0; 5 -> 7: (1 - 2) + 1 = 0.
         // Ties go to the fuller bin.
         assert_eq!(sum_of_squares_action(&config, &r), 5.0);
-        // An item of 5 completes the bin at level 5: delta -1, the best.
-        assert_eq!(sum_of_squares_action(&config, &row(&config, &levels, 5)), 5.0);
+        // An item of 5: 3 -> 8 is (1 - 4) + 1 = -2, completing the bin at 5 only -1.
+        assert_eq!(sum_of_squares_action(&config, &row(&config, &levels, 5)), 3.0);
+        // With one bin at 5 alone, completing it (-1) beats a new bin (+3: N(5) 1 -> 2).
+        assert_eq!(sum_of_squares_action(&config, &row(&config, &[0, 0, 0, 0, 0, 1, 0, 0, 0, 0], 5)), 5.0);
         // Nothing fits an item of 8 but a new bin.
         assert_eq!(best_fit_action(&config, &row(&config, &levels, 8)), 0.0);
         assert_eq!(sum_of_squares_action(&config, &row(&config, &levels, 8)), 0.0);

@@ -5,8 +5,8 @@
 //! v0-v2 have no time limit: every step that does not end the episode adds at least one unit of
 //! weight.
 
-use super::super::{ActionSpace, ItemLayout, ObservationLayout, StepBatch, VecEnv};
-use rand::{Rng, SeedableRng};
+use super::super::{ActionSpace, ItemLayout, ObservationLayout};
+use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
@@ -115,6 +115,20 @@ impl Default for KnapsackConfig {
     }
 }
 
+impl super::OrGymConfig for KnapsackConfig {
+    fn observation_dim(&self) -> usize {
+        KnapsackConfig::observation_dim(self)
+    }
+
+    fn action_space(&self) -> ActionSpace {
+        ActionSpace::Discrete { n: self.action_count() }
+    }
+
+    fn layout(&self) -> ObservationLayout {
+        self.layout_of()
+    }
+}
+
 impl KnapsackConfig {
     pub fn new(variant: Variant) -> Self {
         KnapsackConfig { variant, ..KnapsackConfig::default() }
@@ -210,7 +224,7 @@ impl KnapsackConfig {
         KnapsackItems { weights, values, limits }
     }
 
-    fn layout(&self) -> ObservationLayout {
+    fn layout_of(&self) -> ObservationLayout {
         let n = self.items;
         let (cap, value, limit) = (self.capacity as f32, self.value_unit(), self.max_item_limit.max(1) as f32);
         let ones = |k: usize| std::iter::repeat_n(1.0f32, k);
@@ -252,7 +266,7 @@ impl KnapsackConfig {
 
 /// One episode in progress.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct Episode {
+pub struct Episode {
     items: KnapsackItems,
     /// Copies left (0/1 and bounded).
     left: Vec<u32>,
@@ -302,7 +316,7 @@ impl Episode {
     }
 
     /// (reward, terminated, truncated) of one action.
-    fn step(&mut self, config: &KnapsackConfig, action: usize, rng: &mut ChaCha8Rng) -> (f32, bool, bool) {
+    fn apply(&mut self, config: &KnapsackConfig, action: usize, rng: &mut ChaCha8Rng) -> (f32, bool, bool) {
         let capacity = config.capacity;
         match config.variant {
             Variant::Unbounded => {
@@ -337,7 +351,7 @@ impl Episode {
         }
     }
 
-    fn observe(&self, config: &KnapsackConfig, out: &mut [f32]) {
+    fn fill(&self, config: &KnapsackConfig, out: &mut [f32]) {
         let (n, capacity) = (config.items, config.capacity);
         let weights = &self.items.weights;
         if config.variant == Variant::Online {
@@ -371,42 +385,43 @@ impl Episode {
 }
 
 /// A batch of knapsack envs sharing one config; env i draws from the stream (seed, i).
-pub struct KnapsackVecEnv {
-    config: KnapsackConfig,
-    episodes: Vec<Episode>,
-    rngs: Vec<ChaCha8Rng>,
+/// A batch of knapsack envs.
+pub type KnapsackVecEnv = super::OrGymVecEnv<Episode>;
+
+impl super::OrGymEpisode for Episode {
+    type Config = KnapsackConfig;
+
+    fn start(config: &KnapsackConfig, rng: &mut ChaCha8Rng) -> Self {
+        Episode::new(config, rng)
+    }
+
+    fn step(&mut self, config: &KnapsackConfig, action: f32, rng: &mut ChaCha8Rng) -> (f32, bool, bool) {
+        self.apply(config, action.max(0.0) as usize, rng)
+    }
+
+    fn observe(&self, config: &KnapsackConfig, out: &mut [f32]) {
+        self.fill(config, out)
+    }
 }
 
 impl KnapsackVecEnv {
-    /// `config` must have passed `validate`.
-    pub fn new(config: KnapsackConfig, num_envs: usize) -> Self {
-        let rngs = vec![ChaCha8Rng::seed_from_u64(0); num_envs];
-        let mut env = KnapsackVecEnv { config, episodes: Vec::new(), rngs };
-        env.reset(0);
-        env
-    }
-
     /// The default env of a registered id (a fresh or-gym-distributed instance every episode).
     pub fn by_id(id: &str, num_envs: usize) -> Option<Self> {
         Variant::from_id(id).map(|v| KnapsackVecEnv::new(KnapsackConfig::new(v), num_envs))
     }
 
-    pub fn config(&self) -> &KnapsackConfig {
-        &self.config
-    }
-
     /// Env i's current instance.
     pub fn instance(&self, i: usize) -> &KnapsackItems {
-        &self.episodes[i].items
+        &self.episode(i).items
     }
 
     /// The items online env i shows in its episode from now on if it runs to its limit (the
     /// draws do not depend on the actions; for the offline optimum).
     pub fn shown_sequence(&self, i: usize) -> Vec<usize> {
-        let episode = &self.episodes[i];
-        let mut rng = self.rngs[i].clone();
+        let episode = self.episode(i);
+        let mut rng = self.stream(i).clone();
         let mut shown = vec![episode.shown];
-        for _ in episode.steps + 1..self.config.step_limit {
+        for _ in episode.steps + 1..self.config().step_limit {
             shown.push(episode.draw(&mut rng));
         }
         shown
@@ -414,69 +429,6 @@ impl KnapsackVecEnv {
 
     /// Shows item `item` in online env i (fixture replay presents the reference's draw).
     pub fn show(&mut self, i: usize, item: usize) {
-        self.episodes[i].shown = item;
-    }
-
-    pub fn observations(&self) -> Vec<f32> {
-        let dim = self.config.observation_dim();
-        let mut out = vec![0.0; self.episodes.len() * dim];
-        for (episode, row) in self.episodes.iter().zip(out.chunks_mut(dim)) {
-            episode.observe(&self.config, row);
-        }
-        out
-    }
-}
-
-impl VecEnv for KnapsackVecEnv {
-    fn num_envs(&self) -> usize {
-        self.episodes.len()
-    }
-
-    fn observation_dim(&self) -> usize {
-        self.config.observation_dim()
-    }
-
-    fn action_space(&self) -> ActionSpace {
-        ActionSpace::Discrete { n: self.config.action_count() }
-    }
-
-    fn layout(&self) -> ObservationLayout {
-        self.config.layout()
-    }
-
-    fn reset(&mut self, seed: u64) -> Vec<f32> {
-        self.rngs = super::env_streams(seed, self.rngs.len());
-        let config = &self.config;
-        self.episodes = self.rngs.iter_mut().map(|rng| Episode::new(config, rng)).collect();
-        self.observations()
-    }
-
-    fn step(&mut self, actions: &[f32]) -> StepBatch {
-        let config = &self.config;
-        super::step_batch(
-            &mut self.episodes,
-            &mut self.rngs,
-            actions,
-            config.observation_dim(),
-            |episode, action, rng| episode.step(config, action, rng),
-            |rng| Episode::new(config, rng),
-            |episode, row| episode.observe(config, row),
-        )
-    }
-
-    fn save_state(&self) -> anyhow::Result<serde_json::Value> {
-        Ok(serde_json::to_value((&self.episodes, &self.rngs))?)
-    }
-
-    fn load_state(&mut self, state: &serde_json::Value) -> anyhow::Result<()> {
-        let (episodes, rngs): (Vec<Episode>, Vec<ChaCha8Rng>) = serde_json::from_value(state.clone())?;
-        anyhow::ensure!(
-            episodes.len() == self.episodes.len(),
-            "{} envs saved, {} here",
-            episodes.len(),
-            self.episodes.len()
-        );
-        (self.episodes, self.rngs) = (episodes, rngs);
-        Ok(())
+        self.episode_mut(i).shown = item;
     }
 }

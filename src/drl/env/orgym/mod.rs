@@ -1,4 +1,4 @@
-//! OR-Gym (Hubbs et al. 2020) ported natively: the same parameters, rewards, action masks,
+//! OR-Gym (Hubbs et al. 2020) ported natively (Knapsack-v0..v3, BinPacking-v0..v5): the same parameters, rewards, action masks,
 //! termination and time limits as or-gymnasium 0.1.0 (tests replay trajectories recorded from it,
 //! tests/fixtures/orgym/record.py), vectorized, with explicit seeds.
 //!
@@ -12,6 +12,10 @@
 //! - Knapsack-v3's 50-item limit: or-gym ends the episode (`done`), or-gymnasium truncates it
 //!   (`truncated`, both flags can be set). We follow or-gymnasium, as Gymnasium's contract does.
 //! - Observation dtypes (float vs int32/uint8): the values are the same; ours are f32.
+//! - BinPacking's `mask`: or-gymnasium builds every bin-packing env unmasked (the plain state)
+//!   and ignores env_config; or-gym takes `mask: True`. Ours default to the masked observation
+//!   (the policies need it) and take `mask: false` for or-gymnasium's exactly; the fixtures
+//!   replay both.
 //!
 //! Observations are the reference's `Dict` flattened as `gymnasium.spaces.flatten` does (keys
 //! sorted: `action_mask`, `avail_actions`, `state`), and `VecEnv::layout` says where the mask
@@ -21,77 +25,167 @@ pub mod binpacking;
 pub mod binpacking_reference;
 pub mod knapsack;
 pub mod knapsack_reference;
+pub mod newsvendor;
+pub mod newsvendor_reference;
 
-use super::StepBatch;
+use super::{ActionSpace, ObservationLayout, StepBatch, VecEnv};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
+use serde::{de::DeserializeOwned, Serialize};
 
 /// Envs per rayon task: below twice this a batch is stepped on one thread.
 const PARALLEL_CHUNK: usize = 256;
 
-/// One generator per env of a batch reset with `seed`: env i draws from the stream (seed, i).
-pub(crate) fn env_streams(seed: u64, b: usize) -> Vec<ChaCha8Rng> {
-    (0..b as u64)
-        .map(|i| {
-            let mut rng = ChaCha8Rng::seed_from_u64(seed);
-            rng.set_stream(i);
-            rng
-        })
-        .collect()
+/// An env's parameters as the batch needs them.
+pub trait OrGymConfig: Clone + Send + Sync {
+    fn observation_dim(&self) -> usize;
+    fn action_space(&self) -> ActionSpace;
+    fn layout(&self) -> ObservationLayout;
 }
 
-/// Steps every env of a batch with its action: `step` gives (reward, terminated, truncated);
-/// an env that finished writes its last observation to `final_observations` and starts its
-/// next episode by `restart` (auto-reset).
-pub(crate) fn step_batch<S: Send>(
-    states: &mut [S],
-    rngs: &mut [ChaCha8Rng],
-    actions: &[f32],
-    dim: usize,
-    step: impl Fn(&mut S, usize, &mut ChaCha8Rng) -> (f32, bool, bool) + Sync,
-    restart: impl Fn(&mut ChaCha8Rng) -> S + Sync,
-    observe: impl Fn(&S, &mut [f32]) + Sync,
-) -> StepBatch {
-    let b = states.len();
-    let mut observations = vec![0.0; b * dim];
-    let mut final_observations = vec![0.0; b * dim];
-    let mut outcomes = vec![(0.0f32, false, false); b];
-    let step_row = |(((((state, rng), action), row), final_row), outcome): RowRefs<'_, S>| {
-        let (reward, terminated, truncated) = step(state, action.max(0.0) as usize, rng);
-        if terminated || truncated {
-            observe(state, final_row);
-            *state = restart(rng);
-        }
-        observe(state, row);
-        *outcome = (reward, terminated, truncated);
-    };
-    if b < 2 * PARALLEL_CHUNK {
-        states
-            .iter_mut()
-            .zip(rngs.iter_mut())
-            .zip(actions)
-            .zip(observations.chunks_mut(dim))
-            .zip(final_observations.chunks_mut(dim))
-            .zip(outcomes.iter_mut())
-            .for_each(step_row);
-    } else {
-        states
-            .par_iter_mut()
-            .zip(rngs.par_iter_mut())
-            .zip(actions.par_iter())
-            .zip(observations.par_chunks_mut(dim))
-            .zip(final_observations.par_chunks_mut(dim))
-            .zip(outcomes.par_iter_mut())
-            .with_min_len(PARALLEL_CHUNK)
-            .for_each(step_row);
+/// One env's episode in progress: how it starts, steps and shows itself.
+pub trait OrGymEpisode: Clone + Send + Serialize + DeserializeOwned {
+    type Config: OrGymConfig;
+    fn start(config: &Self::Config, rng: &mut ChaCha8Rng) -> Self;
+    /// (reward, terminated, truncated) of one action (a discrete env reads the index as f32).
+    fn step(&mut self, config: &Self::Config, action: f32, rng: &mut ChaCha8Rng) -> (f32, bool, bool);
+    fn observe(&self, config: &Self::Config, out: &mut [f32]);
+}
+
+/// A batch of one OR-Gym env sharing a config; env i draws from the stream (seed, i).
+pub struct OrGymVecEnv<E: OrGymEpisode> {
+    config: E::Config,
+    episodes: Vec<E>,
+    rngs: Vec<ChaCha8Rng>,
+}
+
+impl<E: OrGymEpisode> OrGymVecEnv<E> {
+    /// `config` must have passed its `validate`.
+    pub fn new(config: E::Config, num_envs: usize) -> Self {
+        let mut env = OrGymVecEnv { config, episodes: Vec::new(), rngs: vec![ChaCha8Rng::seed_from_u64(0); num_envs] };
+        env.reset(0);
+        env
     }
-    StepBatch {
-        observations,
-        rewards: outcomes.iter().map(|o| o.0).collect(),
-        terminated: outcomes.iter().map(|o| o.1).collect(),
-        truncated: outcomes.iter().map(|o| o.2).collect(),
-        final_observations,
+
+    pub fn config(&self) -> &E::Config {
+        &self.config
+    }
+
+    /// Env i's episode.
+    pub fn episode(&self, i: usize) -> &E {
+        &self.episodes[i]
+    }
+
+    /// Env i's episode, to present a reference's draw (fixture replay).
+    pub fn episode_mut(&mut self, i: usize) -> &mut E {
+        &mut self.episodes[i]
+    }
+
+    /// Env i's random stream (its next draws).
+    pub fn stream(&self, i: usize) -> &ChaCha8Rng {
+        &self.rngs[i]
+    }
+
+    pub fn observations(&self) -> Vec<f32> {
+        let dim = self.config.observation_dim();
+        let mut out = vec![0.0; self.episodes.len() * dim];
+        for (episode, row) in self.episodes.iter().zip(out.chunks_mut(dim)) {
+            episode.observe(&self.config, row);
+        }
+        out
+    }
+}
+
+impl<E: OrGymEpisode> VecEnv for OrGymVecEnv<E> {
+    fn num_envs(&self) -> usize {
+        self.episodes.len()
+    }
+
+    fn observation_dim(&self) -> usize {
+        self.config.observation_dim()
+    }
+
+    fn action_space(&self) -> ActionSpace {
+        self.config.action_space()
+    }
+
+    fn layout(&self) -> ObservationLayout {
+        self.config.layout()
+    }
+
+    fn reset(&mut self, seed: u64) -> Vec<f32> {
+        self.rngs = (0..self.rngs.len() as u64)
+            .map(|i| {
+                let mut rng = ChaCha8Rng::seed_from_u64(seed);
+                rng.set_stream(i);
+                rng
+            })
+            .collect();
+        let config = &self.config;
+        self.episodes = self.rngs.iter_mut().map(|rng| E::start(config, rng)).collect();
+        self.observations()
+    }
+
+    /// Every env steps with its action; one that finished writes its last observation to
+    /// `final_observations` and starts its next episode (auto-reset).
+    fn step(&mut self, actions: &[f32]) -> StepBatch {
+        let (b, dim, config) = (self.episodes.len(), self.config.observation_dim(), &self.config);
+        let mut observations = vec![0.0; b * dim];
+        let mut final_observations = vec![0.0; b * dim];
+        let mut outcomes = vec![(0.0f32, false, false); b];
+        let step_row = |(((((episode, rng), action), row), final_row), outcome): RowRefs<'_, E>| {
+            let (reward, terminated, truncated) = episode.step(config, *action, rng);
+            if terminated || truncated {
+                episode.observe(config, final_row);
+                *episode = E::start(config, rng);
+            }
+            episode.observe(config, row);
+            *outcome = (reward, terminated, truncated);
+        };
+        if b < 2 * PARALLEL_CHUNK {
+            self.episodes
+                .iter_mut()
+                .zip(self.rngs.iter_mut())
+                .zip(actions)
+                .zip(observations.chunks_mut(dim))
+                .zip(final_observations.chunks_mut(dim))
+                .zip(outcomes.iter_mut())
+                .for_each(step_row);
+        } else {
+            self.episodes
+                .par_iter_mut()
+                .zip(self.rngs.par_iter_mut())
+                .zip(actions.par_iter())
+                .zip(observations.par_chunks_mut(dim))
+                .zip(final_observations.par_chunks_mut(dim))
+                .zip(outcomes.par_iter_mut())
+                .with_min_len(PARALLEL_CHUNK)
+                .for_each(step_row);
+        }
+        StepBatch {
+            observations,
+            rewards: outcomes.iter().map(|o| o.0).collect(),
+            terminated: outcomes.iter().map(|o| o.1).collect(),
+            truncated: outcomes.iter().map(|o| o.2).collect(),
+            final_observations,
+        }
+    }
+
+    fn save_state(&self) -> anyhow::Result<serde_json::Value> {
+        Ok(serde_json::to_value((&self.episodes, &self.rngs))?)
+    }
+
+    fn load_state(&mut self, state: &serde_json::Value) -> anyhow::Result<()> {
+        let (episodes, rngs): (Vec<E>, Vec<ChaCha8Rng>) = serde_json::from_value(state.clone())?;
+        anyhow::ensure!(
+            episodes.len() == self.episodes.len(),
+            "{} envs saved, {} here",
+            episodes.len(),
+            self.episodes.len()
+        );
+        (self.episodes, self.rngs) = (episodes, rngs);
+        Ok(())
     }
 }
 
