@@ -150,6 +150,7 @@ enum OrGymFamily {
     Knapsack(crate::drl::env::orgym::knapsack::Variant),
     BinPacking(crate::drl::env::orgym::binpacking::BinPackingConfig),
     Newsvendor,
+    Inventory(crate::drl::env::orgym::inventory::InventoryConfig),
 }
 
 impl OrGymFamily {
@@ -164,7 +165,11 @@ impl OrGymFamily {
         if env == "Newsvendor-v0" {
             return Ok(OrGymFamily::Newsvendor);
         }
-        let ids = Variant::ALL.iter().map(|v| v.id()).chain(binpacking::IDS).chain(["Newsvendor-v0"]);
+        if let Some(config) = crate::drl::env::orgym::inventory::InventoryConfig::by_id(env) {
+            return Ok(OrGymFamily::Inventory(config));
+        }
+        let inventory = crate::drl::env::orgym::inventory::IDS.map(|(id, _)| id);
+        let ids = Variant::ALL.iter().map(|v| v.id()).chain(binpacking::IDS).chain(["Newsvendor-v0"]).chain(inventory);
         anyhow::bail!("{}", crate::suggest::unknown("env", env, ids))
     }
 
@@ -177,6 +182,7 @@ impl OrGymFamily {
             OrGymFamily::Knapsack(_) => ("ppo_discrete", PpoConfig::orgym()),
             OrGymFamily::BinPacking(_) => ("ppo_discrete", PpoConfig::orgym_binpacking()),
             OrGymFamily::Newsvendor => ("ppo", PpoConfig::orgym_newsvendor()),
+            OrGymFamily::Inventory(_) => ("ppo", PpoConfig::orgym_inventory()),
         }
     }
 
@@ -198,6 +204,9 @@ impl OrGymFamily {
             }
             OrGymFamily::Newsvendor => {
                 ("validation_return", orgym::validate_newsvendor(run_dir, &Default::default(), 200, SEED)?)
+            }
+            OrGymFamily::Inventory(config) => {
+                ("validation_return", orgym::validate_inventory(run_dir, config, 200, SEED)?)
             }
         })
     }

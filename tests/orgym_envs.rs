@@ -221,3 +221,39 @@ fn newsvendor_matches_or_gymnasium() {
     assert!(episodes.len() >= 12 && clipped > 10, "the inventory clip is exercised ({clipped} clipped orders)");
     eprintln!("Newsvendor-v0: {} episodes, {steps} steps replayed, {clipped} orders clipped", episodes.len());
 }
+
+/// InvManagement-v0 (backlog) and -v1 (lost sales) replay or-gymnasium's episodes on the
+/// demands it drew: observations exactly, rewards to rounding (the same float64 terms, summed
+/// in another order).
+#[test]
+fn inventory_management_matches_or_gymnasium() {
+    use rlsolver::drl::env::orgym::inventory::{InventoryConfig, InventoryVecEnv, IDS};
+    for (id, _) in IDS {
+        let path = format!("{}/tests/fixtures/orgym/{id}.json", env!("CARGO_MANIFEST_DIR"));
+        let data: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let episodes = data["episodes"].as_array().unwrap();
+        let mut steps = 0;
+        for episode in episodes {
+            let label = format!("{id} {} seed {}", episode["policy"], episode["seed"]);
+            let mut env = InventoryVecEnv::new(InventoryConfig::by_id(id).unwrap(), 1);
+            let initial = numbers(&episode["initial_observation"]);
+            let all: Vec<usize> = (0..initial.len()).collect();
+            same(&env.observations(), &initial, &all, &format!("{label} reset"));
+            let last = episode["steps"].as_array().unwrap().len() - 1;
+            for (t, step) in episode["steps"].as_array().unwrap().iter().enumerate() {
+                let at = format!("{label} step {t}");
+                let action: Vec<f32> = numbers(&step["action"]).iter().map(|&a| a as f32).collect();
+                env.episode_mut(0).force_demand(step["demand"].as_u64().unwrap());
+                let batch = env.step(&action);
+                assert_eq!((batch.terminated[0], batch.truncated[0]), (false, t == last), "{at}");
+                let (ours, theirs) = (f64::from(batch.rewards[0]), step["reward"].as_f64().unwrap());
+                assert!((ours - theirs).abs() <= 1e-6 * theirs.abs() + 1e-4, "{at}: reward {ours} vs {theirs}");
+                let row = if t == last { &batch.final_observations } else { &batch.observations };
+                same(row, &numbers(&step["observation"]), &all, &at);
+                steps += 1;
+            }
+        }
+        assert!(episodes.len() >= 9, "{id}: episodes recorded");
+        eprintln!("{id}: {} episodes, {steps} steps replayed", episodes.len());
+    }
+}

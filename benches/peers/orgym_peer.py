@@ -1,6 +1,6 @@
 """or-gymnasium's side of `rlsolver bench orgym`: env steps per second of Knapsack-v0..v3 and
 BinPacking-v0..v5 with
-(Newsvendor-v0: uniform orders on its box)
+(Newsvendor-v0, InvManagement-v0/v1: uniform orders on their boxes)
 uniformly random allowed actions, one env (B = 1) and gymnasium's SyncVectorEnv of B envs.
 Prints {env id: {B: steps per second}} as JSON (median of 3 repeats of at least 0.3 s each).
 
@@ -14,6 +14,7 @@ import time
 import gymnasium as gym
 import numpy as np
 from or_gymnasium.envs import binpacking as bp
+from or_gymnasium.envs.inventory_management import InvManagementBacklogEnv, InvManagementLostSalesEnv
 from or_gymnasium.envs.newsvendor import NewsvendorEnv
 from or_gymnasium.envs.knapsack import BinaryKnapsackEnv, BoundedKnapsackEnv, KnapsackEnv, OnlineKnapsackEnv
 
@@ -42,6 +43,8 @@ ENVS = {
     "BinPacking-v4": masked(bp.BinPackingBW0),
     "BinPacking-v5": masked(bp.BinPackingBW1),
     "Newsvendor-v0": NewsvendorEnv,
+    "InvManagement-v0": InvManagementBacklogEnv,
+    "InvManagement-v1": InvManagementLostSalesEnv,
 }
 
 
@@ -52,19 +55,20 @@ def random_allowed(mask, rng):
 
 
 def rate(make, b, rng):
-    continuous = make is NewsvendorEnv
+    continuous = make in (NewsvendorEnv, InvManagementBacklogEnv, InvManagementLostSalesEnv)
     if b == 1:
         env = make()
         obs, _ = env.reset(seed=1)
         if continuous:
-            step = lambda obs: env.step(rng.uniform(0, 2000, size=1).astype(np.float32))
+            step = lambda obs: env.step(rng.uniform(env.action_space.low, env.action_space.high))
         else:
             step = lambda obs: env.step(int(random_allowed(obs["action_mask"], rng)))
     else:
         env = gym.vector.SyncVectorEnv([make for _ in range(b)])
         obs, _ = env.reset(seed=1)
         if continuous:
-            step = lambda obs: env.step(rng.uniform(0, 2000, size=(b, 1)).astype(np.float32))
+            space = env.single_action_space
+            step = lambda obs: env.step(rng.uniform(space.low, space.high, size=(b,) + space.shape))
         else:
             step = lambda obs: env.step(random_allowed(obs["action_mask"], rng))
     rates = []

@@ -9,6 +9,8 @@ use crate::drl::env::orgym::binpacking::{BinPackingConfig, BinPackingVecEnv, IDS
 use crate::drl::env::orgym::binpacking_reference::{
     allowed_levels, best_fit_action, rollout as binpacking_rollout, sum_of_squares_action, Packing,
 };
+use crate::drl::env::orgym::inventory::{InventoryConfig, InventoryVecEnv, IDS as INVENTORY_IDS};
+use crate::drl::env::orgym::inventory_reference::{base_stock_action, best_base_stock, rollout as inventory_rollout};
 use crate::drl::env::orgym::knapsack::{KnapsackConfig, KnapsackVecEnv, Variant};
 use crate::drl::env::orgym::knapsack_reference::{best_threshold, greedy_action, online_bellman_value, rollout};
 use crate::drl::env::orgym::newsvendor::{NewsvendorConfig, NewsvendorVecEnv};
@@ -196,9 +198,9 @@ fn our_rate(id: &str, b: usize) -> f64 {
                     crate::drl::env::ActionSpace::Discrete { n } => {
                         obs.chunks(dim).map(|row| random_allowed(&row[..*n], &mut rng)).collect()
                     }
-                    crate::drl::env::ActionSpace::Continuous { low, high } => {
-                        (0..b).map(|_| rng.gen_range(low[0]..=high[0])).collect()
-                    }
+                    crate::drl::env::ActionSpace::Continuous { low, high } => (0..b)
+                        .flat_map(|_| low.iter().zip(high).map(|(&l, &h)| rng.gen_range(l..=h)).collect::<Vec<_>>())
+                        .collect(),
                 };
                 obs = env.step(&actions).observations;
                 steps += b;
@@ -228,7 +230,8 @@ fn throughput(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
     let header: String = config.batches.iter().map(|b| format!(" B = {b}: ours | or-gymnasium | ratio |")).collect();
     writeln!(report, "| env |{header}")?;
     writeln!(report, "|---|{}", "---|---|---|".repeat(config.batches.len()))?;
-    let ids = Variant::ALL.iter().map(|v| v.id()).chain(BIN_PACKING_IDS).chain(["Newsvendor-v0"]);
+    let inventory = INVENTORY_IDS.map(|(id, _)| id);
+    let ids = Variant::ALL.iter().map(|v| v.id()).chain(BIN_PACKING_IDS).chain(["Newsvendor-v0"]).chain(inventory);
     for id in ids {
         let mut row = format!("| {id} |");
         for &b in &config.batches {
@@ -455,6 +458,90 @@ fn newsvendor_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<
     Ok(())
 }
 
+/// Per-episode returns of an inventory policy folder (greedy: the Gaussian's mean).
+fn inventory_policy_returns(dir: &Path, env_config: &InventoryConfig, episodes: usize, seed: u64) -> Result<Vec<f64>> {
+    let probe = InventoryVecEnv::new(env_config.clone(), 1);
+    let mut agent = load_policy_for(dir, tch::Device::Cpu, &probe)?;
+    Ok(inventory_rollout(env_config, episodes, seed, &mut |_, obs, dim| {
+        to_vec(&crate::drl::run::act_greedy(&mut agent, &obs_tensor(obs, dim, tch::Device::Cpu)))
+    }))
+}
+
+/// The best base-stock levels (tuned on `TUNING_SEED`'s episodes) and their returns on the
+/// evaluation episodes.
+fn inventory_base_stock(env_config: &InventoryConfig, episodes: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
+    let (levels, _) = best_base_stock(env_config, 200, TUNING_SEED);
+    let returns = inventory_rollout(env_config, episodes, seed, &mut |env, _, _| {
+        (0..env.num_envs()).flat_map(|i| base_stock_action(env_config, env.episode(i), &levels)).collect()
+    });
+    (levels, returns)
+}
+
+/// The mean return (95% half-width) of an inventory policy folder on `episodes` episodes of
+/// `env_config` from `seed`, with the best base-stock policy's.
+pub fn validate_inventory(
+    dir: &Path,
+    env_config: &InventoryConfig,
+    episodes: usize,
+    seed: u64,
+) -> Result<serde_json::Value> {
+    let policy = inventory_policy_returns(dir, env_config, episodes, seed)?;
+    let (levels, base_stock) = inventory_base_stock(env_config, episodes, seed);
+    Ok(serde_json::json!({"policy": mean_ci(&policy), "base_stock": mean_ci(&base_stock), "base_stock_levels": levels}))
+}
+
+/// The inventory settings: the defaults, then a higher demand rate and shorter lead times.
+fn inventory_settings(id: &str) -> Vec<(String, InventoryConfig)> {
+    let default = InventoryConfig::by_id(id).expect("registered id");
+    let describe = |c: &InventoryConfig| format!("mu {} L {:?} c {:?}", c.mean_demand, c.lead_time, c.capacity);
+    [
+        default.clone(),
+        InventoryConfig { mean_demand: 30.0, ..default.clone() },
+        InventoryConfig { lead_time: vec![2, 4, 10], ..default },
+    ]
+    .into_iter()
+    .map(|c| (describe(&c), c))
+    .collect()
+}
+
+fn inventory_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
+    let n = config.episodes;
+    writeln!(
+        report,
+        "| env | parameters | policy: return ± 95% CI | best base stock (levels) | policy / base stock | zero orders |"
+    )?;
+    writeln!(report, "|---|---|---|---|---|---|")?;
+    for (id, _) in INVENTORY_IDS {
+        let dir = config.models.join(format!("orgym-{}", id.to_lowercase()));
+        for (label, env_config) in inventory_settings(id) {
+            let (levels, base_stock) = inventory_base_stock(&env_config, n, EVALUATION_SEED);
+            let (bs, bs_ci) = mean_ci(&base_stock);
+            let (policy_cell, ratio) = match inventory_policy_returns(&dir, &env_config, n, EVALUATION_SEED) {
+                Ok(returns) => {
+                    let (mean, ci) = mean_ci(&returns);
+                    (format!("{mean:.1} ± {ci:.1}"), format!("{:.3}", mean / bs))
+                }
+                Err(error) => {
+                    eprintln!("{}: no policy for {label} ({error:#})", dir.display());
+                    ("-".into(), "-".into())
+                }
+            };
+            let zero = inventory_rollout(&env_config, n, EVALUATION_SEED, &mut |env, _, _| {
+                vec![0.0; env.num_envs() * env_config.stages()]
+            });
+            let levels: Vec<String> = levels.iter().map(|z| format!("{z:.0}")).collect();
+            writeln!(
+                report,
+                "| {id} | {label} | {policy_cell} | {bs:.1} ± {bs_ci:.1} ({}) | {ratio} | {:.1} |",
+                levels.join(", "),
+                mean_ci(&zero).0
+            )?;
+            eprintln!("{id} {label} done");
+        }
+    }
+    Ok(())
+}
+
 pub fn run_orgym(config: &OrGymBenchConfig) -> Result<String> {
     let mut report = String::new();
     writeln!(
@@ -478,6 +565,13 @@ pub fn run_orgym(config: &OrGymBenchConfig) -> Result<String> {
         config.episodes
     )?;
     newsvendor_quality(config, &mut report)?;
+    writeln!(
+        report,
+        "\nInventory management: mean discounted episode return over the same {} evaluation episodes per row; \
+         base-stock levels tuned by pattern search on 200 other episodes. The shrinking-horizon LP is not built.\n",
+        config.episodes
+    )?;
+    inventory_quality(config, &mut report)?;
     writeln!(report, "\nEnv steps per second (random allowed actions; median of 5 repeats):\n")?;
     throughput(config, &mut report)?;
     Ok(report)

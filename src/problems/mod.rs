@@ -472,7 +472,7 @@ pub struct SolveContext {
 
 /// Every registered problem.
 pub fn registry() -> &'static [&'static dyn Problem] {
-    static PROBLEMS: [&dyn Problem; 27] = [
+    static PROBLEMS: [&dyn Problem; 29] = [
         &maxcut::MaxCut,
         &mimo::Mimo,
         &cs::CompressiveSensing,
@@ -500,6 +500,8 @@ pub fn registry() -> &'static [&'static dyn Problem] {
         &orgym::BIN_PACKING[4],
         &orgym::BIN_PACKING[5],
         &orgym::NEWSVENDOR,
+        &orgym::INVENTORY[0],
+        &orgym::INVENTORY[1],
     ];
     &PROBLEMS
 }

@@ -163,8 +163,8 @@ impl PpoConfig {
     /// Newsvendor-v0 (an order quantity in [0, 2000], money per step in the thousands): the
     /// continuous preset with actions in units of 100 (a policy starts near zero orders and
     /// moves in hundreds), normalized observations (prices, costs and the pipeline differ by
-    /// orders of magnitude), rewards scaled by 1e-3, gamma 0.99 over the 40 steps, minibatches of 256 (40 gradient
-    /// steps per 1024 env steps).
+    /// orders of magnitude), rewards scaled by 1e-3, gamma 0.99 over the 40 steps. 200k steps: 62% of the
+    /// optimal policy's return on validation episodes; 1M steps (minibatches of 256): 56%.
     pub fn orgym_newsvendor() -> Self {
         PpoConfig {
             action_unit: 100.0,
@@ -174,10 +174,16 @@ impl PpoConfig {
             gae_lambda: 0.95,
             sde_sample_freq: None,
             rollout_steps: 256,
-            minibatch_size: Some(256),
             learning_rate: 3e-4,
             ..PpoConfig::ppo_continuous()
         }
+    }
+
+    /// InvManagement-v0/v1 (an order per stage, tens of units; profits of a few units of money
+    /// per period): the newsvendor's preset with actions in units of 20 (the mean demand),
+    /// rewards scaled by 0.1 and gamma 0.97 (the env's own discount).
+    pub fn orgym_inventory() -> Self {
+        PpoConfig { action_unit: 20.0, reward_scale: 0.1, gamma: 0.97, ..PpoConfig::orgym_newsvendor() }
     }
 
     /// Zoo's PPO Pendulum-v1 (4 envs x 1024 steps, gamma 0.9, 10 epochs, batch 64, gSDE redrawn

@@ -109,6 +109,8 @@ pub const ENV_IDS: &[&str] = &[
     "BinPacking-v4",
     "BinPacking-v5",
     "Newsvendor-v0",
+    "InvManagement-v0",
+    "InvManagement-v1",
 ];
 
 /// Builds `num_envs` copies of a native environment.
@@ -120,6 +122,9 @@ pub fn make(id: &str, num_envs: usize) -> Option<Box<dyn VecEnv>> {
         "MountainCarContinuous-v0" => Box::new(ClassicVecEnv::<mountain_car::MountainCarContinuous>::new(num_envs)),
         "Pendulum-v1" => Box::new(ClassicVecEnv::<pendulum::Pendulum>::new(num_envs)),
         "Newsvendor-v0" => Box::new(orgym::newsvendor::NewsvendorVecEnv::new(Default::default(), num_envs)),
+        id if id.starts_with("InvManagement-") => {
+            Box::new(orgym::inventory::InventoryVecEnv::new(orgym::inventory::InventoryConfig::by_id(id)?, num_envs))
+        }
         id if id.starts_with("BinPacking-") => Box::new(orgym::binpacking::BinPackingVecEnv::by_id(id, num_envs)?),
         id => return orgym::knapsack::KnapsackVecEnv::by_id(id, num_envs).map(|e| Box::new(e) as Box<dyn VecEnv>),
     })

@@ -5,10 +5,12 @@
 //! this one holds what they share: reading the parameters and choosing the policy.
 
 pub mod binpacking;
+pub mod inventory;
 pub mod knapsack;
 pub mod newsvendor;
 
 pub use binpacking::{OrGymBinPacking, BIN_PACKING};
+pub use inventory::{OrGymInventory, INVENTORY};
 pub use knapsack::{OrGymKnapsack, KNAPSACK_V0, KNAPSACK_V1, KNAPSACK_V2, KNAPSACK_V3};
 pub use newsvendor::{OrGymNewsvendor, NEWSVENDOR};
 

@@ -281,8 +281,8 @@ impl super::OrGymEpisode for BinState {
         BinState::new(config, rng)
     }
 
-    fn step(&mut self, config: &BinPackingConfig, action: f32, rng: &mut ChaCha8Rng) -> (f32, bool, bool) {
-        self.apply(config, action.max(0.0) as usize, rng)
+    fn step(&mut self, config: &BinPackingConfig, action: &[f32], rng: &mut ChaCha8Rng) -> (f32, bool, bool) {
+        self.apply(config, action[0].max(0.0) as usize, rng)
     }
 
     fn observe(&self, config: &BinPackingConfig, out: &mut [f32]) {

@@ -23,6 +23,8 @@
 
 pub mod binpacking;
 pub mod binpacking_reference;
+pub mod inventory;
+pub mod inventory_reference;
 pub mod knapsack;
 pub mod knapsack_reference;
 pub mod newsvendor;
@@ -48,8 +50,8 @@ pub trait OrGymConfig: Clone + Send + Sync {
 pub trait OrGymEpisode: Clone + Send + Serialize + DeserializeOwned {
     type Config: OrGymConfig;
     fn start(config: &Self::Config, rng: &mut ChaCha8Rng) -> Self;
-    /// (reward, terminated, truncated) of one action (a discrete env reads the index as f32).
-    fn step(&mut self, config: &Self::Config, action: f32, rng: &mut ChaCha8Rng) -> (f32, bool, bool);
+    /// (reward, terminated, truncated) of one action row (a discrete env's index as f32).
+    fn step(&mut self, config: &Self::Config, action: &[f32], rng: &mut ChaCha8Rng) -> (f32, bool, bool);
     fn observe(&self, config: &Self::Config, out: &mut [f32]);
 }
 
@@ -131,11 +133,12 @@ impl<E: OrGymEpisode> VecEnv for OrGymVecEnv<E> {
     /// `final_observations` and starts its next episode (auto-reset).
     fn step(&mut self, actions: &[f32]) -> StepBatch {
         let (b, dim, config) = (self.episodes.len(), self.config.observation_dim(), &self.config);
+        let width = config.action_space().width();
         let mut observations = vec![0.0; b * dim];
         let mut final_observations = vec![0.0; b * dim];
         let mut outcomes = vec![(0.0f32, false, false); b];
         let step_row = |(((((episode, rng), action), row), final_row), outcome): RowRefs<'_, E>| {
-            let (reward, terminated, truncated) = episode.step(config, *action, rng);
+            let (reward, terminated, truncated) = episode.step(config, action, rng);
             if terminated || truncated {
                 episode.observe(config, final_row);
                 *episode = E::start(config, rng);
@@ -147,7 +150,7 @@ impl<E: OrGymEpisode> VecEnv for OrGymVecEnv<E> {
             self.episodes
                 .iter_mut()
                 .zip(self.rngs.iter_mut())
-                .zip(actions)
+                .zip(actions.chunks(width))
                 .zip(observations.chunks_mut(dim))
                 .zip(final_observations.chunks_mut(dim))
                 .zip(outcomes.iter_mut())
@@ -156,7 +159,7 @@ impl<E: OrGymEpisode> VecEnv for OrGymVecEnv<E> {
             self.episodes
                 .par_iter_mut()
                 .zip(self.rngs.par_iter_mut())
-                .zip(actions.par_iter())
+                .zip(actions.par_chunks(width))
                 .zip(observations.par_chunks_mut(dim))
                 .zip(final_observations.par_chunks_mut(dim))
                 .zip(outcomes.par_iter_mut())
@@ -191,4 +194,4 @@ impl<E: OrGymEpisode> VecEnv for OrGymVecEnv<E> {
 
 /// One env's pieces as the step loop zips them.
 type RowRefs<'a, S> =
-    (((((&'a mut S, &'a mut ChaCha8Rng), &'a f32), &'a mut [f32]), &'a mut [f32]), &'a mut (f32, bool, bool));
+    (((((&'a mut S, &'a mut ChaCha8Rng), &'a [f32]), &'a mut [f32]), &'a mut [f32]), &'a mut (f32, bool, bool));

@@ -234,8 +234,8 @@ impl super::OrGymEpisode for Shop {
         Shop::new(config, rng)
     }
 
-    fn step(&mut self, config: &NewsvendorConfig, order: f32, rng: &mut ChaCha8Rng) -> (f32, bool, bool) {
-        let period = self.step_period(config, order, rng);
+    fn step(&mut self, config: &NewsvendorConfig, order: &[f32], rng: &mut ChaCha8Rng) -> (f32, bool, bool) {
+        let period = self.step_period(config, order[0], rng);
         (period.reward as f32, false, self.steps >= config.step_limit)
     }
 

@@ -1,0 +1,182 @@
+//! InvManagement-v0 (backlog) and -v1 (lost sales) as solve endpoints: the env's parameters
+//! (the id's defaults, any changed; `demand` fixes every period's demand), one episode ordered
+//! by the shipped policy, answered with each period's requested and shipped orders, demand,
+//! sales and discounted profit, the return, and on the same demands the best base-stock
+//! policy's return (levels tuned on 64 other episodes of these parameters). Baselines:
+//! `base_stock`, `zero`.
+
+use super::{config_error, env_parameters, shipped_policy};
+use crate::drl::env::orgym::inventory::{InventoryConfig, InventoryVecEnv, PeriodLog, IDS};
+use crate::drl::env::orgym::inventory_reference::{base_stock_action, best_base_stock};
+use crate::drl::env::VecEnv;
+use crate::drl::run::{act_greedy, obs_tensor, to_vec};
+use crate::problems::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use crate::search::{SearchParams, StopReason};
+use serde_json::{json, Value};
+use std::time::Instant;
+
+/// Base-stock levels are tuned on these episodes (the request's seed draws the answered one).
+const TUNING_EPISODES: usize = 64;
+const TUNING_SEED: u64 = 11;
+
+pub struct OrGymInventory(pub &'static str);
+
+/// One row per registered id.
+pub static INVENTORY: [OrGymInventory; 2] = [OrGymInventory(IDS[0].0), OrGymInventory(IDS[1].0)];
+
+impl Problem for OrGymInventory {
+    fn name(&self) -> &'static str {
+        self.0
+    }
+
+    fn summary(&self) -> &'static str {
+        "OR-Gym multi-echelon inventory management: one episode by the shipped policy, with the best base-stock policy's return on the same demands"
+    }
+
+    fn formats(&self) -> &'static [&'static str] {
+        &["json"]
+    }
+
+    fn baselines(&self) -> &'static [&'static str] {
+        &["policy", "base_stock", "zero"]
+    }
+
+    fn instance_schema(&self) -> Value {
+        let numbers = |d: &str| json!({"type": "array", "items": {"type": "number", "minimum": 0}, "description": d});
+        let counts = |d: &str| json!({"type": "array", "items": {"type": "integer", "minimum": 0}, "description": d});
+        json!({
+            "type": "object",
+            "properties": {
+                "periods": {"type": "integer", "minimum": 1, "description": "periods per episode (30)"},
+                "initial_inventory": counts("on-hand stock of stages 0..M-1 ([100, 100, 200])"),
+                "price": {"type": "number", "minimum": 0, "description": "the retailer's unit price (2)"},
+                "unit_cost": numbers("replenishment cost per stage, the factory last (M + 1 entries)"),
+                "penalty": numbers("backlog or lost-sales penalty per stage (M + 1 entries)"),
+                "holding_cost": numbers("holding cost of stages 0..M-1"),
+                "capacity": counts("supply capacity of stages 1..M"),
+                "lead_time": counts("lead time into stages 0..M-1 ([3, 5, 10])"),
+                "backlog": {"type": "boolean", "description": "v0: true; v1: false"},
+                "mean_demand": {"type": "number", "minimum": 0, "description": "the Poisson demand's mean (20)"},
+                "discount": {"type": "number", "exclusiveMinimum": 0, "maximum": 1, "description": "alpha (0.97)"},
+                "demand": counts("every period's demand instead of draws")
+            }
+        })
+    }
+
+    fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
+        let given = env_parameters(input)?;
+        let mut value = serde_json::to_value(InventoryConfig::by_id(self.0).expect("registered id")).expect("config");
+        value.as_object_mut().expect("object").extend(given);
+        let config: InventoryConfig =
+            serde_json::from_value(value).map_err(|e| ProblemError::invalid("instance", e.to_string()))?;
+        config.validate().map_err(config_error)?;
+        Ok(Box::new(InventoryEpisode { id: self.0, config }))
+    }
+}
+
+struct InventoryEpisode {
+    id: &'static str,
+    config: InventoryConfig,
+}
+
+impl InventoryEpisode {
+    /// Runs one episode from `seed`, each period's orders from `act` (observation row, chain).
+    fn run(
+        &self,
+        seed: u64,
+        act: &mut dyn FnMut(&[f32], &crate::drl::env::orgym::inventory::Chain) -> Vec<f32>,
+    ) -> Vec<PeriodLog> {
+        let mut env = InventoryVecEnv::new(self.config.clone(), 1);
+        env.reset(seed);
+        let mut chain = env.episode(0).clone();
+        let mut rng = env.stream(0).clone();
+        let mut row = vec![0.0; self.config.observation_dim()];
+        (0..self.config.periods)
+            .map(|_| {
+                chain.fill(&self.config, &mut row);
+                let orders = act(&row, &chain);
+                chain.step_period(&self.config, &orders, &mut rng)
+            })
+            .collect()
+    }
+
+    fn base_stock(&self, seed: u64) -> (Vec<PeriodLog>, Vec<f64>) {
+        let (levels, _) = best_base_stock(&self.config, TUNING_EPISODES, TUNING_SEED);
+        (self.run(seed, &mut |_, chain| base_stock_action(&self.config, chain, &levels)), levels)
+    }
+
+    fn report(&self, method: &str, log: Vec<PeriodLog>, start: Instant, seed: u64) -> SolveReport {
+        let total: f64 = log.iter().map(|p| p.reward).sum();
+        let (reference, levels) = self.base_stock(seed);
+        let elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
+        let solution = json!({
+            "method": method,
+            "orders": log.iter().map(|p| &p.requested).collect::<Vec<_>>(),
+            "shipped": log.iter().map(|p| &p.shipped).collect::<Vec<_>>(),
+            "demands": log.iter().map(|p| p.demand).collect::<Vec<_>>(),
+            "sold": log.iter().map(|p| p.sold).collect::<Vec<_>>(),
+            "rewards": log.iter().map(|p| p.reward).collect::<Vec<_>>(),
+            "return": total,
+            "reference": {"method": "base_stock", "levels": levels, "return": reference.iter().map(|p| p.reward).sum::<f64>()},
+        });
+        SolveReport {
+            problem: self.id.into(),
+            objective: total,
+            energy: -total,
+            solution,
+            status: StopReason::Converged,
+            elapsed_ms,
+            history: vec![HistoryPoint { elapsed_ms, objective: total }],
+            chains: 1,
+            rounds: log.len(),
+            device: "cpu".into(),
+            seed,
+        }
+    }
+}
+
+impl Instance for InventoryEpisode {
+    /// The shipped (or requested) policy's episode; without one that takes these parameters
+    /// (other stages or lead times change the observation's width), the base-stock policy's.
+    fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
+        let start = Instant::now();
+        let probe = InventoryVecEnv::new(self.config.clone(), 1);
+        match shipped_policy(&models, self.id, &probe) {
+            Ok((mut agent, name)) => {
+                let dim = probe.observation_dim();
+                let log = self.run(params.seed, &mut |row, _| {
+                    to_vec(&act_greedy(&mut agent, &obs_tensor(row, dim, tch::Device::Cpu)))
+                });
+                self.report(&format!("policy {name}"), log, start, params.seed)
+            }
+            Err(why) => self.report(&format!("base_stock ({why})"), self.base_stock(params.seed).0, start, params.seed),
+        }
+    }
+
+    fn solve_baseline(
+        &self,
+        name: &str,
+        params: &SearchParams,
+        models: Models<'_>,
+    ) -> Result<SolveReport, ProblemError> {
+        let start = Instant::now();
+        let log = match name {
+            "policy" => return Ok(self.solve(params, models)),
+            "base_stock" => self.base_stock(params.seed).0,
+            "zero" => self.run(params.seed, &mut |_, _| vec![0.0; self.config.stages()]),
+            _ => {
+                let names = OrGymInventory(self.id).baselines().iter().copied();
+                return Err(ProblemError::invalid("method", crate::suggest::unknown("baseline", name, names)));
+            }
+        };
+        Ok(self.report(name, log, start, params.seed))
+    }
+
+    fn target_energy(&self, objective: f64) -> f64 {
+        -objective
+    }
+
+    fn size_summary(&self) -> String {
+        format!("{} stages, {} periods", self.config.stages(), self.config.periods)
+    }
+}
