@@ -422,6 +422,9 @@ struct BenchArgs {
     /// nphard: only these problems' suites, comma-separated (default: all).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
+    /// orgym: evaluation episodes per row.
+    #[arg(long, default_value_t = 1000)]
+    episodes: usize,
 }
 
 /// A user error is one line on stderr and exit status 2: anyhow's `Debug` (what returning the
@@ -764,6 +767,7 @@ fn bench(args: BenchArgs) -> Result<()> {
             peer: args
                 .python
                 .map(|python| (python, args.peer_script.unwrap_or_else(|| "benches/peers/orgym_peer.py".into()))),
+            episodes: args.episodes,
             ..Default::default()
         })?,
         other => {

@@ -20,14 +20,11 @@ pub fn base_stock_action(config: &InventoryConfig, chain: &Chain, levels: &[f64]
         .collect()
 }
 
-/// Per-episode returns of `act` (the batch, its observations, their width -> one action row
-/// per env, flat) on `episodes` episodes (env i of a batch reset with `seed`).
-pub fn rollout(
-    config: &InventoryConfig,
-    episodes: usize,
-    seed: u64,
-    act: &mut dyn FnMut(&InventoryVecEnv, &[f32], usize) -> Vec<f32>,
-) -> Vec<f64> {
+/// Orders from the batch, its observations and their width: one action row per env, flat.
+pub type InventoryActor<'a> = dyn FnMut(&InventoryVecEnv, &[f32], usize) -> Vec<f32> + 'a;
+
+/// Per-episode returns of `act` on `episodes` episodes (env i of a batch reset with `seed`).
+pub fn rollout(config: &InventoryConfig, episodes: usize, seed: u64, act: &mut InventoryActor<'_>) -> Vec<f64> {
     let mut env = InventoryVecEnv::new(config.clone(), episodes);
     let mut obs = env.reset(seed);
     let dim = env.observation_dim();

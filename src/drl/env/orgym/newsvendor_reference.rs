@@ -143,14 +143,12 @@ impl OptimalPlan {
     }
 }
 
-/// Per-episode returns of `act` (observations, width, step) on `episodes` episodes (env i of a
-/// batch reset with `seed`); every episode runs `step_limit` steps.
-pub fn rollout(
-    config: &NewsvendorConfig,
-    episodes: usize,
-    seed: u64,
-    act: &mut dyn FnMut(&[f32], usize, usize) -> Vec<f32>,
-) -> Vec<f64> {
+/// Orders from the observations, their width and the step: one order per env.
+pub type NewsvendorActor<'a> = dyn FnMut(&[f32], usize, usize) -> Vec<f32> + 'a;
+
+/// Per-episode returns of `act` on `episodes` episodes (env i of a batch reset with `seed`);
+/// every episode runs `step_limit` steps.
+pub fn rollout(config: &NewsvendorConfig, episodes: usize, seed: u64, act: &mut NewsvendorActor<'_>) -> Vec<f64> {
     let mut env = NewsvendorVecEnv::new(config.clone(), episodes);
     let mut obs = env.reset(seed);
     let dim = env.observation_dim();
