@@ -10,8 +10,8 @@ use crate::drl::env::orgym::binpacking::{BinPackingConfig, BinPackingVecEnv, IDS
 use crate::drl::env::orgym::binpacking_reference::{allowed_levels, best_fit_action, sum_of_squares_action};
 use crate::drl::env::VecEnv;
 use crate::drl::run::{act_greedy, obs_tensor, to_vec};
-use crate::problems::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
-use crate::search::{SearchParams, StopReason};
+use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use crate::search::SearchParams;
 use rand::SeedableRng;
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -153,7 +153,6 @@ impl BinPackingEpisode {
         let reference = self.sum_of_squares(seed).waste(cap);
         let total: u64 = packed.sizes.iter().map(|&s| u64::from(s)).sum();
         let lower_bound = total.div_ceil(u64::from(cap)) * u64::from(cap) - total;
-        let elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
         let solution = json!({
             "method": method,
             "actions": packed.actions,
@@ -166,19 +165,7 @@ impl BinPackingEpisode {
             "reference": {"method": "sum_of_squares", "waste": reference},
             "lower_bound_waste": lower_bound,
         });
-        SolveReport {
-            problem: self.id.into(),
-            objective: packed.episode_return,
-            energy: -packed.episode_return,
-            solution,
-            status: StopReason::Converged,
-            elapsed_ms,
-            history: vec![HistoryPoint { elapsed_ms, objective: packed.episode_return }],
-            chains: 1,
-            rounds: packed.actions.len(),
-            device: "cpu".into(),
-            seed,
-        }
+        super::episode_report(self.id, packed.episode_return, solution, packed.actions.len(), start, seed)
     }
 }
 

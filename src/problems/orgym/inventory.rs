@@ -10,8 +10,8 @@ use crate::drl::env::orgym::inventory::{InventoryConfig, InventoryVecEnv, Period
 use crate::drl::env::orgym::inventory_reference::{base_stock_action, best_base_stock};
 use crate::drl::env::VecEnv;
 use crate::drl::run::{act_greedy, obs_tensor, to_vec};
-use crate::problems::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
-use crate::search::{SearchParams, StopReason};
+use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use crate::search::SearchParams;
 use serde_json::{json, Value};
 use std::time::Instant;
 
@@ -108,7 +108,6 @@ impl InventoryEpisode {
     fn report(&self, method: &str, log: Vec<PeriodLog>, start: Instant, seed: u64) -> SolveReport {
         let total: f64 = log.iter().map(|p| p.reward).sum();
         let (reference, levels) = self.base_stock(seed);
-        let elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
         let solution = json!({
             "method": method,
             "orders": log.iter().map(|p| &p.requested).collect::<Vec<_>>(),
@@ -119,19 +118,7 @@ impl InventoryEpisode {
             "return": total,
             "reference": {"method": "base_stock", "levels": levels, "return": reference.iter().map(|p| p.reward).sum::<f64>()},
         });
-        SolveReport {
-            problem: self.id.into(),
-            objective: total,
-            energy: -total,
-            solution,
-            status: StopReason::Converged,
-            elapsed_ms,
-            history: vec![HistoryPoint { elapsed_ms, objective: total }],
-            chains: 1,
-            rounds: log.len(),
-            device: "cpu".into(),
-            seed,
-        }
+        super::episode_report(self.id, total, solution, log.len(), start, seed)
     }
 }
 

@@ -11,8 +11,8 @@ use crate::drl::env::orgym::knapsack::{KnapsackConfig, KnapsackItems, KnapsackVe
 use crate::drl::env::orgym::knapsack_reference::{greedy_action, offline_optimum, optimum};
 use crate::drl::env::VecEnv;
 use crate::drl::run::{act_greedy, obs_tensor, to_vec};
-use crate::problems::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
-use crate::search::{SearchParams, StopReason};
+use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use crate::search::SearchParams;
 use rand::SeedableRng;
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -147,7 +147,6 @@ impl KnapsackEpisode {
         }
         let weight: u64 =
             counts.iter().zip(&episode.instance.weights).map(|(&c, &w)| u64::from(c) * u64::from(w)).sum();
-        let elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
         let mut solution = json!({
             "method": method,
             "actions": episode.actions,
@@ -162,19 +161,7 @@ impl KnapsackEpisode {
         if self.config.instance.is_none() {
             solution["instance"] = json!(episode.instance);
         }
-        SolveReport {
-            problem: self.config.variant.id().into(),
-            objective: total,
-            energy: -total,
-            solution,
-            status: StopReason::Converged,
-            elapsed_ms,
-            history: vec![HistoryPoint { elapsed_ms, objective: total }],
-            chains: 1,
-            rounds: episode.actions.len(),
-            device: "cpu".into(),
-            seed,
-        }
+        super::episode_report(self.config.variant.id(), total, solution, episode.actions.len(), start, seed)
     }
 
     fn greedy(&self, seed: u64) -> Episode {

@@ -18,8 +18,28 @@ use crate::drl::agents::Agent;
 use crate::drl::env::orgym::knapsack::ConfigError;
 use crate::drl::env::VecEnv;
 use crate::drl::run::{load_policy_for, DrlPolicy};
-use crate::problems::{Models, ProblemError, ProblemInput};
+use crate::problems::{HistoryPoint, Models, ProblemError, ProblemInput, SolveReport};
+use crate::search::StopReason;
 use serde_json::{Map, Value};
+use std::time::Instant;
+
+/// The answer of one rolled-out episode: its return as the objective, `rounds` its steps.
+fn episode_report(problem: &str, total: f64, solution: Value, rounds: usize, start: Instant, seed: u64) -> SolveReport {
+    let elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
+    SolveReport {
+        problem: problem.into(),
+        objective: total,
+        energy: -total,
+        solution,
+        status: StopReason::Converged,
+        elapsed_ms,
+        history: vec![HistoryPoint { elapsed_ms, objective: total }],
+        chains: 1,
+        rounds,
+        device: "cpu".into(),
+        seed,
+    }
+}
 
 /// The request's env parameters as a JSON object (a 422 on `instance` otherwise).
 fn env_parameters(input: ProblemInput<'_>) -> Result<Map<String, Value>, ProblemError> {

@@ -11,8 +11,8 @@ use crate::drl::env::orgym::newsvendor_reference::{
 };
 use crate::drl::env::VecEnv;
 use crate::drl::run::{act_greedy, obs_tensor, to_vec};
-use crate::problems::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
-use crate::search::{SearchParams, StopReason};
+use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use crate::search::SearchParams;
 use serde_json::{json, Value};
 use std::time::Instant;
 
@@ -124,7 +124,6 @@ impl NewsvendorEpisode {
         let total = run.total();
         let optimal = self.optimal(seed);
         let fractile = self.fractile(seed);
-        let elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
         let solution = json!({
             "method": method,
             "economics": run.economics,
@@ -140,19 +139,7 @@ impl NewsvendorEpisode {
                 "critical_fractile_return": fractile.total(),
             },
         });
-        SolveReport {
-            problem: ID.into(),
-            objective: total,
-            energy: -total,
-            solution,
-            status: StopReason::Converged,
-            elapsed_ms,
-            history: vec![HistoryPoint { elapsed_ms, objective: total }],
-            chains: 1,
-            rounds: run.periods.len(),
-            device: "cpu".into(),
-            seed,
-        }
+        super::episode_report(ID, total, solution, run.periods.len(), start, seed)
     }
 }
 
