@@ -68,6 +68,21 @@ fn registry() -> Arc<rlsolver::models::ModelRegistry> {
     ))
 }
 
+/// Each body is refused before any work with an error naming `field`, a 413 exactly when
+/// `too_large`.
+fn expect_field_errors(
+    problem: &dyn rlsolver::problems::Problem,
+    models: &Arc<rlsolver::models::ModelRegistry>,
+    cases: &[(Value, &str, bool)],
+) {
+    for (body, field, too_large) in cases {
+        let error = solve(problem, ProblemInput::Json(body), &SolveOptions::default(), &Limits::default(), models)
+            .expect_err(&body.to_string());
+        assert_eq!(error.field(), Some(*field), "{body}: {error}");
+        assert_eq!(matches!(error, ProblemError::TooLarge { .. }), *too_large, "{body}: {error}");
+    }
+}
+
 /// The value and weight of a solve's `counts`, from the instance alone; fails on a limit broken.
 fn rescore(instance: &Value, counts: &[u64], variant: Variant) -> (u64, u64) {
     let number = |key: &str, i: usize| instance[key][i].as_u64().unwrap();
@@ -184,12 +199,7 @@ fn knapsack_parameters_are_checked() {
         (json!({"items": 20000, "capacity": 10}), "items", true),
         (json!({"colour": 1}), "instance", false),
     ];
-    for (body, field, too_large) in cases {
-        let error = solve(problem, ProblemInput::Json(&body), &SolveOptions::default(), &Limits::default(), &models)
-            .expect_err(&body.to_string());
-        assert_eq!(error.field(), Some(field), "{body}: {error}");
-        assert_eq!(matches!(error, ProblemError::TooLarge { .. }), too_large, "{body}: {error}");
-    }
+    expect_field_errors(problem, &models, &cases);
 }
 
 /// Re-packs a bin-packing answer from its items and assignment alone: every bin within the
@@ -309,12 +319,7 @@ fn bin_packing_parameters_are_checked() {
         (json!({"step_limit": 1_000_000}), "step_limit", true),
         (json!({"colour": 1}), "instance", false),
     ];
-    for (body, field, too_large) in cases {
-        let error = solve(problem, ProblemInput::Json(&body), &SolveOptions::default(), &Limits::default(), &models)
-            .expect_err(&body.to_string());
-        assert_eq!(error.field(), Some(field), "{body}: {error}");
-        assert_eq!(matches!(error, ProblemError::TooLarge { .. }), too_large, "{body}: {error}");
-    }
+    expect_field_errors(problem, &models, &cases);
     let body = json!({"bin_capacity": 50, "step_limit": 80});
     let report =
         solve(problem, ProblemInput::Json(&body), &SolveOptions::default(), &Limits::default(), &models).unwrap();
@@ -440,12 +445,7 @@ fn newsvendor_parameters_are_checked() {
         (json!({"instance": {"price": 1}}), "instance", false),
         (json!({"colour": 1}), "instance", false),
     ];
-    for (body, field, too_large) in cases {
-        let error = solve(problem, ProblemInput::Json(&body), &SolveOptions::default(), &Limits::default(), &models)
-            .expect_err(&body.to_string());
-        assert_eq!(error.field(), Some(field), "{body}: {error}");
-        assert_eq!(matches!(error, ProblemError::TooLarge { .. }), too_large, "{body}: {error}");
-    }
+    expect_field_errors(problem, &models, &cases);
 }
 
 /// Re-simulates an inventory answer from its orders and demands alone with or-gym's default
@@ -544,10 +544,5 @@ fn inventory_parameters_are_checked() {
         (json!({"capacity": [100, 0, 80]}), "capacity", false),
         (json!({"colour": 1}), "instance", false),
     ];
-    for (body, field, too_large) in cases {
-        let error = solve(problem, ProblemInput::Json(&body), &SolveOptions::default(), &Limits::default(), &models)
-            .expect_err(&body.to_string());
-        assert_eq!(error.field(), Some(field), "{body}: {error}");
-        assert_eq!(matches!(error, ProblemError::TooLarge { .. }), too_large, "{body}: {error}");
-    }
+    expect_field_errors(problem, &models, &cases);
 }

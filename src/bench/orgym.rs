@@ -17,6 +17,7 @@ use crate::drl::env::orgym::newsvendor::{NewsvendorConfig, NewsvendorVecEnv};
 use crate::drl::env::orgym::newsvendor_reference::{
     critical_fractile_order, economics_of, plans as newsvendor_plans, rollout as newsvendor_rollout,
 };
+use crate::drl::env::orgym::random_allowed;
 use crate::drl::env::VecEnv;
 use crate::drl::run::{load_policy_for, obs_tensor, to_vec};
 use anyhow::{Context, Result};
@@ -169,16 +170,6 @@ fn quality(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
         writeln!(report, "- {line}")?;
     }
     Ok(())
-}
-
-/// A uniformly random allowed action (any action when none is allowed, as the reference does).
-pub fn random_allowed(mask: &[f32], rng: &mut ChaCha8Rng) -> f32 {
-    let allowed = mask.iter().filter(|&&m| m > 0.5).count();
-    if allowed == 0 {
-        return rng.gen_range(0..mask.len()) as f32;
-    }
-    let k = rng.gen_range(0..allowed);
-    mask.iter().enumerate().filter(|(_, &m)| m > 0.5).nth(k).map_or(0.0, |(i, _)| i as f32)
 }
 
 /// Env steps per second of our batch of `b` with random allowed actions (uniform on the box for

@@ -4,7 +4,7 @@
 //! and for item lists a permutation-equivariant network (Deep Sets, Zaheer et al. 2017): every
 //! item is embedded from its own features and the shared ones, the embeddings of the allowed
 //! items are pooled (mean and max), and each item's logit reads its embedding with the pool. The
-//! weights do not depend on the number of items, so a policy trained on 200 items runs on 2000.
+//! weights do not depend on the number of items, so a policy trained on 200 items runs on any number of items.
 //! A plain layout gives exactly the MLP `CategoricalActor` and `value_net` (same variables).
 
 use super::env::{ItemLayout, ObservationLayout};

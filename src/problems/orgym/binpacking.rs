@@ -5,9 +5,9 @@
 //! reference) with the offline lower bound. Baselines: `sum_of_squares`, `best_fit`, `random`.
 
 use super::{config_error, env_parameters, shipped_policy};
-use crate::bench::orgym::random_allowed;
 use crate::drl::env::orgym::binpacking::{BinPackingConfig, BinPackingVecEnv, IDS};
 use crate::drl::env::orgym::binpacking_reference::{allowed_levels, best_fit_action, sum_of_squares_action};
+use crate::drl::env::orgym::random_allowed;
 use crate::drl::env::VecEnv;
 use crate::drl::run::{act_greedy, obs_tensor, to_vec};
 use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};

@@ -70,13 +70,15 @@ impl Problem for OrGymInventory {
         let config: InventoryConfig =
             serde_json::from_value(value).map_err(|e| ProblemError::invalid("instance", e.to_string()))?;
         config.validate().map_err(config_error)?;
-        Ok(Box::new(InventoryEpisode { id: self.0, config }))
+        Ok(Box::new(InventoryEpisode { id: self.0, config, levels: Default::default() }))
     }
 }
 
 struct InventoryEpisode {
     id: &'static str,
     config: InventoryConfig,
+    /// The tuned base-stock levels (they depend on the parameters only), tuned once.
+    levels: std::sync::OnceLock<Vec<f64>>,
 }
 
 impl InventoryEpisode {
@@ -100,9 +102,9 @@ impl InventoryEpisode {
             .collect()
     }
 
-    fn base_stock(&self, seed: u64) -> (Vec<PeriodLog>, Vec<f64>) {
-        let (levels, _) = best_base_stock(&self.config, TUNING_EPISODES, TUNING_SEED);
-        (self.run(seed, &mut |_, chain| base_stock_action(&self.config, chain, &levels)), levels)
+    fn base_stock(&self, seed: u64) -> (Vec<PeriodLog>, &[f64]) {
+        let levels = self.levels.get_or_init(|| best_base_stock(&self.config, TUNING_EPISODES, TUNING_SEED).0);
+        (self.run(seed, &mut |_, chain| base_stock_action(&self.config, chain, levels)), levels)
     }
 
     fn report(&self, method: &str, log: Vec<PeriodLog>, start: Instant, seed: u64) -> SolveReport {

@@ -201,7 +201,7 @@ impl Instance for KnapsackEpisode {
             ("random", _) => {
                 let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(params.seed ^ 0x5EED);
                 let n = self.config.action_count();
-                self.run(params.seed, &mut |row| crate::bench::orgym::random_allowed(&row[..n], &mut rng))
+                self.run(params.seed, &mut |row| crate::drl::env::orgym::random_allowed(&row[..n], &mut rng))
             }
             ("dp", variant) if variant != Variant::Online => {
                 let mut env = KnapsackVecEnv::new(self.config.clone(), 1);

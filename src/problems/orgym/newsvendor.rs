@@ -79,6 +79,7 @@ struct NewsvendorEpisode {
 }
 
 /// One episode: its periods and the economics it ran on.
+#[derive(Clone)]
 struct Run {
     periods: Vec<Period>,
     economics: crate::drl::env::orgym::newsvendor::Economics,
@@ -113,16 +114,30 @@ impl NewsvendorEpisode {
         self.run(seed, &mut |row, _| critical_fractile_order(&economics_of(row)) as f32)
     }
 
+    /// The optimal policy's episode and its expected return (None beyond the DP's limits).
     fn optimal(&self, seed: u64) -> Option<(Run, f64)> {
-        let economics = self.run(seed, &mut |_, _| 0.0).economics;
+        let mut env = NewsvendorVecEnv::new(self.config.clone(), 1);
+        env.reset(seed);
+        let economics = env.episode(0).economics;
         let plan = OptimalPlan::new(&self.config, &economics)?;
         let run = self.run(seed, &mut |row, t| plan.order(t, row.get(5).copied().unwrap_or(0.0)));
         Some((run, plan.expected_return))
     }
 
     fn report(&self, method: &str, run: Run, start: Instant, seed: u64) -> SolveReport {
+        self.report_against(method, run, self.optimal(seed), start, seed)
+    }
+
+    /// The answer with the optimal policy's episode on the same seed already at hand.
+    fn report_against(
+        &self,
+        method: &str,
+        run: Run,
+        optimal: Option<(Run, f64)>,
+        start: Instant,
+        seed: u64,
+    ) -> SolveReport {
         let total = run.total();
-        let optimal = self.optimal(seed);
         let fractile = self.fractile(seed);
         let solution = json!({
             "method": method,
@@ -150,7 +165,10 @@ impl Instance for NewsvendorEpisode {
         let start = Instant::now();
         let probe = NewsvendorVecEnv::new(self.config.clone(), 1);
         let fallback = |why: String| match self.optimal(params.seed) {
-            Some((run, _)) => self.report(&format!("optimal ({why})"), run, start, params.seed),
+            Some(optimal) => {
+                let run = optimal.0.clone();
+                self.report_against(&format!("optimal ({why})"), run, Some(optimal), start, params.seed)
+            }
             None => self.report(&format!("critical_fractile ({why})"), self.fractile(params.seed), start, params.seed),
         };
         match shipped_policy(&models, ID, &probe) {
@@ -175,7 +193,10 @@ impl Instance for NewsvendorEpisode {
         let run = match name {
             "policy" => return Ok(self.solve(params, models)),
             "optimal" => match self.optimal(params.seed) {
-                Some((run, _)) => run,
+                Some(optimal) => {
+                    let run = optimal.0.clone();
+                    return Ok(self.report_against(name, run, Some(optimal), start, params.seed));
+                }
                 None => {
                     let message = format!(
                         "the optimal policy's DP takes mean demands up to about {} and steps x grid^2 up to {:e}; this episode is larger",

@@ -385,7 +385,6 @@ impl Episode {
 }
 
 /// A batch of knapsack envs sharing one config; env i draws from the stream (seed, i).
-/// A batch of knapsack envs.
 pub type KnapsackVecEnv = super::OrGymVecEnv<Episode>;
 
 impl super::OrGymEpisode for Episode {

@@ -39,6 +39,16 @@ use serde::{de::DeserializeOwned, Serialize};
 /// Envs per rayon task: below twice this a batch is stepped on one thread.
 const PARALLEL_CHUNK: usize = 256;
 
+/// A uniformly random allowed action (any action when none is allowed, as the reference does).
+pub fn random_allowed(mask: &[f32], rng: &mut impl rand::Rng) -> f32 {
+    let allowed = mask.iter().filter(|&&m| m > 0.5).count();
+    if allowed == 0 {
+        return rng.gen_range(0..mask.len()) as f32;
+    }
+    let k = rng.gen_range(0..allowed);
+    mask.iter().enumerate().filter(|(_, &m)| m > 0.5).nth(k).map_or(0.0, |(i, _)| i as f32)
+}
+
 /// An env's parameters as the batch needs them.
 pub trait OrGymConfig: Clone + Send + Sync {
     fn observation_dim(&self) -> usize;
