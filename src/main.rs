@@ -419,7 +419,8 @@ struct BenchArgs {
     /// maxcut, nphard, tnco, portfolio, tsp: seeds of our runs (median and worst per cell); drl: seeds of the time-to-threshold runs.
     #[arg(long, default_value = "0,1,2,3,4", value_delimiter = ',')]
     seeds: Vec<u64>,
-    /// nphard: only these problems' suites, comma-separated (default: all).
+    /// nphard: only these problems' suites; orgym: only these sections (knapsack, binpacking,
+    /// newsvendor, inventory, throughput); comma-separated (default: all).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// orgym: evaluation episodes per row.
@@ -768,6 +769,7 @@ fn bench(args: BenchArgs) -> Result<()> {
                 .python
                 .map(|python| (python, args.peer_script.unwrap_or_else(|| "benches/peers/orgym_peer.py".into()))),
             episodes: args.episodes,
+            only: args.only,
             ..Default::default()
         })?,
         other => {

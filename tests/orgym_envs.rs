@@ -257,3 +257,42 @@ fn inventory_management_matches_or_gymnasium() {
         eprintln!("{id}: {} episodes, {steps} steps replayed", episodes.len());
     }
 }
+
+/// PortfolioOpt-v0 replays or-gymnasium's episodes on the prices it drew (one with a bankrupt
+/// asset): observations exactly (float32), the final wealth to rounding.
+#[test]
+fn portfolio_matches_or_gymnasium() {
+    use rlsolver::drl::env::orgym::portfolio::{PortfolioConfig, PortfolioVecEnv};
+    let path = format!("{}/tests/fixtures/orgym/PortfolioOpt-v0.json", env!("CARGO_MANIFEST_DIR"));
+    let data: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let episodes = data["episodes"].as_array().unwrap();
+    let (mut steps, mut capped) = (0, 0);
+    for episode in episodes {
+        let label = format!("PortfolioOpt-v0 {} seed {}", episode["policy"], episode["seed"]);
+        let prices: Vec<Vec<f64>> = serde_json::from_value(episode["prices"].clone()).unwrap();
+        let mut env = PortfolioVecEnv::new(PortfolioConfig::default(), 1);
+        env.set_prices(0, prices);
+        let initial = numbers(&episode["initial_observation"]);
+        let all: Vec<usize> = (0..initial.len()).collect();
+        same(&env.observations(), &initial, &all, &format!("{label} reset"));
+        let last = episode["steps"].as_array().unwrap().len() - 1;
+        for (t, step) in episode["steps"].as_array().unwrap().iter().enumerate() {
+            let at = format!("{label} step {t}");
+            let action: Vec<f32> = numbers(&step["action"]).iter().map(|&a| a as f32).collect();
+            let before = env.episode(0).holdings.clone();
+            let batch = env.step(&action);
+            let after = &env.episode(0).holdings;
+            capped += (0..3)
+                .filter(|&i| t < last && action[i] > 0.0 && after[i] - before[i] < f64::from(action[i]) - 1e-9)
+                .count();
+            assert_eq!((batch.terminated[0], batch.truncated[0]), (false, t == last), "{at}");
+            let (ours, theirs) = (f64::from(batch.rewards[0]), step["reward"].as_f64().unwrap());
+            assert!((ours - theirs).abs() <= 1e-6 * theirs.abs() + 1e-6, "{at}: reward {ours} vs {theirs}");
+            let row = if t == last { &batch.final_observations } else { &batch.observations };
+            same(row, &numbers(&step["observation"]), &all, &at);
+            steps += 1;
+        }
+    }
+    assert!(episodes.len() >= 16 && capped > 0, "{capped} purchases cut to the cash");
+    eprintln!("PortfolioOpt-v0: {} episodes, {steps} steps replayed", episodes.len());
+}

@@ -10,7 +10,9 @@ use crate::drl::env::orgym::binpacking_reference::{
     allowed_levels, best_fit_action, rollout as binpacking_rollout, sum_of_squares_action, Packing,
 };
 use crate::drl::env::orgym::inventory::{InventoryConfig, InventoryVecEnv, IDS as INVENTORY_IDS};
-use crate::drl::env::orgym::inventory_reference::{base_stock_action, best_base_stock, rollout as inventory_rollout};
+use crate::drl::env::orgym::inventory_reference::{
+    base_stock_action, best_base_stock, rollout as inventory_rollout, shrinking_horizon_returns,
+};
 use crate::drl::env::orgym::knapsack::{KnapsackConfig, KnapsackVecEnv, Variant};
 use crate::drl::env::orgym::knapsack_reference::{best_threshold, greedy_action, online_bellman_value, rollout};
 use crate::drl::env::orgym::newsvendor::{NewsvendorConfig, NewsvendorVecEnv};
@@ -42,11 +44,22 @@ pub struct OrGymBenchConfig {
     pub peer: Option<(PathBuf, PathBuf)>,
     /// Envs per batch in the throughput table.
     pub batches: Vec<usize>,
+    /// Only these sections (`SECTIONS`); empty: all.
+    pub only: Vec<String>,
 }
+
+/// The report's sections, in order (`--only` picks some).
+pub const SECTIONS: [&str; 5] = ["knapsack", "binpacking", "newsvendor", "inventory", "throughput"];
 
 impl Default for OrGymBenchConfig {
     fn default() -> Self {
-        OrGymBenchConfig { models: "models".into(), episodes: 1000, peer: None, batches: vec![1, 4096] }
+        OrGymBenchConfig {
+            models: "models".into(),
+            episodes: 1000,
+            peer: None,
+            batches: vec![1, 4096],
+            only: Vec::new(),
+        }
     }
 }
 
@@ -499,22 +512,23 @@ fn inventory_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
     let n = config.episodes;
     writeln!(
         report,
-        "| env | parameters | policy: return ± 95% CI | best base stock (levels) | policy / base stock | zero orders |"
+        "| env | parameters | policy: return ± 95% CI | best base stock (levels) | shrinking-horizon LP | policy / base stock | policy / LP | zero orders |"
     )?;
-    writeln!(report, "|---|---|---|---|---|---|")?;
+    writeln!(report, "|---|---|---|---|---|---|---|---|")?;
     for (id, _) in INVENTORY_IDS {
         let dir = config.models.join(format!("orgym-{}", id.to_lowercase()));
         for (label, env_config) in inventory_settings(id) {
             let (levels, base_stock) = inventory_base_stock(&env_config, n, EVALUATION_SEED);
             let (bs, bs_ci) = mean_ci(&base_stock);
-            let (policy_cell, ratio) = match inventory_policy_returns(&dir, &env_config, n, EVALUATION_SEED) {
+            let (lp, lp_ci) = mean_ci(&shrinking_horizon_returns(&env_config, n, EVALUATION_SEED));
+            let (policy_cell, ratio, lp_ratio) = match inventory_policy_returns(&dir, &env_config, n, EVALUATION_SEED) {
                 Ok(returns) => {
                     let (mean, ci) = mean_ci(&returns);
-                    (format!("{mean:.1} ± {ci:.1}"), format!("{:.3}", mean / bs))
+                    (format!("{mean:.1} ± {ci:.1}"), format!("{:.3}", mean / bs), format!("{:.3}", mean / lp))
                 }
                 Err(error) => {
                     eprintln!("{}: no policy for {label} ({error:#})", dir.display());
-                    ("-".into(), "-".into())
+                    ("-".into(), "-".into(), "-".into())
                 }
             };
             let zero = inventory_rollout(&env_config, n, EVALUATION_SEED, &mut |env, _, _| {
@@ -523,7 +537,7 @@ fn inventory_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
             let levels: Vec<String> = levels.iter().map(|z| format!("{z:.0}")).collect();
             writeln!(
                 report,
-                "| {id} | {label} | {policy_cell} | {bs:.1} ± {bs_ci:.1} ({}) | {ratio} | {:.1} |",
+                "| {id} | {label} | {policy_cell} | {bs:.1} ± {bs_ci:.1} ({}) | {lp:.1} ± {lp_ci:.1} | {ratio} | {lp_ratio} | {:.1} |",
                 levels.join(", "),
                 mean_ci(&zero).0
             )?;
@@ -534,36 +548,48 @@ fn inventory_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
 }
 
 pub fn run_orgym(config: &OrGymBenchConfig) -> Result<String> {
+    if let Some(unknown) = config.only.iter().find(|s| !SECTIONS.contains(&s.as_str())) {
+        anyhow::bail!("{}", crate::suggest::unknown("section", unknown, SECTIONS.iter().copied()));
+    }
+    let wanted = |section: &str| config.only.is_empty() || config.only.iter().any(|s| s == section);
+    let n = config.episodes;
     let mut report = String::new();
     writeln!(
         report,
-        "Policy vs reference: mean over {} evaluation episodes (seed {EVALUATION_SEED}, never trained on), \
-         each on a fresh instance of the class; % of reference = mean of per-episode return / reference.\n",
-        config.episodes
+        "Policy vs reference: mean over {n} evaluation episodes (seed {EVALUATION_SEED}, never trained on), \
+         each on a fresh instance of the class; % of reference = mean of per-episode return / reference.\n"
     )?;
-    quality(config, &mut report)?;
-    writeln!(
-        report,
-        "\nBin packing: waste per episode (free space in the bins opened; an impossible action's -100 counted), \
-         same {} evaluation episodes per row; the policy is greedy (argmax).\n",
-        config.episodes
-    )?;
-    binpacking_quality(config, &mut report)?;
-    writeln!(
-        report,
-        "\nNewsvendor: mean episode return over the same {} evaluation episodes per row (economics drawn per \
-         episode); the optimal policy knows the clock, the policy does not.\n",
-        config.episodes
-    )?;
-    newsvendor_quality(config, &mut report)?;
-    writeln!(
-        report,
-        "\nInventory management: mean discounted episode return over the same {} evaluation episodes per row; \
-         base-stock levels tuned by pattern search on 200 other episodes. The shrinking-horizon LP is not built.\n",
-        config.episodes
-    )?;
-    inventory_quality(config, &mut report)?;
-    writeln!(report, "\nEnv steps per second (random allowed actions; median of 5 repeats):\n")?;
-    throughput(config, &mut report)?;
+    if wanted("knapsack") {
+        quality(config, &mut report)?;
+    }
+    if wanted("binpacking") {
+        writeln!(
+            report,
+            "\nBin packing: waste per episode (free space in the bins opened; an impossible action's -100 counted), \
+             same {n} evaluation episodes per row; the policy is greedy (argmax).\n"
+        )?;
+        binpacking_quality(config, &mut report)?;
+    }
+    if wanted("newsvendor") {
+        writeln!(
+            report,
+            "\nNewsvendor: mean episode return over the same {n} evaluation episodes per row (economics drawn per \
+             episode); the optimal policy knows the clock, the policy does not.\n"
+        )?;
+        newsvendor_quality(config, &mut report)?;
+    }
+    if wanted("inventory") {
+        writeln!(
+            report,
+            "\nInventory management: mean discounted episode return over the same {n} evaluation episodes per row; \
+             base-stock levels tuned by pattern search on 200 other episodes; the shrinking-horizon LP re-plans every \
+             period with future demand at its mean.\n"
+        )?;
+        inventory_quality(config, &mut report)?;
+    }
+    if wanted("throughput") {
+        writeln!(report, "\nEnv steps per second (random allowed actions; median of 5 repeats):\n")?;
+        throughput(config, &mut report)?;
+    }
     Ok(report)
 }

@@ -16,6 +16,8 @@ pub mod hooks;
 pub mod ising;
 pub mod moves;
 pub mod policy;
+/// Convex programs (LP, QP, SOCP) by Clarabel, for the exact references and relaxations.
+pub mod program;
 pub mod proposal;
 pub mod tabu;
 pub mod tensor_anneal;

@@ -111,6 +111,7 @@ pub const ENV_IDS: &[&str] = &[
     "Newsvendor-v0",
     "InvManagement-v0",
     "InvManagement-v1",
+    "PortfolioOpt-v0",
 ];
 
 /// Builds `num_envs` copies of a native environment.
@@ -122,6 +123,7 @@ pub fn make(id: &str, num_envs: usize) -> Option<Box<dyn VecEnv>> {
         "MountainCarContinuous-v0" => Box::new(ClassicVecEnv::<mountain_car::MountainCarContinuous>::new(num_envs)),
         "Pendulum-v1" => Box::new(ClassicVecEnv::<pendulum::Pendulum>::new(num_envs)),
         "Newsvendor-v0" => Box::new(orgym::newsvendor::NewsvendorVecEnv::new(Default::default(), num_envs)),
+        "PortfolioOpt-v0" => Box::new(orgym::portfolio::PortfolioVecEnv::new(Default::default(), num_envs)),
         id if id.starts_with("InvManagement-") => {
             Box::new(orgym::inventory::InventoryVecEnv::new(orgym::inventory::InventoryConfig::by_id(id)?, num_envs))
         }

@@ -8,9 +8,9 @@
 //! itself a K-asset allocation, an incumbent. The proof is complete when no open node's bound
 //! is below the incumbent; at the time limit the report says the remaining gap.
 
-use super::program::Program;
 use super::qp::{add_weights_program, Allocation};
 use super::{Goal, Portfolio};
+use crate::search::program::Program;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::time::{Duration, Instant};

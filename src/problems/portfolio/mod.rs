@@ -34,7 +34,6 @@ pub mod branch_bound;
 pub mod frontier;
 pub mod ga;
 pub mod greedy;
-pub mod program;
 pub mod qp;
 pub mod search;
 

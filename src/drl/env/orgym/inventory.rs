@@ -217,6 +217,12 @@ impl Chain {
         }
     }
 
+    /// What arrives at stage `i` in `period` from shipments already made (0 for one not yet
+    /// shipped or before the first period).
+    pub fn shipped_arrival(&self, config: &InventoryConfig, i: usize, period: usize) -> f64 {
+        period.checked_sub(config.lead_time[i]).and_then(|n| self.shipped.get(n)).map_or(0.0, |r| r[i])
+    }
+
     /// Meets `demand` at the next period instead of a draw (fixture replay).
     pub fn force_demand(&mut self, demand: u64) {
         self.forced_demand = Some(demand);

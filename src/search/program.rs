@@ -1,7 +1,7 @@
 //! A convex program in Clarabel's form, assembled row by row: minimise 1/2 x'Px + q'x subject
-//! to equalities, inequalities (a'x <= b) and second-order cones. The subset QPs (`qp.rs`) and
-//! the branch-and-bound relaxations (`branch_bound.rs`) both build one, so the Clarabel calls
-//! live here once.
+//! to equalities, inequalities (a'x <= b) and second-order cones. The portfolio's subset QPs and
+//! branch-and-bound relaxations and the OR-Gym references' linear programs (the inventory's
+//! shrinking horizon) all build one, so the Clarabel calls live here once.
 
 use clarabel::algebra::CscMatrix;
 use clarabel::solver::{DefaultSettingsBuilder, DefaultSolver, IPSolver, SolverStatus, SupportedConeT};
