@@ -151,6 +151,7 @@ enum OrGymFamily {
     BinPacking(crate::drl::env::orgym::binpacking::BinPackingConfig),
     Newsvendor,
     Inventory(crate::drl::env::orgym::inventory::InventoryConfig),
+    Portfolio,
 }
 
 impl OrGymFamily {
@@ -168,8 +169,17 @@ impl OrGymFamily {
         if let Some(config) = crate::drl::env::orgym::inventory::InventoryConfig::by_id(env) {
             return Ok(OrGymFamily::Inventory(config));
         }
+        if env == "PortfolioOpt-v0" {
+            return Ok(OrGymFamily::Portfolio);
+        }
         let inventory = crate::drl::env::orgym::inventory::IDS.map(|(id, _)| id);
-        let ids = Variant::ALL.iter().map(|v| v.id()).chain(binpacking::IDS).chain(["Newsvendor-v0"]).chain(inventory);
+        let ids = Variant::ALL
+            .iter()
+            .map(|v| v.id())
+            .chain(binpacking::IDS)
+            .chain(["Newsvendor-v0"])
+            .chain(inventory)
+            .chain(["PortfolioOpt-v0"]);
         anyhow::bail!("{}", crate::suggest::unknown("env", env, ids))
     }
 
@@ -183,6 +193,7 @@ impl OrGymFamily {
             OrGymFamily::BinPacking(_) => ("ppo_discrete", PpoConfig::orgym_binpacking()),
             OrGymFamily::Newsvendor => ("ppo", PpoConfig::orgym_newsvendor()),
             OrGymFamily::Inventory(_) => ("ppo", PpoConfig::orgym_inventory()),
+            OrGymFamily::Portfolio => ("ppo", PpoConfig::orgym_portfolio()),
         }
     }
 
@@ -207,6 +218,9 @@ impl OrGymFamily {
             }
             OrGymFamily::Inventory(config) => {
                 ("validation_return", orgym::validate_inventory(run_dir, config, 200, SEED)?)
+            }
+            OrGymFamily::Portfolio => {
+                ("validation_wealth", orgym::validate_portfolio(run_dir, &Default::default(), 200, SEED)?)
             }
         })
     }

@@ -19,6 +19,10 @@ use crate::drl::env::orgym::newsvendor::{NewsvendorConfig, NewsvendorVecEnv};
 use crate::drl::env::orgym::newsvendor_reference::{
     critical_fractile_order, economics_of, plans as newsvendor_plans, rollout as newsvendor_rollout,
 };
+use crate::drl::env::orgym::portfolio::PortfolioConfig;
+use crate::drl::env::orgym::portfolio_reference::{
+    rollout as portfolio_rollout, shrinking_horizon_rollout as portfolio_shrinking_horizon,
+};
 use crate::drl::env::orgym::random_allowed;
 use crate::drl::env::VecEnv;
 use crate::drl::run::{load_policy_for, obs_tensor, to_vec};
@@ -49,7 +53,7 @@ pub struct OrGymBenchConfig {
 }
 
 /// The report's sections, in order (`--only` picks some).
-pub const SECTIONS: [&str; 5] = ["knapsack", "binpacking", "newsvendor", "inventory", "throughput"];
+pub const SECTIONS: [&str; 6] = ["knapsack", "binpacking", "newsvendor", "inventory", "portfolio", "throughput"];
 
 impl Default for OrGymBenchConfig {
     fn default() -> Self {
@@ -547,6 +551,88 @@ fn inventory_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
     Ok(())
 }
 
+/// Per-episode final wealth of a PortfolioOpt policy folder (greedy) and of the oracle.
+fn portfolio_policy_wealth(
+    dir: &Path,
+    env_config: &PortfolioConfig,
+    episodes: usize,
+    seed: u64,
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let probe = crate::drl::env::orgym::portfolio::PortfolioVecEnv::new(env_config.clone(), 1);
+    let mut agent = load_policy_for(dir, tch::Device::Cpu, &probe)?;
+    Ok(portfolio_rollout(env_config, episodes, seed, &mut |_, obs, dim| {
+        to_vec(&crate::drl::run::act_greedy(&mut agent, &obs_tensor(obs, dim, tch::Device::Cpu)))
+    }))
+}
+
+/// A PortfolioOpt policy folder's mean wealth and mean percentage of the oracle's (95%
+/// half-widths), with the shrinking-horizon LP's.
+pub fn validate_portfolio(
+    dir: &Path,
+    env_config: &PortfolioConfig,
+    episodes: usize,
+    seed: u64,
+) -> Result<serde_json::Value> {
+    let (policy, oracle) = portfolio_policy_wealth(dir, env_config, episodes, seed)?;
+    let (lp, _) = portfolio_shrinking_horizon(env_config, episodes, seed);
+    Ok(serde_json::json!({
+        "policy": mean_ci(&policy), "policy_percent_of_oracle": percent_of(&policy, &oracle),
+        "shrinking_horizon_lp": mean_ci(&lp), "lp_percent_of_oracle": percent_of(&lp, &oracle), "oracle": mean_ci(&oracle),
+    }))
+}
+
+/// The PortfolioOpt settings: the defaults, doubled price noise, doubled transaction costs.
+fn portfolio_settings() -> Vec<(String, PortfolioConfig)> {
+    let default = PortfolioConfig::default();
+    let doubled = |v: &[f64]| v.iter().map(|c| 2.0 * c).collect::<Vec<_>>();
+    [
+        ("defaults".to_string(), default.clone()),
+        ("price std 0.9".to_string(), PortfolioConfig { price_std: 0.9, ..default.clone() }),
+        (
+            "costs x2".to_string(),
+            PortfolioConfig { buy_cost: doubled(&default.buy_cost), sell_cost: doubled(&default.sell_cost), ..default },
+        ),
+    ]
+    .into()
+}
+
+fn portfolio_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
+    let n = config.episodes;
+    writeln!(
+        report,
+        "| env | parameters | policy: wealth ± 95% CI | % of oracle | shrinking-horizon LP | % of oracle | oracle (perfect information) | random: % of oracle |"
+    )?;
+    writeln!(report, "|---|---|---|---|---|---|---|---|")?;
+    let dir = config.models.join("orgym-portfolioopt-v0");
+    for (label, env_config) in portfolio_settings() {
+        let (lp, oracle) = portfolio_shrinking_horizon(&env_config, n, EVALUATION_SEED);
+        let policy_cells = match portfolio_policy_wealth(&dir, &env_config, n, EVALUATION_SEED) {
+            Ok((wealth, _)) => {
+                let ((mean, ci), (ratio, ratio_ci)) = (mean_ci(&wealth), percent_of(&wealth, &oracle));
+                format!("{mean:.0} ± {ci:.0} | {ratio:.1} ± {ratio_ci:.1}")
+            }
+            Err(error) => {
+                eprintln!("{}: no policy ({error:#})", dir.display());
+                "- | -".into()
+            }
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(EVALUATION_SEED);
+        let limit = env_config.max_trade;
+        let (random, _) = portfolio_rollout(&env_config, n, EVALUATION_SEED, &mut |env, _, _| {
+            (0..env.num_envs() * env_config.assets()).map(|_| rng.gen_range(-limit..=limit) as f32).collect()
+        });
+        let ((lp_mean, lp_ci), (lp_ratio, lp_ratio_ci)) = (mean_ci(&lp), percent_of(&lp, &oracle));
+        let (oracle_mean, oracle_ci) = mean_ci(&oracle);
+        writeln!(
+            report,
+            "| PortfolioOpt-v0 | {label} | {policy_cells} | {lp_mean:.0} ± {lp_ci:.0} | {lp_ratio:.1} ± {lp_ratio_ci:.1} | {oracle_mean:.0} ± {oracle_ci:.0} | {:.1} |",
+            percent_of(&random, &oracle).0
+        )?;
+        eprintln!("PortfolioOpt-v0 {label} done");
+    }
+    Ok(())
+}
+
 pub fn run_orgym(config: &OrGymBenchConfig) -> Result<String> {
     if let Some(unknown) = config.only.iter().find(|s| !SECTIONS.contains(&s.as_str())) {
         anyhow::bail!("{}", crate::suggest::unknown("section", unknown, SECTIONS.iter().copied()));
@@ -586,6 +672,15 @@ pub fn run_orgym(config: &OrGymBenchConfig) -> Result<String> {
              period with future demand at its mean.\n"
         )?;
         inventory_quality(config, &mut report)?;
+    }
+    if wanted("portfolio") {
+        writeln!(
+            report,
+            "\nPortfolio: final wealth (from 100 cash) over the same {n} evaluation episodes per row; the oracle knows \
+             every period's prices (an upper bound), the shrinking-horizon LP today's, with later ones at their means; \
+             % of oracle = mean of per-episode ratios.\n"
+        )?;
+        portfolio_quality(config, &mut report)?;
     }
     if wanted("throughput") {
         writeln!(report, "\nEnv steps per second (random allowed actions; median of 5 repeats):\n")?;

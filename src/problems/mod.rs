@@ -472,7 +472,7 @@ pub struct SolveContext {
 
 /// Every registered problem.
 pub fn registry() -> &'static [&'static dyn Problem] {
-    static PROBLEMS: [&dyn Problem; 29] = [
+    static PROBLEMS: [&dyn Problem; 30] = [
         &maxcut::MaxCut,
         &mimo::Mimo,
         &cs::CompressiveSensing,
@@ -502,6 +502,7 @@ pub fn registry() -> &'static [&'static dyn Problem] {
         &orgym::NEWSVENDOR,
         &orgym::INVENTORY[0],
         &orgym::INVENTORY[1],
+        &orgym::PORTFOLIO_OPT,
     ];
     &PROBLEMS
 }

@@ -186,6 +186,13 @@ impl PpoConfig {
         PpoConfig { action_unit: 20.0, reward_scale: 0.1, gamma: 0.97, ..PpoConfig::orgym_newsvendor() }
     }
 
+    /// PortfolioOpt-v0 (shares of three assets to trade, the wealth paid once, at the tenth
+    /// period, growing from 100 to about 10^4): the newsvendor's preset with actions in units of
+    /// 200 shares, rewards scaled by 1e-3 and gamma 1 (nothing is paid before the end).
+    pub fn orgym_portfolio() -> Self {
+        PpoConfig { action_unit: 200.0, reward_scale: 1e-3, gamma: 1.0, ..PpoConfig::orgym_newsvendor() }
+    }
+
     /// Zoo's PPO Pendulum-v1 (4 envs x 1024 steps, gamma 0.9, 10 epochs, batch 64, gSDE redrawn
     /// every 4 steps).
     pub fn ppo_continuous() -> Self {

@@ -2,12 +2,13 @@
 //! (the id's defaults, any changed; `demand` fixes every period's demand), one episode ordered
 //! by the shipped policy, answered with each period's requested and shipped orders, demand,
 //! sales and discounted profit, the return, and on the same demands the best base-stock
-//! policy's return (levels tuned on 64 other episodes of these parameters). Baselines:
-//! `base_stock`, `zero`.
+//! policy's return (levels tuned on 64 other episodes of these parameters) and the
+//! shrinking-horizon LP's (re-planned each period on mean demand). Baselines: `base_stock`,
+//! `shrinking_horizon_lp`, `zero`.
 
 use super::{config_error, env_parameters, shipped_policy};
 use crate::drl::env::orgym::inventory::{InventoryConfig, InventoryVecEnv, PeriodLog, IDS};
-use crate::drl::env::orgym::inventory_reference::{base_stock_action, best_base_stock};
+use crate::drl::env::orgym::inventory_reference::{base_stock_action, best_base_stock, shrinking_horizon_action};
 use crate::drl::env::VecEnv;
 use crate::drl::run::{act_greedy, obs_tensor, to_vec};
 use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
@@ -38,7 +39,7 @@ impl Problem for OrGymInventory {
     }
 
     fn baselines(&self) -> &'static [&'static str] {
-        &["policy", "base_stock", "zero"]
+        &["policy", "base_stock", "shrinking_horizon_lp", "zero"]
     }
 
     fn instance_schema(&self) -> Value {
@@ -107,6 +108,12 @@ impl InventoryEpisode {
         (self.run(seed, &mut |_, chain| base_stock_action(&self.config, chain, levels)), levels)
     }
 
+    fn shrinking_horizon(&self, seed: u64) -> Vec<PeriodLog> {
+        self.run(seed, &mut |_, chain| {
+            shrinking_horizon_action(&self.config, chain).unwrap_or_else(|| vec![0.0; self.config.stages()])
+        })
+    }
+
     fn report(&self, method: &str, log: Vec<PeriodLog>, start: Instant, seed: u64) -> SolveReport {
         let total: f64 = log.iter().map(|p| p.reward).sum();
         let (reference, levels) = self.base_stock(seed);
@@ -118,7 +125,10 @@ impl InventoryEpisode {
             "sold": log.iter().map(|p| p.sold).collect::<Vec<_>>(),
             "rewards": log.iter().map(|p| p.reward).collect::<Vec<_>>(),
             "return": total,
-            "reference": {"method": "base_stock", "levels": levels, "return": reference.iter().map(|p| p.reward).sum::<f64>()},
+            "reference": {
+                "method": "base_stock", "levels": levels, "return": reference.iter().map(|p| p.reward).sum::<f64>(),
+                "shrinking_horizon_lp_return": self.shrinking_horizon(seed).iter().map(|p| p.reward).sum::<f64>(),
+            },
         });
         super::episode_report(self.id, total, solution, log.len(), start, seed)
     }
@@ -152,6 +162,7 @@ impl Instance for InventoryEpisode {
         let log = match name {
             "policy" => return Ok(self.solve(params, models)),
             "base_stock" => self.base_stock(params.seed).0,
+            "shrinking_horizon_lp" => self.shrinking_horizon(params.seed),
             "zero" => self.run(params.seed, &mut |_, _| vec![0.0; self.config.stages()]),
             _ => {
                 let names = OrGymInventory(self.id).baselines().iter().copied();

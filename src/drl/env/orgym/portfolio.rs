@@ -19,9 +19,12 @@ use rand_distr::{Distribution, Normal};
 use serde::{Deserialize, Serialize};
 
 /// The most assets an env takes.
-pub const MAX_ASSETS: usize = 100;
+pub const MAX_ASSETS: usize = 20;
 /// The most periods per episode.
-pub const MAX_PERIODS: usize = 1_000;
+pub const MAX_PERIODS: usize = 200;
+/// The most assets x periods: the references' LPs have 4 variables per cell, and the
+/// shrinking horizon solves one per period.
+pub const MAX_CELLS: usize = 600;
 
 /// The env's parameters; the defaults are or-gym's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -82,6 +85,9 @@ impl PortfolioConfig {
         }
         if t > MAX_PERIODS {
             return too_large("price_means", format!("at most {MAX_PERIODS} periods, got {t}"));
+        }
+        if a * t > MAX_CELLS {
+            return too_large("price_means", format!("at most {MAX_CELLS} assets x periods, got {a} x {t}"));
         }
         if self.price_means.iter().any(|row| row.len() != t) {
             return invalid("price_means", format!("every asset needs {t} periods, as the first"));

@@ -1,0 +1,187 @@
+//! PortfolioOpt-v0 as a solve endpoint: the env's parameters (`prices` fixes every period's
+//! prices; without it they are drawn with the request's seed), one episode traded by the
+//! shipped policy, answered with each period's executed trades, prices, cash and holdings, the
+//! final wealth, and on the same prices the perfect-information oracle's wealth (an upper
+//! bound) and the shrinking-horizon LP's. Baselines: `shrinking_horizon_lp`, `oracle` (its
+//! plan executed), `hold_cash`.
+
+use super::{config_error, env_parameters, shipped_policy};
+use crate::drl::env::orgym::portfolio::{Portfolio, PortfolioConfig, PortfolioVecEnv, Trades};
+use crate::drl::env::orgym::portfolio_reference::{as_action, plan, shrinking_horizon_action};
+use crate::drl::env::VecEnv;
+use crate::drl::run::{act_greedy, obs_tensor, to_vec};
+use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use crate::search::SearchParams;
+use serde_json::{json, Value};
+use std::time::Instant;
+
+pub struct OrGymPortfolio;
+
+pub static PORTFOLIO_OPT: OrGymPortfolio = OrGymPortfolio;
+
+const ID: &str = "PortfolioOpt-v0";
+
+impl Problem for OrGymPortfolio {
+    fn name(&self) -> &'static str {
+        ID
+    }
+
+    fn summary(&self) -> &'static str {
+        "OR-Gym multi-period asset allocation with transaction costs: one episode by the shipped policy, with the perfect-information oracle's and the shrinking-horizon LP's wealth on the same prices"
+    }
+
+    fn formats(&self) -> &'static [&'static str] {
+        &["json"]
+    }
+
+    fn baselines(&self) -> &'static [&'static str] {
+        &["policy", "shrinking_horizon_lp", "oracle", "hold_cash"]
+    }
+
+    fn instance_schema(&self) -> Value {
+        let costs = |d: &str| json!({"type": "array", "items": {"type": "number", "minimum": 0, "exclusiveMaximum": 1}, "description": d});
+        let matrix = |d: &str| json!({"type": "array", "items": {"type": "array", "items": {"type": "number"}}, "description": d});
+        json!({
+            "type": "object",
+            "properties": {
+                "initial_cash": {"type": "number", "minimum": 0, "description": "cash at the start (100)"},
+                "buy_cost": costs("proportional cost of buying each asset ([0.045, 0.025, 0.035])"),
+                "sell_cost": costs("proportional cost of selling each asset ([0.04, 0.02, 0.03])"),
+                "price_means": matrix("mean price of each asset (rows) per period (columns); the width is the horizon (or-gym's 3 x 10)"),
+                "price_std": {"type": "number", "minimum": 0, "description": "standard deviation of every drawn price (0.45)"},
+                "max_trade": {"type": "number", "minimum": 0, "description": "the largest trade per asset and period, in shares (2000)"},
+                "prices": matrix("every period's prices (assets x periods, at least 0) instead of draws")
+            }
+        })
+    }
+
+    fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
+        let config: PortfolioConfig = serde_json::from_value(Value::Object(env_parameters(input)?))
+            .map_err(|e| ProblemError::invalid("instance", e.to_string()))?;
+        config.validate().map_err(config_error)?;
+        Ok(Box::new(PortfolioEpisode { config }))
+    }
+}
+
+struct PortfolioEpisode {
+    config: PortfolioConfig,
+}
+
+/// One episode: the prices it ran on and each period's trades with the cash and holdings after.
+struct Run {
+    prices: Vec<Vec<f64>>,
+    periods: Vec<(Trades, f64, Vec<f64>)>,
+}
+
+impl Run {
+    fn wealth(&self) -> f64 {
+        self.periods.iter().map(|(t, _, _)| t.reward).sum()
+    }
+}
+
+impl PortfolioEpisode {
+    /// The episode `seed` draws (or the given prices).
+    fn start(&self, seed: u64) -> Portfolio {
+        let mut env = PortfolioVecEnv::new(self.config.clone(), 1);
+        env.reset(seed);
+        env.episode(0).clone()
+    }
+
+    /// Runs one episode, each period's trades from `act` (observation row, episode).
+    fn run(&self, seed: u64, act: &mut dyn FnMut(&[f32], &Portfolio) -> Vec<f32>) -> Run {
+        let mut episode = self.start(seed);
+        let prices = episode.prices.clone();
+        let mut row = vec![0.0; self.config.observation_dim()];
+        let periods = (0..self.config.periods())
+            .map(|_| {
+                episode.fill(&mut row);
+                let action = act(&row, &episode);
+                let trades = episode.step_period(&self.config, &action);
+                (trades, episode.cash, episode.holdings.clone())
+            })
+            .collect();
+        Run { prices, periods }
+    }
+
+    fn shrinking_horizon(&self, seed: u64) -> Run {
+        self.run(seed, &mut |_, episode| shrinking_horizon_action(&self.config, episode))
+    }
+
+    /// The oracle's plan (made once on the episode's prices) executed period by period, and
+    /// the wealth the LP promises.
+    fn oracle(&self, seed: u64) -> (Run, Option<f64>) {
+        let start = self.start(seed);
+        let planned = plan(&self.config, &start, &start.prices);
+        let run = self.run(seed, &mut |_, episode| match &planned {
+            Some((trades, _)) => as_action(&self.config, episode, &trades[episode.period]),
+            None => vec![0.0; self.config.assets()],
+        });
+        (run, planned.map(|(_, wealth)| wealth))
+    }
+
+    fn report(&self, method: &str, run: Run, start: Instant, seed: u64) -> SolveReport {
+        let wealth = run.wealth();
+        let (_, oracle) = self.oracle(seed);
+        let lp = self.shrinking_horizon(seed).wealth();
+        let solution = json!({
+            "method": method,
+            "prices": run.prices,
+            "trades": run.periods.iter().map(|(t, _, _)| &t.shares).collect::<Vec<_>>(),
+            "cash": run.periods.iter().map(|(_, c, _)| c).collect::<Vec<_>>(),
+            "holdings": run.periods.iter().map(|(_, _, h)| h).collect::<Vec<_>>(),
+            "wealth": wealth,
+            "reference": {"oracle_wealth": oracle, "shrinking_horizon_lp_wealth": lp},
+        });
+        super::episode_report(ID, wealth, solution, run.periods.len(), start, seed)
+    }
+}
+
+impl Instance for PortfolioEpisode {
+    /// The shipped (or requested) policy's episode; without one that takes these parameters
+    /// (another number of assets changes the observation's width), the shrinking-horizon LP's.
+    fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
+        let start = Instant::now();
+        let probe = PortfolioVecEnv::new(self.config.clone(), 1);
+        match shipped_policy(&models, ID, &probe) {
+            Ok((mut agent, name)) => {
+                let dim = probe.observation_dim();
+                let run = self.run(params.seed, &mut |row, _| {
+                    to_vec(&act_greedy(&mut agent, &obs_tensor(row, dim, tch::Device::Cpu)))
+                });
+                self.report(&format!("policy {name}"), run, start, params.seed)
+            }
+            Err(why) => {
+                let run = self.shrinking_horizon(params.seed);
+                self.report(&format!("shrinking_horizon_lp ({why})"), run, start, params.seed)
+            }
+        }
+    }
+
+    fn solve_baseline(
+        &self,
+        name: &str,
+        params: &SearchParams,
+        models: Models<'_>,
+    ) -> Result<SolveReport, ProblemError> {
+        let start = Instant::now();
+        let run = match name {
+            "policy" => return Ok(self.solve(params, models)),
+            "shrinking_horizon_lp" => self.shrinking_horizon(params.seed),
+            "oracle" => self.oracle(params.seed).0,
+            "hold_cash" => self.run(params.seed, &mut |_, _| vec![0.0; self.config.assets()]),
+            _ => {
+                let names = OrGymPortfolio.baselines().iter().copied();
+                return Err(ProblemError::invalid("method", crate::suggest::unknown("baseline", name, names)));
+            }
+        };
+        Ok(self.report(name, run, start, params.seed))
+    }
+
+    fn target_energy(&self, objective: f64) -> f64 {
+        -objective
+    }
+
+    fn size_summary(&self) -> String {
+        format!("{} assets, {} periods", self.config.assets(), self.config.periods())
+    }
+}
