@@ -296,3 +296,79 @@ fn portfolio_matches_or_gymnasium() {
     assert!(episodes.len() >= 16 && capped > 0, "{capped} purchases cut to the cash");
     eprintln!("PortfolioOpt-v0: {} episodes, {steps} steps replayed", episodes.len());
 }
+
+/// TSP-v0 and TSP-v1 replay or-gymnasium's episodes on the graphs and starts it drew:
+/// TSP-v1's observations exactly, TSP-v0's current node and its matrix's counts every step and
+/// the whole matrix every tenth step (the fixture keeps N^2 + 1 columns only there), rewards to
+/// float32 rounding, terminations and truncations exactly.
+#[test]
+fn tsp_matches_or_gymnasium() {
+    use rlsolver::drl::env::orgym::tsp::{two_way, Graph, TspConfig, TspVecEnv, IDS};
+    for (id, distance_cost) in IDS {
+        let path = format!("{}/tests/fixtures/orgym/{id}.json", env!("CARGO_MANIFEST_DIR"));
+        let data: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let episodes = data["episodes"].as_array().unwrap();
+        let (mut steps, mut matrices, mut ends) = (0, 0, [0usize; 2]);
+        for episode in episodes {
+            let label = format!("{id} {} seed {}", episode["policy"], episode["seed"]);
+            let config = TspConfig::by_id(id).unwrap();
+            let graph = if distance_cost {
+                Graph::Euclidean(serde_json::from_value(episode["coordinates"].clone()).unwrap())
+            } else {
+                let lists: Vec<Vec<usize>> = serde_json::from_value(episode["edges"].clone()).unwrap();
+                Graph::Sparse(two_way(config.nodes, &lists))
+            };
+            let mut env = TspVecEnv::new(config.clone(), 1);
+            env.set_walk(0, graph, episode["start"].as_u64().unwrap() as usize);
+            let dim = config.observation_dim();
+            if distance_cost {
+                let initial = numbers(&episode["initial_observation"]);
+                same(&env.observations(), &initial, &(0..dim).collect::<Vec<_>>(), &format!("{label} reset"));
+            }
+            let last = episode["steps"].as_array().unwrap().len() - 1;
+            for (t, step) in episode["steps"].as_array().unwrap().iter().enumerate() {
+                let at = format!("{label} step {t}");
+                let batch = env.step(&[step["action"].as_f64().unwrap() as f32]);
+                let flags = (step["terminated"].as_bool().unwrap(), step["truncated"].as_bool().unwrap());
+                assert_eq!((batch.terminated[0], batch.truncated[0]), flags, "{at}");
+                assert_eq!(flags.0 || flags.1, t == last, "{at}: the episode ends at the fixture's last step");
+                let (ours, theirs) = (f64::from(batch.rewards[0]), step["reward"].as_f64().unwrap());
+                assert!((ours - theirs).abs() <= 1e-6 * theirs.abs().max(1.0), "{at}: reward {ours} vs {theirs}");
+                let row = if t == last { &batch.final_observations } else { &batch.observations };
+                if distance_cost {
+                    same(row, &numbers(&step["observation"]), &(0..dim).collect::<Vec<_>>(), &at);
+                } else {
+                    assert_eq!(f64::from(row[0]), step["current"].as_f64().unwrap(), "{at}: current node");
+                    let count = |v: f32| row[1..].iter().filter(|&&x| x == v).count() as u64;
+                    let counts: Vec<u64> = serde_json::from_value(step["counts"].clone()).unwrap();
+                    assert_eq!(vec![count(1.0), count(-1.0)], counts, "{at}: edges to unvisited, visited");
+                    if let Some(matrix) = step["matrix"].as_str() {
+                        let theirs: Vec<f32> = matrix
+                            .chars()
+                            .map(|c| match c {
+                                '1' => 1.0,
+                                '-' => -1.0,
+                                _ => 0.0,
+                            })
+                            .collect();
+                        assert_eq!(&row[1..], &theirs[..], "{at}: matrix");
+                        matrices += 1;
+                    }
+                }
+                steps += 1;
+            }
+            ends[usize::from(batch_ended_by_limit(episode))] += 1;
+        }
+        assert!(episodes.len() >= 12, "{id}: episodes recorded");
+        if !distance_cost {
+            assert!(ends[0] > 0 && ends[1] > 0, "{id}: both completion and the time limit are replayed ({ends:?})");
+        }
+        eprintln!("{id}: {} episodes, {steps} steps, {matrices} whole matrices replayed", episodes.len());
+    }
+}
+
+/// Whether a recorded episode ended by its time limit (truncated and not terminated).
+fn batch_ended_by_limit(episode: &Value) -> bool {
+    let last = episode["steps"].as_array().unwrap().last().unwrap();
+    last["truncated"].as_bool().unwrap() && !last["terminated"].as_bool().unwrap()
+}
