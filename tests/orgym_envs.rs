@@ -372,3 +372,55 @@ fn batch_ended_by_limit(episode: &Value) -> bool {
     let last = episode["steps"].as_array().unwrap().last().unwrap();
     last["truncated"].as_bool().unwrap() && !last["terminated"].as_bool().unwrap()
 }
+
+/// VMPacking-v0 and -v1 replay or-gymnasium's episodes on the demands (and v1's end steps) it
+/// drew: observations exactly (the float32 loads, the clip and the mask), rewards exactly
+/// (NumPy's float32 pairwise sum), overloads ending episodes.
+#[test]
+fn vm_packing_matches_or_gymnasium() {
+    use rlsolver::drl::env::orgym::vmpacking::{VmPackingConfig, VmPackingVecEnv, IDS};
+    for (id, temporary) in IDS {
+        let path = format!("{}/tests/fixtures/orgym/{id}.json", env!("CARGO_MANIFEST_DIR"));
+        let data: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let episodes = data["episodes"].as_array().unwrap();
+        let (mut steps, mut overloads, mut closed) = (0, 0, 0);
+        for episode in episodes {
+            let label = format!("{id} {} seed {}", episode["policy"], episode["seed"]);
+            let demand: Vec<[f32; 3]> = serde_json::from_value::<Vec<[f64; 3]>>(episode["demand"].clone())
+                .unwrap()
+                .iter()
+                .map(|r| r.map(|x| x as f32))
+                .collect();
+            let durations: Vec<usize> =
+                if temporary { serde_json::from_value(episode["durations"].clone()).unwrap() } else { Vec::new() };
+            let mut env = VmPackingVecEnv::new(VmPackingConfig::by_id(id).unwrap(), 1);
+            env.set_draws(0, demand, durations);
+            let initial = numbers(&episode["initial_observation"]);
+            let all: Vec<usize> = (0..initial.len()).collect();
+            same(&env.observations(), &initial, &all, &format!("{label} reset"));
+            let last = episode["steps"].as_array().unwrap().len() - 1;
+            for (t, step) in episode["steps"].as_array().unwrap().iter().enumerate() {
+                let at = format!("{label} step {t}");
+                let open_before = env.episode(0).machines.iter().filter(|p| p[0] > 0.0).count();
+                let batch = env.step(&[step["action"].as_f64().unwrap() as f32]);
+                let flags = (step["terminated"].as_bool().unwrap(), step["truncated"].as_bool().unwrap());
+                assert_eq!((batch.terminated[0], batch.truncated[0]), flags, "{at}");
+                assert_eq!(f64::from(batch.rewards[0]), step["reward"].as_f64().unwrap(), "{at}: reward");
+                overloads += usize::from(flags.0);
+                let row = if t == last { &batch.final_observations } else { &batch.observations };
+                same(row, &numbers(&step["observation"]), &all, &at);
+                if t < last {
+                    let open_after = env.episode(0).machines.iter().filter(|p| p[0] > 0.0).count();
+                    closed += usize::from(open_after < open_before);
+                }
+                steps += 1;
+            }
+        }
+        assert!(overloads > 0, "{id}: an overload is replayed");
+        assert_eq!(closed > 0, temporary, "{id}: machines close exactly when VMs end ({closed})");
+        eprintln!(
+            "{id}: {} episodes, {steps} steps replayed, {overloads} overloads, {closed} closings",
+            episodes.len()
+        );
+    }
+}

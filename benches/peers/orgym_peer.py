@@ -1,6 +1,7 @@
 """or-gymnasium's side of `rlsolver bench orgym`: env steps per second of Knapsack-v0..v3 and
 BinPacking-v0..v5 with
-(Newsvendor-v0, InvManagement-v0/v1: uniform orders on their boxes)
+(Newsvendor-v0, InvManagement-v0/v1, PortfolioOpt-v0: uniform actions on their boxes; TSP-v0/v1,
+which have no mask: uniform nodes)
 uniformly random allowed actions, one env (B = 1) and gymnasium's SyncVectorEnv of B envs.
 Prints {env id: {B: steps per second}} as JSON (median of 3 repeats of at least 0.3 s each).
 
@@ -17,6 +18,8 @@ from or_gymnasium.envs import binpacking as bp
 from or_gymnasium.envs.inventory_management import InvManagementBacklogEnv, InvManagementLostSalesEnv
 from or_gymnasium.envs.newsvendor import NewsvendorEnv
 from or_gymnasium.envs.knapsack import BinaryKnapsackEnv, BoundedKnapsackEnv, KnapsackEnv, OnlineKnapsackEnv
+from or_gymnasium.envs.portfolio_opt import PortfolioOptEnv
+from or_gymnasium.envs.tsp import TSPDistCost, TSPEnv
 
 
 def masked(cls):
@@ -45,6 +48,9 @@ ENVS = {
     "Newsvendor-v0": NewsvendorEnv,
     "InvManagement-v0": InvManagementBacklogEnv,
     "InvManagement-v1": InvManagementLostSalesEnv,
+    "PortfolioOpt-v0": PortfolioOptEnv,
+    "TSP-v0": TSPEnv,
+    "TSP-v1": TSPDistCost,
 }
 
 
@@ -55,12 +61,15 @@ def random_allowed(mask, rng):
 
 
 def rate(make, b, rng):
-    continuous = make in (NewsvendorEnv, InvManagementBacklogEnv, InvManagementLostSalesEnv)
+    continuous = make in (NewsvendorEnv, InvManagementBacklogEnv, InvManagementLostSalesEnv, PortfolioOptEnv)
+    unmasked = make in (TSPEnv, TSPDistCost)
     if b == 1:
         env = make()
         obs, _ = env.reset(seed=1)
         if continuous:
-            step = lambda obs: env.step(rng.uniform(env.action_space.low, env.action_space.high))
+            step = lambda obs: env.step(rng.uniform(env.action_space.low, env.action_space.high).astype(np.float32))
+        elif unmasked:
+            step = lambda obs: env.step(int(rng.integers(env.action_space.n)))
         else:
             step = lambda obs: env.step(int(random_allowed(obs["action_mask"], rng)))
     else:
@@ -68,7 +77,9 @@ def rate(make, b, rng):
         obs, _ = env.reset(seed=1)
         if continuous:
             space = env.single_action_space
-            step = lambda obs: env.step(rng.uniform(space.low, space.high, size=(b,) + space.shape))
+            step = lambda obs: env.step(rng.uniform(space.low, space.high, size=(b,) + space.shape).astype(np.float32))
+        elif unmasked:
+            step = lambda obs: env.step(rng.integers(env.single_action_space.n, size=b))
         else:
             step = lambda obs: env.step(random_allowed(obs["action_mask"], rng))
     rates = []

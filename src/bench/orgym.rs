@@ -24,6 +24,8 @@ use crate::drl::env::orgym::portfolio_reference::{
     rollout as portfolio_rollout, shrinking_horizon_rollout as portfolio_shrinking_horizon,
 };
 use crate::drl::env::orgym::random_allowed;
+use crate::drl::env::orgym::tsp::{TspConfig, IDS as TSP_IDS};
+use crate::drl::env::orgym::tsp_reference::{reference_returns as tsp_reference_returns, rollout as tsp_rollout};
 use crate::drl::env::VecEnv;
 use crate::drl::run::{load_policy_for, obs_tensor, to_vec};
 use anyhow::{Context, Result};
@@ -53,7 +55,7 @@ pub struct OrGymBenchConfig {
 }
 
 /// The report's sections, in order (`--only` picks some).
-pub const SECTIONS: [&str; 6] = ["knapsack", "binpacking", "newsvendor", "inventory", "portfolio", "throughput"];
+pub const SECTIONS: [&str; 7] = ["knapsack", "binpacking", "newsvendor", "inventory", "portfolio", "tsp", "throughput"];
 
 impl Default for OrGymBenchConfig {
     fn default() -> Self {
@@ -196,6 +198,7 @@ fn our_rate(id: &str, b: usize) -> f64 {
     let mut env = crate::drl::env::make(id, b).expect("registered env");
     let space = env.action_space();
     let dim = env.observation_dim();
+    let mask = env.layout().action_mask;
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let mut obs = env.reset(1);
     let mut rates: Vec<f64> = (0..5)
@@ -203,9 +206,13 @@ fn our_rate(id: &str, b: usize) -> f64 {
             let (start, mut steps) = (Instant::now(), 0usize);
             while start.elapsed().as_secs_f64() < 0.3 {
                 let actions: Vec<f32> = match &space {
-                    crate::drl::env::ActionSpace::Discrete { n } => {
-                        obs.chunks(dim).map(|row| random_allowed(&row[..*n], &mut rng)).collect()
-                    }
+                    crate::drl::env::ActionSpace::Discrete { n } => obs
+                        .chunks(dim)
+                        .map(|row| match mask {
+                            Some(first) => random_allowed(&row[first..first + n], &mut rng),
+                            None => rng.gen_range(0..*n) as f32,
+                        })
+                        .collect(),
                     crate::drl::env::ActionSpace::Continuous { low, high } => (0..b)
                         .flat_map(|_| low.iter().zip(high).map(|(&l, &h)| rng.gen_range(l..=h)).collect::<Vec<_>>())
                         .collect(),
@@ -239,7 +246,14 @@ fn throughput(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
     writeln!(report, "| env |{header}")?;
     writeln!(report, "|---|{}", "---|---|---|".repeat(config.batches.len()))?;
     let inventory = INVENTORY_IDS.map(|(id, _)| id);
-    let ids = Variant::ALL.iter().map(|v| v.id()).chain(BIN_PACKING_IDS).chain(["Newsvendor-v0"]).chain(inventory);
+    let ids = Variant::ALL
+        .iter()
+        .map(|v| v.id())
+        .chain(BIN_PACKING_IDS)
+        .chain(["Newsvendor-v0"])
+        .chain(inventory)
+        .chain(["PortfolioOpt-v0"])
+        .chain(TSP_IDS.map(|(id, _)| id));
     for id in ids {
         let mut row = format!("| {id} |");
         for &b in &config.batches {
@@ -633,6 +647,62 @@ fn portfolio_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
     Ok(())
 }
 
+/// The TSP settings: each id at 50 nodes (the reference's) and 100; TSP-v1 with the length as a
+/// cost (`negate_distance`), which the routing reference minimizes.
+fn tsp_settings() -> Vec<(&'static str, String, TspConfig)> {
+    TSP_IDS
+        .iter()
+        .flat_map(|&(id, distance_cost)| {
+            [50, 100].map(|nodes| {
+                let config =
+                    TspConfig { nodes, negate_distance: distance_cost, ..TspConfig::by_id(id).expect("registered") };
+                let label = if distance_cost { format!("N {nodes}, reward -length") } else { format!("N {nodes}") };
+                (id, label, config)
+            })
+        })
+        .collect()
+}
+
+fn tsp_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
+    let n = config.episodes;
+    writeln!(report, "| env | parameters | routing reference: return ± 95% CI | random valid move: return | bound |")?;
+    writeln!(report, "|---|---|---|---|---|")?;
+    for (id, label, env_config) in tsp_settings() {
+        let reference = tsp_reference_returns(&env_config, n, EVALUATION_SEED);
+        let mut rng = ChaCha8Rng::seed_from_u64(EVALUATION_SEED);
+        let random = tsp_rollout(&env_config, n, EVALUATION_SEED, &mut |env, _, _| {
+            (0..env.num_envs())
+                .map(|i| {
+                    let walk = env.episode(i);
+                    let valid: Vec<usize> = (0..env_config.nodes)
+                        .filter(|&m| match &walk.graph {
+                            crate::drl::env::orgym::tsp::Graph::Sparse(adjacency) => adjacency[walk.current][m],
+                            crate::drl::env::orgym::tsp::Graph::Euclidean(_) => walk.visits[m] == 0,
+                        })
+                        .collect();
+                    if valid.is_empty() {
+                        0.0
+                    } else {
+                        valid[rng.gen_range(0..valid.len())] as f32
+                    }
+                })
+                .collect()
+        });
+        let ((mean, ci), (random_mean, _)) = (mean_ci(&reference), mean_ci(&random));
+        let bound = if env_config.distance_cost {
+            "-".to_string()
+        } else {
+            format!(
+                "{:.0} (N - 1 moves)",
+                env_config.completion_bonus + env_config.move_cost * (env_config.nodes - 1) as f64
+            )
+        };
+        writeln!(report, "| {id} | {label} | {mean:.3} ± {ci:.3} | {random_mean:.3} | {bound} |")?;
+        eprintln!("{id} {label} done");
+    }
+    Ok(())
+}
+
 pub fn run_orgym(config: &OrGymBenchConfig) -> Result<String> {
     if let Some(unknown) = config.only.iter().find(|s| !SECTIONS.contains(&s.as_str())) {
         anyhow::bail!("{}", crate::suggest::unknown("section", unknown, SECTIONS.iter().copied()));
@@ -681,6 +751,15 @@ pub fn run_orgym(config: &OrGymBenchConfig) -> Result<String> {
              % of oracle = mean of per-episode ratios.\n"
         )?;
         portfolio_quality(config, &mut report)?;
+    }
+    if wanted("tsp") {
+        writeln!(
+            report,
+            "\nTSP: mean episode return over the same {n} evaluation episodes per row, a fresh graph each; the \
+             routing reference is TSP-v0's breadth-first walk to the nearest unvisited node and TSP-v1's nearest \
+             neighbour + 2-opt path; no policy is trained for TSP yet.\n"
+        )?;
+        tsp_quality(config, &mut report)?;
     }
     if wanted("throughput") {
         writeln!(report, "\nEnv steps per second (random allowed actions; median of 5 repeats):\n")?;

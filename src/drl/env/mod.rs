@@ -114,6 +114,8 @@ pub const ENV_IDS: &[&str] = &[
     "PortfolioOpt-v0",
     "TSP-v0",
     "TSP-v1",
+    "VMPacking-v0",
+    "VMPacking-v1",
 ];
 
 /// Builds `num_envs` copies of a native environment.
@@ -129,6 +131,7 @@ pub fn make(id: &str, num_envs: usize) -> Option<Box<dyn VecEnv>> {
         id if id.starts_with("InvManagement-") => {
             Box::new(orgym::inventory::InventoryVecEnv::new(orgym::inventory::InventoryConfig::by_id(id)?, num_envs))
         }
+        id if id.starts_with("VMPacking-") => Box::new(orgym::vmpacking::VmPackingVecEnv::by_id(id, num_envs)?),
         id if id.starts_with("TSP-") => Box::new(orgym::tsp::TspVecEnv::by_id(id, num_envs)?),
         id if id.starts_with("BinPacking-") => Box::new(orgym::binpacking::BinPackingVecEnv::by_id(id, num_envs)?),
         id => return orgym::knapsack::KnapsackVecEnv::by_id(id, num_envs).map(|e| Box::new(e) as Box<dyn VecEnv>),
