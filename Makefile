@@ -98,6 +98,8 @@ models: build
 	for v in 1 3 5; do ./target/release/rlsolver train-policy orgym --env BinPacking-v$$v --steps 300000 --seed 0 --out models; done
 	./target/release/rlsolver train-policy orgym --env Newsvendor-v0 --steps 200000 --seed 0 --out models
 	for v in 0 1; do ./target/release/rlsolver train-policy orgym --env InvManagement-v$$v --steps 300000 --seed 0 --out models; done
+	./target/release/rlsolver train-policy orgym --env PortfolioOpt-v0 --steps 300000 --seed 0 --out models
+	for v in 0 1; do ./target/release/rlsolver train-policy orgym --env VMPacking-v$$v --steps 300000 --seed 0 --out models; done
 
 # The classical NP-hard sets with proven optima -> benches/nphard-report.md (~30 minutes).
 bench-nphard: build

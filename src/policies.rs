@@ -152,6 +152,7 @@ enum OrGymFamily {
     Newsvendor,
     Inventory(crate::drl::env::orgym::inventory::InventoryConfig),
     Portfolio,
+    VmPacking(crate::drl::env::orgym::vmpacking::VmPackingConfig),
 }
 
 impl OrGymFamily {
@@ -172,6 +173,9 @@ impl OrGymFamily {
         if env == "PortfolioOpt-v0" {
             return Ok(OrGymFamily::Portfolio);
         }
+        if let Some(config) = crate::drl::env::orgym::vmpacking::VmPackingConfig::by_id(env) {
+            return Ok(OrGymFamily::VmPacking(config));
+        }
         let inventory = crate::drl::env::orgym::inventory::IDS.map(|(id, _)| id);
         let ids = Variant::ALL
             .iter()
@@ -179,7 +183,8 @@ impl OrGymFamily {
             .chain(binpacking::IDS)
             .chain(["Newsvendor-v0"])
             .chain(inventory)
-            .chain(["PortfolioOpt-v0"]);
+            .chain(["PortfolioOpt-v0"])
+            .chain(crate::drl::env::orgym::vmpacking::IDS.map(|(id, _)| id));
         anyhow::bail!("{}", crate::suggest::unknown("env", env, ids))
     }
 
@@ -194,6 +199,7 @@ impl OrGymFamily {
             OrGymFamily::Newsvendor => ("ppo", PpoConfig::orgym_newsvendor()),
             OrGymFamily::Inventory(_) => ("ppo", PpoConfig::orgym_inventory()),
             OrGymFamily::Portfolio => ("ppo", PpoConfig::orgym_portfolio()),
+            OrGymFamily::VmPacking(_) => ("ppo_discrete", PpoConfig::orgym_binpacking()),
         }
     }
 
@@ -221,6 +227,9 @@ impl OrGymFamily {
             }
             OrGymFamily::Portfolio => {
                 ("validation_wealth", orgym::validate_portfolio(run_dir, &Default::default(), 200, SEED)?)
+            }
+            OrGymFamily::VmPacking(config) => {
+                ("validation_return", orgym::validate_vmpacking(run_dir, config, 200, SEED)?)
             }
         })
     }

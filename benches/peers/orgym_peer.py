@@ -20,6 +20,7 @@ from or_gymnasium.envs.newsvendor import NewsvendorEnv
 from or_gymnasium.envs.knapsack import BinaryKnapsackEnv, BoundedKnapsackEnv, KnapsackEnv, OnlineKnapsackEnv
 from or_gymnasium.envs.portfolio_opt import PortfolioOptEnv
 from or_gymnasium.envs.tsp import TSPDistCost, TSPEnv
+from or_gymnasium.envs.vmpacking import VMPackingEnv
 
 
 def masked(cls):
@@ -51,6 +52,8 @@ ENVS = {
     "PortfolioOpt-v0": PortfolioOptEnv,
     "TSP-v0": TSPEnv,
     "TSP-v1": TSPDistCost,
+    # VMPacking-v1 raises when a VM ends (tests/fixtures/orgym/record_vmpacking.py); v0 only.
+    "VMPacking-v0": VMPackingEnv,
 }
 
 

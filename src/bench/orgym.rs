@@ -26,6 +26,8 @@ use crate::drl::env::orgym::portfolio_reference::{
 use crate::drl::env::orgym::random_allowed;
 use crate::drl::env::orgym::tsp::{TspConfig, IDS as TSP_IDS};
 use crate::drl::env::orgym::tsp_reference::{reference_returns as tsp_reference_returns, rollout as tsp_rollout};
+use crate::drl::env::orgym::vmpacking::{VmPackingConfig, VmPackingVecEnv, IDS as VM_IDS};
+use crate::drl::env::orgym::vmpacking_reference::{rollout as vm_rollout, rule_returns, Rule};
 use crate::drl::env::VecEnv;
 use crate::drl::run::{load_policy_for, obs_tensor, to_vec};
 use anyhow::{Context, Result};
@@ -55,7 +57,8 @@ pub struct OrGymBenchConfig {
 }
 
 /// The report's sections, in order (`--only` picks some).
-pub const SECTIONS: [&str; 7] = ["knapsack", "binpacking", "newsvendor", "inventory", "portfolio", "tsp", "throughput"];
+pub const SECTIONS: [&str; 8] =
+    ["knapsack", "binpacking", "newsvendor", "inventory", "portfolio", "tsp", "vmpacking", "throughput"];
 
 impl Default for OrGymBenchConfig {
     fn default() -> Self {
@@ -253,7 +256,8 @@ fn throughput(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
         .chain(["Newsvendor-v0"])
         .chain(inventory)
         .chain(["PortfolioOpt-v0"])
-        .chain(TSP_IDS.map(|(id, _)| id));
+        .chain(TSP_IDS.map(|(id, _)| id))
+        .chain(VM_IDS.map(|(id, _)| id));
     for id in ids {
         let mut row = format!("| {id} |");
         for &b in &config.batches {
@@ -703,6 +707,75 @@ fn tsp_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
     Ok(())
 }
 
+/// Per-episode returns of a VM-packing policy folder (greedy: argmax over the allowed machines).
+fn vm_policy_returns(dir: &Path, env_config: &VmPackingConfig, episodes: usize, seed: u64) -> Result<Vec<f64>> {
+    let probe = VmPackingVecEnv::new(env_config.clone(), 1);
+    let mut agent = load_policy_for(dir, tch::Device::Cpu, &probe)?;
+    Ok(vm_rollout(env_config, episodes, seed, &mut |_, obs, dim| {
+        to_vec(&crate::drl::run::act_greedy(&mut agent, &obs_tensor(obs, dim, tch::Device::Cpu)))
+    }))
+}
+
+/// A VM-packing policy folder's mean return (95% half-width) with first fit's and best fit's.
+pub fn validate_vmpacking(
+    dir: &Path,
+    env_config: &VmPackingConfig,
+    episodes: usize,
+    seed: u64,
+) -> Result<serde_json::Value> {
+    let policy = vm_policy_returns(dir, env_config, episodes, seed)?;
+    Ok(serde_json::json!({
+        "policy": mean_ci(&policy),
+        "first_fit": mean_ci(&rule_returns(env_config, episodes, seed, Rule::FirstFit)),
+        "best_fit": mean_ci(&rule_returns(env_config, episodes, seed, Rule::BestFit)),
+        "overloads": policy.iter().filter(|&&r| r <= -1000.0).count(),
+    }))
+}
+
+/// The VM-packing settings: the id's defaults, then CPU demands twice as large.
+fn vm_settings(id: &str) -> Vec<(String, VmPackingConfig)> {
+    let default = VmPackingConfig::by_id(id).expect("registered id");
+    let describe =
+        |c: &VmPackingConfig| format!("{} PMs, {} VMs, cpu {}% ± {}", c.machines, c.step_limit, c.cpu_mean, c.cpu_std);
+    let larger = VmPackingConfig { cpu_mean: 32.0, cpu_std: 2.5, ..default.clone() };
+    vec![(describe(&default), default), (describe(&larger), larger)]
+}
+
+fn vmpacking_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
+    let n = config.episodes;
+    writeln!(report, "| env | parameters | policy: return ± 95% CI (overloads) | first fit | best fit | policy / best fit (free capacity) | random allowed |")?;
+    writeln!(report, "|---|---|---|---|---|---|---|")?;
+    for (id, _) in VM_IDS {
+        let dir = config.models.join(format!("orgym-{}", id.to_lowercase()));
+        for (label, env_config) in vm_settings(id) {
+            let (first, first_ci) = mean_ci(&rule_returns(&env_config, n, EVALUATION_SEED, Rule::FirstFit));
+            let (best, best_ci) = mean_ci(&rule_returns(&env_config, n, EVALUATION_SEED, Rule::BestFit));
+            let (policy_cell, ratio) = match vm_policy_returns(&dir, &env_config, n, EVALUATION_SEED) {
+                Ok(returns) => {
+                    let (mean, ci) = mean_ci(&returns);
+                    let overloads = returns.iter().filter(|&&r| r <= -1000.0).count();
+                    (format!("{mean:.1} ± {ci:.1} ({overloads})"), format!("{:.3}", mean / best))
+                }
+                Err(error) => {
+                    eprintln!("{}: no policy ({error:#})", dir.display());
+                    ("-".into(), "-".into())
+                }
+            };
+            let mut rng = ChaCha8Rng::seed_from_u64(EVALUATION_SEED);
+            let random = vm_rollout(&env_config, n, EVALUATION_SEED, &mut |_, obs, dim| {
+                obs.chunks(dim).map(|row| random_allowed(&row[..env_config.machines], &mut rng)).collect()
+            });
+            writeln!(
+                report,
+                "| {id} | {label} | {policy_cell} | {first:.1} ± {first_ci:.1} | {best:.1} ± {best_ci:.1} | {ratio} | {:.1} |",
+                mean_ci(&random).0
+            )?;
+            eprintln!("{id} {label} done");
+        }
+    }
+    Ok(())
+}
+
 pub fn run_orgym(config: &OrGymBenchConfig) -> Result<String> {
     if let Some(unknown) = config.only.iter().find(|s| !SECTIONS.contains(&s.as_str())) {
         anyhow::bail!("{}", crate::suggest::unknown("section", unknown, SECTIONS.iter().copied()));
@@ -760,6 +833,15 @@ pub fn run_orgym(config: &OrGymBenchConfig) -> Result<String> {
              neighbour + 2-opt path; no policy is trained for TSP yet.\n"
         )?;
         tsp_quality(config, &mut report)?;
+    }
+    if wanted("vmpacking") {
+        writeln!(
+            report,
+            "\nVM packing: mean episode return (minus the free capacity of the open machines, summed over the \
+             steps; an overload's -1000 counted) over the same {n} evaluation episodes per row; policy / best fit \
+             is a ratio of free capacities (below 1: the policy wastes less).\n"
+        )?;
+        vmpacking_quality(config, &mut report)?;
     }
     if wanted("throughput") {
         writeln!(report, "\nEnv steps per second (random allowed actions; median of 5 repeats):\n")?;

@@ -472,7 +472,7 @@ pub struct SolveContext {
 
 /// Every registered problem.
 pub fn registry() -> &'static [&'static dyn Problem] {
-    static PROBLEMS: [&dyn Problem; 30] = [
+    static PROBLEMS: [&dyn Problem; 32] = [
         &maxcut::MaxCut,
         &mimo::Mimo,
         &cs::CompressiveSensing,
@@ -503,6 +503,8 @@ pub fn registry() -> &'static [&'static dyn Problem] {
         &orgym::INVENTORY[0],
         &orgym::INVENTORY[1],
         &orgym::PORTFOLIO_OPT,
+        &orgym::VM_PACKING[0],
+        &orgym::VM_PACKING[1],
     ];
     &PROBLEMS
 }

@@ -35,6 +35,7 @@ pub mod portfolio_reference;
 pub mod tsp;
 pub mod tsp_reference;
 pub mod vmpacking;
+pub mod vmpacking_reference;
 
 use super::{ActionSpace, ObservationLayout, StepBatch, VecEnv};
 use rand::SeedableRng;

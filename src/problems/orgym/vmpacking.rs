@@ -1,0 +1,171 @@
+//! VMPacking-v0/v1 as solve endpoints: the env's parameters (`demands` fixes every VM's (cpu,
+//! mem); without it they, and v1's end steps, are drawn with the request's seed), one episode
+//! placed by the shipped policy, answered with each VM's machine, each step's reward and open
+//! machines, the return, and on the same draws first fit's and best fit's returns. Baselines:
+//! `first_fit`, `best_fit`.
+
+use super::{config_error, env_parameters, shipped_policy};
+use crate::drl::env::orgym::vmpacking::{DataCenter, VmPackingConfig, VmPackingVecEnv, IDS};
+use crate::drl::env::orgym::vmpacking_reference::{rule_action, Rule};
+use crate::drl::env::VecEnv;
+use crate::drl::run::{act_greedy, obs_tensor, to_vec};
+use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use crate::search::SearchParams;
+use serde_json::{json, Value};
+use std::time::Instant;
+
+pub struct OrGymVmPacking(pub &'static str);
+
+/// One row per registered id.
+pub static VM_PACKING: [OrGymVmPacking; 2] = [OrGymVmPacking(IDS[0].0), OrGymVmPacking(IDS[1].0)];
+
+impl Problem for OrGymVmPacking {
+    fn name(&self) -> &'static str {
+        self.0
+    }
+
+    fn summary(&self) -> &'static str {
+        "OR-Gym online virtual-machine packing (v1: VMs end): one episode by the shipped policy, with first fit's and best fit's returns on the same VMs"
+    }
+
+    fn formats(&self) -> &'static [&'static str] {
+        &["json"]
+    }
+
+    fn baselines(&self) -> &'static [&'static str] {
+        &["policy", "first_fit", "best_fit"]
+    }
+
+    fn instance_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "machines": {"type": "integer", "minimum": 1, "maximum": crate::drl::env::orgym::vmpacking::MAX_MACHINES, "description": "physical machines (50)"},
+                "step_limit": {"type": "integer", "minimum": 1, "maximum": crate::drl::env::orgym::vmpacking::MAX_STEPS, "description": "VMs per episode (72)"},
+                "cpu_mean": {"type": "number", "exclusiveMinimum": 0, "description": "mean CPU demand in percent of a machine (16.08)"},
+                "cpu_std": {"type": "number", "minimum": 0, "description": "its standard deviation (1.26)"},
+                "temporary": {"type": "boolean", "description": "VMs end (v1: true)"},
+                "demands": {"type": "array", "items": {"type": "array", "items": {"type": "number", "minimum": 0, "maximum": 1}, "minItems": 2, "maxItems": 2}, "description": "every VM's (cpu, mem), normalized, instead of draws"}
+            }
+        })
+    }
+
+    fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
+        let given = env_parameters(input)?;
+        let mut value = serde_json::to_value(VmPackingConfig::by_id(self.0).expect("registered id")).expect("config");
+        value.as_object_mut().expect("object").extend(given);
+        let config: VmPackingConfig =
+            serde_json::from_value(value).map_err(|e| ProblemError::invalid("instance", e.to_string()))?;
+        config.validate().map_err(config_error)?;
+        Ok(Box::new(VmEpisode { id: self.0, config }))
+    }
+}
+
+struct VmEpisode {
+    id: &'static str,
+    config: VmPackingConfig,
+}
+
+/// One episode: each step's machine, reward and open machines after it.
+struct Run {
+    demands: Vec<[f32; 2]>,
+    steps: Vec<(usize, f32, usize)>,
+}
+
+impl Run {
+    fn total(&self) -> f64 {
+        self.steps.iter().map(|s| f64::from(s.1)).sum()
+    }
+}
+
+impl VmEpisode {
+    /// Runs one episode from `seed`, each machine from `act` (observation row, data center).
+    fn run(&self, seed: u64, act: &mut dyn FnMut(&[f32], &DataCenter) -> usize) -> Run {
+        let mut env = VmPackingVecEnv::new(self.config.clone(), 1);
+        env.reset(seed);
+        let mut center = env.episode(0).clone();
+        let demands = center.demand.iter().map(|r| [r[1], r[2]]).collect();
+        let mut row = vec![0.0; self.config.observation_dim()];
+        let mut steps = Vec::new();
+        loop {
+            center.fill(&self.config, &mut row);
+            let machine = act(&row, &center).min(self.config.machines - 1);
+            let (reward, terminated, truncated) = center.place(&self.config, machine);
+            steps.push((machine, reward, center.machines.iter().filter(|p| p[0] > 0.0).count()));
+            if terminated || truncated {
+                break;
+            }
+        }
+        Run { demands, steps }
+    }
+
+    fn rule(&self, seed: u64, rule: Rule) -> Run {
+        self.run(seed, &mut |_, center| rule_action(&self.config, center, rule))
+    }
+
+    fn report(&self, method: &str, run: Run, start: Instant, seed: u64) -> SolveReport {
+        let total = run.total();
+        let solution = json!({
+            "method": method,
+            "demands": run.demands,
+            "machines": run.steps.iter().map(|s| s.0).collect::<Vec<_>>(),
+            "rewards": run.steps.iter().map(|s| s.1).collect::<Vec<_>>(),
+            "open_machines": run.steps.iter().map(|s| s.2).collect::<Vec<_>>(),
+            "overloaded": run.steps.last().is_some_and(|s| s.1 <= -1000.0),
+            "return": total,
+            "reference": {
+                "first_fit_return": self.rule(seed, Rule::FirstFit).total(),
+                "best_fit_return": self.rule(seed, Rule::BestFit).total(),
+            },
+        });
+        super::episode_report(self.id, total, solution, run.steps.len(), start, seed)
+    }
+}
+
+impl Instance for VmEpisode {
+    /// The shipped (or requested) policy's episode; without one that takes these parameters
+    /// (another machine count changes the observation's width), best fit's.
+    fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
+        let start = Instant::now();
+        let probe = VmPackingVecEnv::new(self.config.clone(), 1);
+        match shipped_policy(&models, self.id, &probe) {
+            Ok((mut agent, name)) => {
+                let dim = probe.observation_dim();
+                let run = self.run(params.seed, &mut |row, _| {
+                    to_vec(&act_greedy(&mut agent, &obs_tensor(row, dim, tch::Device::Cpu)))[0] as usize
+                });
+                self.report(&format!("policy {name}"), run, start, params.seed)
+            }
+            Err(why) => {
+                self.report(&format!("best_fit ({why})"), self.rule(params.seed, Rule::BestFit), start, params.seed)
+            }
+        }
+    }
+
+    fn solve_baseline(
+        &self,
+        name: &str,
+        params: &SearchParams,
+        models: Models<'_>,
+    ) -> Result<SolveReport, ProblemError> {
+        let start = Instant::now();
+        let run = match name {
+            "policy" => return Ok(self.solve(params, models)),
+            "first_fit" => self.rule(params.seed, Rule::FirstFit),
+            "best_fit" => self.rule(params.seed, Rule::BestFit),
+            _ => {
+                let names = OrGymVmPacking(self.id).baselines().iter().copied();
+                return Err(ProblemError::invalid("method", crate::suggest::unknown("baseline", name, names)));
+            }
+        };
+        Ok(self.report(name, run, start, params.seed))
+    }
+
+    fn target_energy(&self, objective: f64) -> f64 {
+        -objective
+    }
+
+    fn size_summary(&self) -> String {
+        format!("{} machines, {} VMs", self.config.machines, self.config.step_limit)
+    }
+}
