@@ -2,6 +2,7 @@
 //! (tests/fixtures/orgym/record.py): same observations (gymnasium's flattening), rewards,
 //! termination and truncation, on the instance the reference drew.
 
+use rand::SeedableRng;
 use rlsolver::drl::env::orgym::knapsack::{KnapsackConfig, KnapsackItems, KnapsackVecEnv, Variant};
 use rlsolver::drl::env::VecEnv;
 use serde_json::Value;
@@ -423,4 +424,68 @@ fn vm_packing_matches_or_gymnasium() {
             episodes.len()
         );
     }
+}
+
+/// VehicleRouting-v0 replays or-gymnasium's episodes with the random part of every update (the
+/// withdrawn and the new orders) presented: observations exactly (float32), rewards to float32
+/// rounding, including expiries that take the vehicle's seats for good.
+#[test]
+fn vehicle_routing_matches_or_gymnasium() {
+    use rlsolver::drl::env::orgym::vehicle_routing::{
+        Dispatch, Draws, Order, VehicleRoutingConfig, VehicleRoutingVecEnv,
+    };
+    let path = format!("{}/tests/fixtures/orgym/VehicleRouting-v0.json", env!("CARGO_MANIFEST_DIR"));
+    let data: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let episodes = data["episodes"].as_array().unwrap();
+    let draws = |v: &Value| Draws {
+        timeouts: serde_json::from_value(v["timeouts"].clone()).unwrap(),
+        new_orders: v["new_orders"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|pair| {
+                let o = &pair[1];
+                let order = Order {
+                    status: o["status"].as_u64().unwrap() as u8,
+                    restaurant: o["restaurant"].as_u64().unwrap() as usize,
+                    delivery: (o["delivery"][0].as_i64().unwrap(), o["delivery"][1].as_i64().unwrap()),
+                    time: o["time"].as_u64().unwrap() as u32,
+                    value: o["value"].as_f64().unwrap(),
+                };
+                (pair[0].as_u64().unwrap() as usize, order)
+            })
+            .collect(),
+    };
+    let cell = |v: &Value| (v[0].as_i64().unwrap(), v[1].as_i64().unwrap());
+    let (mut steps, mut seats_lost, mut expiries) = (0, 0, 0);
+    for episode in episodes {
+        let label = format!("VehicleRouting-v0 {} seed {}", episode["policy"], episode["seed"]);
+        let config = VehicleRoutingConfig::default();
+        let mut env = VehicleRoutingVecEnv::new(config.clone(), 1);
+        let restaurants = [cell(&episode["restaurants"][0]), cell(&episode["restaurants"][1])];
+        let mut start = Dispatch::placed(&config, restaurants, cell(&episode["driver"]));
+        start.force(draws(episode));
+        start.update_orders(&config, &mut rand_chacha::ChaCha8Rng::seed_from_u64(0));
+        *env.episode_mut(0) = start;
+        let initial = numbers(&episode["initial_observation"]);
+        let all: Vec<usize> = (0..initial.len()).collect();
+        same(&env.observations(), &initial, &all, &format!("{label} reset"));
+        for (t, step) in episode["steps"].as_array().unwrap().iter().enumerate() {
+            let at = format!("{label} step {t}");
+            env.episode_mut(0).force(draws(step));
+            let batch = env.step(&[step["action"].as_f64().unwrap() as f32]);
+            assert!(!batch.terminated[0] && !batch.truncated[0], "{at}");
+            let (ours, theirs) = (f64::from(batch.rewards[0]), step["reward"].as_f64().unwrap());
+            assert!((ours - theirs).abs() <= 1e-6 * theirs.abs().max(1.0), "{at}: reward {ours} vs {theirs}");
+            expiries += usize::from(theirs <= -50.0);
+            same(&batch.observations, &numbers(&step["observation"]), &all, &at);
+            steps += 1;
+        }
+        seats_lost += 4 - env.episode(0).capacity as usize;
+    }
+    assert!(expiries > 0 && seats_lost > 0, "expiries ({expiries}) and lost seats ({seats_lost}) are replayed");
+    eprintln!(
+        "VehicleRouting-v0: {} episodes, {steps} steps, {expiries} expiries, {seats_lost} seats lost",
+        episodes.len()
+    );
 }

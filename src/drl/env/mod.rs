@@ -116,6 +116,7 @@ pub const ENV_IDS: &[&str] = &[
     "TSP-v1",
     "VMPacking-v0",
     "VMPacking-v1",
+    "VehicleRouting-v0",
 ];
 
 /// Builds `num_envs` copies of a native environment.
@@ -130,6 +131,9 @@ pub fn make(id: &str, num_envs: usize) -> Option<Box<dyn VecEnv>> {
         "PortfolioOpt-v0" => Box::new(orgym::portfolio::PortfolioVecEnv::new(Default::default(), num_envs)),
         id if id.starts_with("InvManagement-") => {
             Box::new(orgym::inventory::InventoryVecEnv::new(orgym::inventory::InventoryConfig::by_id(id)?, num_envs))
+        }
+        "VehicleRouting-v0" => {
+            Box::new(orgym::vehicle_routing::VehicleRoutingVecEnv::new(Default::default(), num_envs))
         }
         id if id.starts_with("VMPacking-") => Box::new(orgym::vmpacking::VmPackingVecEnv::by_id(id, num_envs)?),
         id if id.starts_with("TSP-") => Box::new(orgym::tsp::TspVecEnv::by_id(id, num_envs)?),

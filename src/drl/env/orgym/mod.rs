@@ -1,5 +1,5 @@
 //! OR-Gym (Hubbs et al. 2020) ported natively (Knapsack-v0..v3, BinPacking-v0..v5, Newsvendor-v0,
-//! InvManagement-v0/v1, PortfolioOpt-v0, TSP-v0/v1, VMPacking-v0/v1): the same parameters, rewards, action masks,
+//! InvManagement-v0/v1, PortfolioOpt-v0, TSP-v0/v1, VMPacking-v0/v1, VehicleRouting-v0): the same parameters, rewards, action masks,
 //! termination and time limits as or-gymnasium 0.1.0 (tests replay trajectories recorded from it,
 //! tests/fixtures/orgym/record.py), vectorized, with explicit seeds.
 //!
@@ -34,6 +34,7 @@ pub mod portfolio;
 pub mod portfolio_reference;
 pub mod tsp;
 pub mod tsp_reference;
+pub mod vehicle_routing;
 pub mod vmpacking;
 pub mod vmpacking_reference;
 
