@@ -153,6 +153,7 @@ enum OrGymFamily {
     Inventory(crate::drl::env::orgym::inventory::InventoryConfig),
     Portfolio,
     VmPacking(crate::drl::env::orgym::vmpacking::VmPackingConfig),
+    VehicleRouting,
 }
 
 impl OrGymFamily {
@@ -176,6 +177,9 @@ impl OrGymFamily {
         if let Some(config) = crate::drl::env::orgym::vmpacking::VmPackingConfig::by_id(env) {
             return Ok(OrGymFamily::VmPacking(config));
         }
+        if env == "VehicleRouting-v0" {
+            return Ok(OrGymFamily::VehicleRouting);
+        }
         let inventory = crate::drl::env::orgym::inventory::IDS.map(|(id, _)| id);
         let ids = Variant::ALL
             .iter()
@@ -184,7 +188,8 @@ impl OrGymFamily {
             .chain(["Newsvendor-v0"])
             .chain(inventory)
             .chain(["PortfolioOpt-v0"])
-            .chain(crate::drl::env::orgym::vmpacking::IDS.map(|(id, _)| id));
+            .chain(crate::drl::env::orgym::vmpacking::IDS.map(|(id, _)| id))
+            .chain(["VehicleRouting-v0"]);
         anyhow::bail!("{}", crate::suggest::unknown("env", env, ids))
     }
 
@@ -200,6 +205,7 @@ impl OrGymFamily {
             OrGymFamily::Inventory(_) => ("ppo", PpoConfig::orgym_inventory()),
             OrGymFamily::Portfolio => ("ppo", PpoConfig::orgym_portfolio()),
             OrGymFamily::VmPacking(_) => ("ppo_discrete", PpoConfig::orgym_binpacking()),
+            OrGymFamily::VehicleRouting => ("ppo_discrete", PpoConfig::orgym()),
         }
     }
 
@@ -230,6 +236,9 @@ impl OrGymFamily {
             }
             OrGymFamily::VmPacking(config) => {
                 ("validation_return", orgym::validate_vmpacking(run_dir, config, 200, SEED)?)
+            }
+            OrGymFamily::VehicleRouting => {
+                ("validation_return", orgym::validate_vehicle_routing(run_dir, &Default::default(), 200, SEED)?)
             }
         })
     }

@@ -1,7 +1,7 @@
 """or-gymnasium's side of `rlsolver bench orgym`: env steps per second of Knapsack-v0..v3 and
 BinPacking-v0..v5 with
 (Newsvendor-v0, InvManagement-v0/v1, PortfolioOpt-v0: uniform actions on their boxes; TSP-v0/v1,
-which have no mask: uniform nodes)
+and VehicleRouting-v0, which have no mask: uniform actions)
 uniformly random allowed actions, one env (B = 1) and gymnasium's SyncVectorEnv of B envs.
 Prints {env id: {B: steps per second}} as JSON (median of 3 repeats of at least 0.3 s each).
 
@@ -20,6 +20,7 @@ from or_gymnasium.envs.newsvendor import NewsvendorEnv
 from or_gymnasium.envs.knapsack import BinaryKnapsackEnv, BoundedKnapsackEnv, KnapsackEnv, OnlineKnapsackEnv
 from or_gymnasium.envs.portfolio_opt import PortfolioOptEnv
 from or_gymnasium.envs.tsp import TSPDistCost, TSPEnv
+from or_gymnasium.envs.vehicle_routing import VehicleRoutingEnv
 from or_gymnasium.envs.vmpacking import VMPackingEnv
 
 
@@ -54,6 +55,7 @@ ENVS = {
     "TSP-v1": TSPDistCost,
     # VMPacking-v1 raises when a VM ends (tests/fixtures/orgym/record_vmpacking.py); v0 only.
     "VMPacking-v0": VMPackingEnv,
+    "VehicleRouting-v0": VehicleRoutingEnv,
 }
 
 
@@ -65,7 +67,7 @@ def random_allowed(mask, rng):
 
 def rate(make, b, rng):
     continuous = make in (NewsvendorEnv, InvManagementBacklogEnv, InvManagementLostSalesEnv, PortfolioOptEnv)
-    unmasked = make in (TSPEnv, TSPDistCost)
+    unmasked = make in (TSPEnv, TSPDistCost, VehicleRoutingEnv)
     if b == 1:
         env = make()
         obs, _ = env.reset(seed=1)

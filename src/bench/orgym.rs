@@ -26,6 +26,8 @@ use crate::drl::env::orgym::portfolio_reference::{
 use crate::drl::env::orgym::random_allowed;
 use crate::drl::env::orgym::tsp::{TspConfig, IDS as TSP_IDS};
 use crate::drl::env::orgym::tsp_reference::{reference_returns as tsp_reference_returns, rollout as tsp_rollout};
+use crate::drl::env::orgym::vehicle_routing::{VehicleRoutingConfig, VehicleRoutingVecEnv};
+use crate::drl::env::orgym::vehicle_routing_reference::{dispatcher_returns, rollout as routing_rollout};
 use crate::drl::env::orgym::vmpacking::{VmPackingConfig, VmPackingVecEnv, IDS as VM_IDS};
 use crate::drl::env::orgym::vmpacking_reference::{rollout as vm_rollout, rule_returns, Rule};
 use crate::drl::env::VecEnv;
@@ -57,8 +59,8 @@ pub struct OrGymBenchConfig {
 }
 
 /// The report's sections, in order (`--only` picks some).
-pub const SECTIONS: [&str; 8] =
-    ["knapsack", "binpacking", "newsvendor", "inventory", "portfolio", "tsp", "vmpacking", "throughput"];
+pub const SECTIONS: [&str; 9] =
+    ["knapsack", "binpacking", "newsvendor", "inventory", "portfolio", "tsp", "vmpacking", "routing", "throughput"];
 
 impl Default for OrGymBenchConfig {
     fn default() -> Self {
@@ -257,7 +259,8 @@ fn throughput(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
         .chain(inventory)
         .chain(["PortfolioOpt-v0"])
         .chain(TSP_IDS.map(|(id, _)| id))
-        .chain(VM_IDS.map(|(id, _)| id));
+        .chain(VM_IDS.map(|(id, _)| id))
+        .chain(["VehicleRouting-v0"]);
     for id in ids {
         let mut row = format!("| {id} |");
         for &b in &config.batches {
@@ -776,6 +779,70 @@ fn vmpacking_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
     Ok(())
 }
 
+/// Per-episode returns of a VehicleRouting policy folder (greedy: argmax).
+fn routing_policy_returns(
+    dir: &Path,
+    env_config: &VehicleRoutingConfig,
+    episodes: usize,
+    seed: u64,
+) -> Result<Vec<f64>> {
+    let probe = VehicleRoutingVecEnv::new(env_config.clone(), 1);
+    let mut agent = load_policy_for(dir, tch::Device::Cpu, &probe)?;
+    Ok(routing_rollout(env_config, episodes, seed, &mut |_, obs, dim| {
+        to_vec(&crate::drl::run::act_greedy(&mut agent, &obs_tensor(obs, dim, tch::Device::Cpu)))
+    }))
+}
+
+/// A VehicleRouting policy folder's mean return (95% half-width) with the dispatcher's.
+pub fn validate_vehicle_routing(
+    dir: &Path,
+    env_config: &VehicleRoutingConfig,
+    episodes: usize,
+    seed: u64,
+) -> Result<serde_json::Value> {
+    let policy = routing_policy_returns(dir, env_config, episodes, seed)?;
+    Ok(serde_json::json!({
+        "policy": mean_ci(&policy), "dispatcher": mean_ci(&dispatcher_returns(env_config, episodes, seed)),
+    }))
+}
+
+fn routing_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
+    let n = config.episodes;
+    writeln!(
+        report,
+        "| env | parameters | policy: return ± 95% CI | dispatcher | policy / dispatcher | uniform actions |"
+    )?;
+    writeln!(report, "|---|---|---|---|---|---|")?;
+    let dir = config.models.join("orgym-vehiclerouting-v0");
+    let default = VehicleRoutingConfig::default();
+    let busier = VehicleRoutingConfig { order_prob: 0.8, order_timeout_prob: 0.05, ..default.clone() };
+    for (label, env_config) in [("defaults", default), ("order prob 0.8, timeout 0.05", busier)] {
+        let (reference, reference_ci) = mean_ci(&dispatcher_returns(&env_config, n, EVALUATION_SEED));
+        let (policy_cell, ratio) = match routing_policy_returns(&dir, &env_config, n, EVALUATION_SEED) {
+            Ok(returns) => {
+                let (mean, ci) = mean_ci(&returns);
+                (format!("{mean:.1} ± {ci:.1}"), format!("{:.3}", mean / reference))
+            }
+            Err(error) => {
+                eprintln!("{}: no policy ({error:#})", dir.display());
+                ("-".into(), "-".into())
+            }
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(EVALUATION_SEED);
+        let actions = env_config.action_count();
+        let uniform = routing_rollout(&env_config, n, EVALUATION_SEED, &mut |env, _, _| {
+            (0..env.num_envs()).map(|_| rng.gen_range(0..actions) as f32).collect()
+        });
+        writeln!(
+            report,
+            "| VehicleRouting-v0 | {label} | {policy_cell} | {reference:.1} ± {reference_ci:.1} | {ratio} | {:.1} |",
+            mean_ci(&uniform).0
+        )?;
+        eprintln!("VehicleRouting-v0 {label} done");
+    }
+    Ok(())
+}
+
 pub fn run_orgym(config: &OrGymBenchConfig) -> Result<String> {
     if let Some(unknown) = config.only.iter().find(|s| !SECTIONS.contains(&s.as_str())) {
         anyhow::bail!("{}", crate::suggest::unknown("section", unknown, SECTIONS.iter().copied()));
@@ -842,6 +909,14 @@ pub fn run_orgym(config: &OrGymBenchConfig) -> Result<String> {
              is a ratio of free capacities (below 1: the policy wastes less).\n"
         )?;
         vmpacking_quality(config, &mut report)?;
+    }
+    if wanted("routing") {
+        writeln!(
+            report,
+            "\nVehicle routing: mean episode return (1000 steps) over the same {n} evaluation episodes per row; the \
+             dispatcher is the greedy accept / pick up / deliver-nearest rule.\n"
+        )?;
+        routing_quality(config, &mut report)?;
     }
     if wanted("throughput") {
         writeln!(report, "\nEnv steps per second (random allowed actions; median of 5 repeats):\n")?;

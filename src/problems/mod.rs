@@ -472,7 +472,7 @@ pub struct SolveContext {
 
 /// Every registered problem.
 pub fn registry() -> &'static [&'static dyn Problem] {
-    static PROBLEMS: [&dyn Problem; 32] = [
+    static PROBLEMS: [&dyn Problem; 33] = [
         &maxcut::MaxCut,
         &mimo::Mimo,
         &cs::CompressiveSensing,
@@ -505,6 +505,7 @@ pub fn registry() -> &'static [&'static dyn Problem] {
         &orgym::PORTFOLIO_OPT,
         &orgym::VM_PACKING[0],
         &orgym::VM_PACKING[1],
+        &orgym::VEHICLE_ROUTING,
     ];
     &PROBLEMS
 }

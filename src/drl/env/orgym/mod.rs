@@ -35,6 +35,7 @@ pub mod portfolio_reference;
 pub mod tsp;
 pub mod tsp_reference;
 pub mod vehicle_routing;
+pub mod vehicle_routing_reference;
 pub mod vmpacking;
 pub mod vmpacking_reference;
 

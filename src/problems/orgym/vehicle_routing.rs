@@ -1,0 +1,166 @@
+//! VehicleRouting-v0 as a solve endpoint: the env's parameters, one episode (its orders drawn
+//! with the request's seed as the episode unfolds) dispatched by the shipped policy, answered
+//! with each step's action, reward, driver cell and load, the return, and the greedy
+//! dispatcher's return from the same seed (the orders it sees differ once the actions do:
+//! withdrawals are drawn only for open orders). Baselines: `dispatcher`, `wait`.
+
+use super::{config_error, env_parameters, shipped_policy};
+use crate::drl::env::orgym::vehicle_routing::{Dispatch, VehicleRoutingConfig, VehicleRoutingVecEnv};
+use crate::drl::env::orgym::vehicle_routing_reference::dispatcher_action;
+use crate::drl::env::VecEnv;
+use crate::drl::run::{act_greedy, obs_tensor, to_vec};
+use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use crate::search::SearchParams;
+use serde_json::{json, Value};
+use std::time::Instant;
+
+pub struct OrGymVehicleRouting;
+
+pub static VEHICLE_ROUTING: OrGymVehicleRouting = OrGymVehicleRouting;
+
+const ID: &str = "VehicleRouting-v0";
+
+impl Problem for OrGymVehicleRouting {
+    fn name(&self) -> &'static str {
+        ID
+    }
+
+    fn summary(&self) -> &'static str {
+        "OR-Gym food-delivery vehicle routing: one episode by the shipped policy, with the greedy dispatcher's return from the same seed"
+    }
+
+    fn formats(&self) -> &'static [&'static str] {
+        &["json"]
+    }
+
+    fn baselines(&self) -> &'static [&'static str] {
+        &["policy", "dispatcher", "wait"]
+    }
+
+    fn instance_schema(&self) -> Value {
+        let odds = |d: &str| json!({"type": "number", "minimum": 0, "maximum": 1, "description": d});
+        let four = |d: &str| json!({"type": "array", "items": {"type": "number"}, "minItems": 4, "maxItems": 4, "description": d});
+        json!({
+            "type": "object",
+            "properties": {
+                "order_prob": odds("odds that an open order slot fills each step (0.5)"),
+                "order_timeout_prob": odds("odds that an unaccepted order is withdrawn each step (0.15)"),
+                "vehicle_capacity": {"type": "integer", "minimum": 0, "description": "orders carried at once (4)"},
+                "order_promise": {"type": "integer", "minimum": 0, "description": "steps an order lives (60)"},
+                "order_probs_per_zone": four("odds of each zone for a delivery point ([0.1, 0.5, 0.3, 0.1])"),
+                "order_reward_min": four("each zone's lowest order value ([8, 5, 2, 1])"),
+                "order_reward_max": four("each zone's highest order value ([12, 8, 5, 3])"),
+                "penalty_per_move": {"type": "number", "description": "cost of a move (0.1)"},
+                "order_miss_penalty": {"type": "number", "description": "cost of an accepted order that expires (50)"},
+                "step_limit": {"type": "integer", "minimum": 1, "maximum": crate::drl::env::orgym::vehicle_routing::MAX_STEPS, "description": "steps per episode (1000)"}
+            }
+        })
+    }
+
+    fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
+        let config: VehicleRoutingConfig = serde_json::from_value(Value::Object(env_parameters(input)?))
+            .map_err(|e| ProblemError::invalid("instance", e.to_string()))?;
+        config.validate().map_err(config_error)?;
+        Ok(Box::new(RoutingEpisode { config }))
+    }
+}
+
+struct RoutingEpisode {
+    config: VehicleRoutingConfig,
+}
+
+/// One episode: the restaurants and each step's (action, reward, driver cell, load).
+struct Run {
+    restaurants: Vec<(i64, i64)>,
+    steps: Vec<(usize, f64, (i64, i64), i64)>,
+}
+
+impl Run {
+    fn total(&self) -> f64 {
+        self.steps.iter().map(|s| s.1).sum()
+    }
+}
+
+impl RoutingEpisode {
+    fn run(&self, seed: u64, act: &mut dyn FnMut(&[f32], &Dispatch) -> usize) -> Run {
+        let mut env = VehicleRoutingVecEnv::new(self.config.clone(), 1);
+        env.reset(seed);
+        let mut episode = env.episode(0).clone();
+        let mut rng = env.stream(0).clone();
+        let mut row = vec![0.0; self.config.observation_dim()];
+        let restaurants = episode.restaurants.to_vec();
+        let steps = (0..self.config.step_limit)
+            .map(|_| {
+                episode.fill(&mut row);
+                let action = act(&row, &episode).min(self.config.action_count() - 1);
+                let (reward, _) = episode.act(&self.config, action, &mut rng);
+                (action, reward, episode.driver, episode.load)
+            })
+            .collect();
+        Run { restaurants, steps }
+    }
+
+    fn dispatcher(&self, seed: u64) -> Run {
+        self.run(seed, &mut |_, episode| dispatcher_action(episode))
+    }
+
+    fn report(&self, method: &str, run: Run, start: Instant, seed: u64) -> SolveReport {
+        let total = run.total();
+        let solution = json!({
+            "method": method,
+            "restaurants": run.restaurants,
+            "actions": run.steps.iter().map(|s| s.0).collect::<Vec<_>>(),
+            "rewards": run.steps.iter().map(|s| s.1).collect::<Vec<_>>(),
+            "driver": run.steps.iter().map(|s| s.2).collect::<Vec<_>>(),
+            "load": run.steps.iter().map(|s| s.3).collect::<Vec<_>>(),
+            "return": total,
+            "reference": {"method": "dispatcher", "return": self.dispatcher(seed).total()},
+        });
+        super::episode_report(ID, total, solution, run.steps.len(), start, seed)
+    }
+}
+
+impl Instance for RoutingEpisode {
+    /// The shipped (or requested) policy's episode; without one, the dispatcher's.
+    fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
+        let start = Instant::now();
+        let probe = VehicleRoutingVecEnv::new(self.config.clone(), 1);
+        match shipped_policy(&models, ID, &probe) {
+            Ok((mut agent, name)) => {
+                let dim = probe.observation_dim();
+                let run = self.run(params.seed, &mut |row, _| {
+                    to_vec(&act_greedy(&mut agent, &obs_tensor(row, dim, tch::Device::Cpu)))[0] as usize
+                });
+                self.report(&format!("policy {name}"), run, start, params.seed)
+            }
+            Err(why) => self.report(&format!("dispatcher ({why})"), self.dispatcher(params.seed), start, params.seed),
+        }
+    }
+
+    fn solve_baseline(
+        &self,
+        name: &str,
+        params: &SearchParams,
+        models: Models<'_>,
+    ) -> Result<SolveReport, ProblemError> {
+        let start = Instant::now();
+        let run = match name {
+            "policy" => return Ok(self.solve(params, models)),
+            "dispatcher" => self.dispatcher(params.seed),
+            "wait" => self.run(params.seed, &mut |_, _| 0),
+            _ => {
+                let names = OrGymVehicleRouting.baselines().iter().copied();
+                return Err(ProblemError::invalid("method", crate::suggest::unknown("baseline", name, names)));
+            }
+        };
+        Ok(self.report(name, run, start, params.seed))
+    }
+
+    fn target_energy(&self, objective: f64) -> f64 {
+        -objective
+    }
+
+    fn size_summary(&self) -> String {
+        format!("{} steps", self.config.step_limit)
+    }
+}
