@@ -154,6 +154,7 @@ enum OrGymFamily {
     Portfolio,
     VmPacking(crate::drl::env::orgym::vmpacking::VmPackingConfig),
     VehicleRouting,
+    Tsp(crate::drl::env::orgym::tsp::TspConfig),
 }
 
 impl OrGymFamily {
@@ -180,6 +181,9 @@ impl OrGymFamily {
         if env == "VehicleRouting-v0" {
             return Ok(OrGymFamily::VehicleRouting);
         }
+        if let Some(config) = crate::drl::env::orgym::tsp::TspConfig::by_id(env) {
+            return Ok(OrGymFamily::Tsp(config));
+        }
         let inventory = crate::drl::env::orgym::inventory::IDS.map(|(id, _)| id);
         let ids = Variant::ALL
             .iter()
@@ -189,7 +193,8 @@ impl OrGymFamily {
             .chain(inventory)
             .chain(["PortfolioOpt-v0"])
             .chain(crate::drl::env::orgym::vmpacking::IDS.map(|(id, _)| id))
-            .chain(["VehicleRouting-v0"]);
+            .chain(["VehicleRouting-v0"])
+            .chain(crate::drl::env::orgym::tsp::IDS.map(|(id, _)| id));
         anyhow::bail!("{}", crate::suggest::unknown("env", env, ids))
     }
 
@@ -205,7 +210,7 @@ impl OrGymFamily {
             OrGymFamily::Inventory(_) => ("ppo", PpoConfig::orgym_inventory()),
             OrGymFamily::Portfolio => ("ppo", PpoConfig::orgym_portfolio()),
             OrGymFamily::VmPacking(_) => ("ppo_discrete", PpoConfig::orgym_binpacking()),
-            OrGymFamily::VehicleRouting => ("ppo_discrete", PpoConfig::orgym()),
+            OrGymFamily::VehicleRouting | OrGymFamily::Tsp(_) => ("ppo_discrete", PpoConfig::orgym()),
         }
     }
 
@@ -240,6 +245,7 @@ impl OrGymFamily {
             OrGymFamily::VehicleRouting => {
                 ("validation_return", orgym::validate_vehicle_routing(run_dir, &Default::default(), 200, SEED)?)
             }
+            OrGymFamily::Tsp(config) => ("validation_return", orgym::validate_tsp(run_dir, config, 200, SEED)?),
         })
     }
 }

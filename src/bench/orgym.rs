@@ -654,6 +654,23 @@ fn portfolio_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
     Ok(())
 }
 
+/// Per-episode returns of a TSP policy folder (greedy: argmax).
+fn tsp_policy_returns(dir: &Path, env_config: &TspConfig, episodes: usize, seed: u64) -> Result<Vec<f64>> {
+    let probe = crate::drl::env::orgym::tsp::TspVecEnv::new(env_config.clone(), 1);
+    let mut agent = load_policy_for(dir, tch::Device::Cpu, &probe)?;
+    Ok(tsp_rollout(env_config, episodes, seed, &mut |_, obs, dim| {
+        to_vec(&crate::drl::run::act_greedy(&mut agent, &obs_tensor(obs, dim, tch::Device::Cpu)))
+    }))
+}
+
+/// A TSP policy folder's mean return (95% half-width) with the routing reference's.
+pub fn validate_tsp(dir: &Path, env_config: &TspConfig, episodes: usize, seed: u64) -> Result<serde_json::Value> {
+    let policy = tsp_policy_returns(dir, env_config, episodes, seed)?;
+    Ok(serde_json::json!({
+        "policy": mean_ci(&policy), "reference": mean_ci(&tsp_reference_returns(env_config, episodes, seed)),
+    }))
+}
+
 /// The TSP settings: each id at 50 nodes (the reference's) and 100; TSP-v1 with the length as a
 /// cost (`negate_distance`), which the routing reference minimizes.
 fn tsp_settings() -> Vec<(&'static str, String, TspConfig)> {

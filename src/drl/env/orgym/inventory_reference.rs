@@ -10,7 +10,7 @@
 //! The LP is solved by Clarabel (`search::program`, already the portfolio's solver): pure Rust,
 //! no system library, and an interior-point LP of a few hundred variables takes milliseconds.
 
-use super::inventory::{Chain, InventoryConfig, InventoryVecEnv};
+use super::inventory::{Chain, InventoryConfig};
 use crate::drl::env::VecEnv;
 use crate::search::program::{Program, Row};
 
@@ -28,24 +28,12 @@ pub fn base_stock_action(config: &InventoryConfig, chain: &Chain, levels: &[f64]
         .collect()
 }
 
-/// Orders from the batch, its observations and their width: one action row per env, flat.
-pub type InventoryActor<'a> = dyn FnMut(&InventoryVecEnv, &[f32], usize) -> Vec<f32> + 'a;
+/// Actions from the batch, its observations and their width: one row per env, flat.
+pub type InventoryActor<'a> = super::Actor<'a, Chain>;
 
-/// Per-episode returns of `act` on `episodes` episodes (env i of a batch reset with `seed`).
+/// Per-episode returns of `act` on `episodes` episodes from `seed` (each env's first episode).
 pub fn rollout(config: &InventoryConfig, episodes: usize, seed: u64, act: &mut InventoryActor<'_>) -> Vec<f64> {
-    let mut env = InventoryVecEnv::new(config.clone(), episodes);
-    let mut obs = env.reset(seed);
-    let dim = env.observation_dim();
-    let mut returns = vec![0.0f64; episodes];
-    for _ in 0..config.periods {
-        let actions = act(&env, &obs, dim);
-        let step = env.step(&actions);
-        for (r, &x) in returns.iter_mut().zip(&step.rewards) {
-            *r += f64::from(x);
-        }
-        obs = step.observations;
-    }
-    returns
+    super::first_episode_returns(config, episodes, seed, act)
 }
 
 /// The mean return of base-stock levels on the tuning episodes.
@@ -194,6 +182,7 @@ pub fn shrinking_horizon_returns(config: &InventoryConfig, episodes: usize, seed
 
 #[cfg(test)]
 mod tests {
+    use super::super::inventory::InventoryVecEnv;
     use super::*;
 
     /// The base-stock order fills the echelon gap within capacity and the supplier's stock, and

@@ -58,6 +58,36 @@ pub fn random_allowed(mask: &[f32], rng: &mut impl rand::Rng) -> f32 {
     mask.iter().enumerate().filter(|(_, &m)| m > 0.5).nth(k).map_or(0.0, |(i, _)| i as f32)
 }
 
+/// Actions from a batch, its observations and their width: one action row per env, flat.
+pub type Actor<'a, E> = dyn FnMut(&OrGymVecEnv<E>, &[f32], usize) -> Vec<f32> + 'a;
+
+/// Each env's first-episode return under `act` (env i of a batch of `episodes` reset with
+/// `seed`; the batch steps until every env has finished one episode).
+pub fn first_episode_returns<E: OrGymEpisode>(
+    config: &E::Config,
+    episodes: usize,
+    seed: u64,
+    act: &mut Actor<'_, E>,
+) -> Vec<f64> {
+    let mut env = OrGymVecEnv::<E>::new(config.clone(), episodes);
+    let mut obs = env.reset(seed);
+    let dim = env.observation_dim();
+    let mut returns = vec![0.0f64; episodes];
+    let mut done = vec![false; episodes];
+    while done.iter().any(|d| !d) {
+        let actions = act(&env, &obs, dim);
+        let step = env.step(&actions);
+        for i in 0..episodes {
+            if !done[i] {
+                returns[i] += f64::from(step.rewards[i]);
+                done[i] = step.terminated[i] || step.truncated[i];
+            }
+        }
+        obs = step.observations;
+    }
+    returns
+}
+
 /// An env's parameters as the batch needs them.
 pub trait OrGymConfig: Clone + Send + Sync {
     fn observation_dim(&self) -> usize;

@@ -136,7 +136,7 @@ pub fn shrinking_horizon_action(config: &PortfolioConfig, episode: &Portfolio) -
 }
 
 /// Trades from the batch, its observations and their width: one action row per env, flat.
-pub type PortfolioActor<'a> = dyn FnMut(&PortfolioVecEnv, &[f32], usize) -> Vec<f32> + 'a;
+pub type PortfolioActor<'a> = super::Actor<'a, Portfolio>;
 
 /// Per-episode final wealth of `act` and of the oracle on `episodes` episodes from `seed`.
 pub fn rollout(
@@ -147,19 +147,9 @@ pub fn rollout(
 ) -> (Vec<f64>, Vec<f64>) {
     use rayon::prelude::*;
     let mut env = PortfolioVecEnv::new(config.clone(), episodes);
-    let mut obs = env.reset(seed);
+    env.reset(seed);
     let oracle: Vec<f64> = (0..episodes).into_par_iter().map(|i| oracle_wealth(config, env.episode(i))).collect();
-    let dim = env.observation_dim();
-    let mut wealth = vec![0.0f64; episodes];
-    for _ in 0..config.periods() {
-        let actions = act(&env, &obs, dim);
-        let step = env.step(&actions);
-        for (w, &r) in wealth.iter_mut().zip(&step.rewards) {
-            *w += f64::from(r);
-        }
-        obs = step.observations;
-    }
-    (wealth, oracle)
+    (super::first_episode_returns(config, episodes, seed, act), oracle)
 }
 
 /// Per-episode final wealth of the shrinking-horizon LP (and the oracle's).

@@ -5,7 +5,7 @@
 //! - TSP-v1: nearest neighbour from the start, then 2-opt on the open path (the start fixed,
 //!   the end free) until no reversal shortens it, its moves replayed in the env.
 
-use super::tsp::{Graph, TspConfig, TspVecEnv, Walk};
+use super::tsp::{Graph, TspConfig, Walk};
 use crate::drl::env::VecEnv;
 use std::collections::VecDeque;
 
@@ -85,28 +85,12 @@ pub fn reference_move(walk: &Walk, plan: &mut Option<Vec<usize>>) -> usize {
     }
 }
 
-/// Moves from the batch and its observations: one per env.
-pub type TspActor<'a> = dyn FnMut(&TspVecEnv, &[f32], usize) -> Vec<f32> + 'a;
+/// Actions from the batch, its observations and their width: one row per env, flat.
+pub type TspActor<'a> = super::Actor<'a, Walk>;
 
 /// Per-episode returns of `act` on `episodes` episodes from `seed` (each env's first episode).
 pub fn rollout(config: &TspConfig, episodes: usize, seed: u64, act: &mut TspActor<'_>) -> Vec<f64> {
-    let mut env = TspVecEnv::new(config.clone(), episodes);
-    let mut obs = env.reset(seed);
-    let dim = env.observation_dim();
-    let mut returns = vec![0.0f64; episodes];
-    let mut done = vec![false; episodes];
-    while done.iter().any(|d| !d) {
-        let actions = act(&env, &obs, dim);
-        let step = env.step(&actions);
-        for i in 0..episodes {
-            if !done[i] {
-                returns[i] += f64::from(step.rewards[i]);
-                done[i] = step.terminated[i] || step.truncated[i];
-            }
-        }
-        obs = step.observations;
-    }
-    returns
+    super::first_episode_returns(config, episodes, seed, act)
 }
 
 /// Per-episode returns of the routing reference.

@@ -5,7 +5,7 @@
 //! nearest delivery point of a loaded order; drive toward the nearest restaurant with an accepted
 //! order; else wait. Distances are grid steps (the driver moves one cell per step).
 
-use super::vehicle_routing::{Dispatch, VehicleRoutingConfig, VehicleRoutingVecEnv, MAX_ORDERS};
+use super::vehicle_routing::{Dispatch, VehicleRoutingConfig, MAX_ORDERS};
 use crate::drl::env::VecEnv;
 
 fn steps(a: (i64, i64), b: (i64, i64)) -> i64 {
@@ -39,24 +39,12 @@ pub fn dispatcher_action(episode: &Dispatch) -> usize {
     0
 }
 
-/// Actions from the batch and its observations: one per env.
-pub type RoutingActor<'a> = dyn FnMut(&VehicleRoutingVecEnv, &[f32], usize) -> Vec<f32> + 'a;
+/// Actions from the batch, its observations and their width: one row per env, flat.
+pub type RoutingActor<'a> = super::Actor<'a, Dispatch>;
 
-/// Per-episode returns of `act` on `episodes` episodes from `seed`.
+/// Per-episode returns of `act` on `episodes` episodes from `seed` (each env's first episode).
 pub fn rollout(config: &VehicleRoutingConfig, episodes: usize, seed: u64, act: &mut RoutingActor<'_>) -> Vec<f64> {
-    let mut env = VehicleRoutingVecEnv::new(config.clone(), episodes);
-    let mut obs = env.reset(seed);
-    let dim = env.observation_dim();
-    let mut returns = vec![0.0f64; episodes];
-    for _ in 0..config.step_limit {
-        let actions = act(&env, &obs, dim);
-        let step = env.step(&actions);
-        for (r, &x) in returns.iter_mut().zip(&step.rewards) {
-            *r += f64::from(x);
-        }
-        obs = step.observations;
-    }
-    returns
+    super::first_episode_returns(config, episodes, seed, act)
 }
 
 /// Per-episode returns of the dispatcher.

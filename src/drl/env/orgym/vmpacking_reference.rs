@@ -4,7 +4,7 @@
 //! CPU + memory, else the lowest-numbered closed one). Both only ever pick a machine the mask
 //! allows, so neither overloads.
 
-use super::vmpacking::{DataCenter, VmPackingConfig, VmPackingVecEnv};
+use super::vmpacking::{DataCenter, VmPackingConfig};
 use crate::drl::env::VecEnv;
 
 /// The packing rule of a reference.
@@ -27,28 +27,12 @@ pub fn rule_action(config: &VmPackingConfig, center: &DataCenter, rule: Rule) ->
     chosen.or_else(|| center.machines.iter().enumerate().position(|(i, p)| p[0] == 0.0 && center.mask[i])).unwrap_or(0)
 }
 
-/// Machines from the batch and its observations: one per env.
-pub type VmActor<'a> = dyn FnMut(&VmPackingVecEnv, &[f32], usize) -> Vec<f32> + 'a;
+/// Actions from the batch, its observations and their width: one row per env, flat.
+pub type VmActor<'a> = super::Actor<'a, DataCenter>;
 
 /// Per-episode returns of `act` on `episodes` episodes from `seed` (each env's first episode).
 pub fn rollout(config: &VmPackingConfig, episodes: usize, seed: u64, act: &mut VmActor<'_>) -> Vec<f64> {
-    let mut env = VmPackingVecEnv::new(config.clone(), episodes);
-    let mut obs = env.reset(seed);
-    let dim = env.observation_dim();
-    let mut returns = vec![0.0f64; episodes];
-    let mut done = vec![false; episodes];
-    while done.iter().any(|d| !d) {
-        let actions = act(&env, &obs, dim);
-        let step = env.step(&actions);
-        for i in 0..episodes {
-            if !done[i] {
-                returns[i] += f64::from(step.rewards[i]);
-                done[i] = step.terminated[i] || step.truncated[i];
-            }
-        }
-        obs = step.observations;
-    }
-    returns
+    super::first_episode_returns(config, episodes, seed, act)
 }
 
 /// Per-episode returns of a rule.
@@ -60,6 +44,7 @@ pub fn rule_returns(config: &VmPackingConfig, episodes: usize, seed: u64, rule: 
 
 #[cfg(test)]
 mod tests {
+    use super::super::vmpacking::VmPackingVecEnv;
     use super::*;
     use rand::SeedableRng;
 
