@@ -777,3 +777,54 @@ fn vehicle_routing_solves_redrive() {
     ];
     expect_field_errors(problem, &models, &cases);
 }
+
+/// TSP-v0 and TSP-v1 answers re-walk: every move along an edge of the answered graph (v0) or to
+/// a new node (v1), the path visits every node once it completes, and the return is the
+/// rewards' sum; without a shipped policy the reference answers, said in `method`.
+#[test]
+fn tsp_envs_solve_and_rewalk() {
+    let models = registry();
+    for (id, distance_cost) in rlsolver::drl::env::orgym::tsp::IDS {
+        let problem = find(id).unwrap();
+        for seed in 0..3 {
+            let body = if distance_cost {
+                let points: Vec<[f64; 2]> =
+                    (0..20).map(|i| [(i as f64 * 0.37) % 1.0, (i as f64 * 0.61) % 1.0]).collect();
+                json!({"nodes": 20, "coordinates": points, "negate_distance": true})
+            } else {
+                json!({"nodes": 20})
+            };
+            let options = SolveOptions { seed: Some(seed), ..Default::default() };
+            let report = solve(problem, ProblemInput::Json(&body), &options, &Limits::default(), &models).unwrap();
+            let solution = &report.solution;
+            assert!(solution["method"].as_str().unwrap().starts_with("reference"), "{id}: {}", solution["method"]);
+            let path: Vec<usize> = serde_json::from_value(solution["path"].clone()).unwrap();
+            let rewards: Vec<f64> = serde_json::from_value(solution["rewards"].clone()).unwrap();
+            let mut seen = std::collections::BTreeSet::new();
+            if distance_cost {
+                assert!(path.iter().all(|&n| seen.insert(n)), "{id}: a node twice in {path:?}");
+                let points = body["coordinates"].as_array().unwrap();
+                let at = |n: usize| (points[n][0].as_f64().unwrap(), points[n][1].as_f64().unwrap());
+                let length: f64 = path
+                    .windows(2)
+                    .map(|w| ((at(w[0]).0 - at(w[1]).0).powi(2) + (at(w[0]).1 - at(w[1]).1).powi(2)).sqrt())
+                    .sum();
+                assert!((length + report.objective).abs() < 1e-9, "{id}: length {length} vs {}", report.objective);
+            } else {
+                seen.extend(path.iter().copied());
+                assert!(rewards.iter().all(|&r| r == -1.0 || r == 999.0), "{id}: only valid moves, {rewards:?}");
+            }
+            assert_eq!(seen.len(), 20, "{id} seed {seed}: every node visited");
+            assert!((rewards.iter().sum::<f64>() - report.objective).abs() < 1e-9);
+            assert!((solution["reference"]["return"].as_f64().unwrap() - report.objective).abs() < 1e-9);
+        }
+        let cases = [
+            (json!({"nodes": 2}), "nodes", false),
+            (json!({"nodes": 5000}), "nodes", true),
+            (json!({"nodes": 4, "edges": [[1], [2], [3], [9]]}), "edges", false),
+            (json!({"nodes": 3, "coordinates": [[0, 0]]}), "coordinates", false),
+            (json!({"cities": 3}), "instance", false),
+        ];
+        expect_field_errors(problem, &models, &cases);
+    }
+}

@@ -472,7 +472,7 @@ pub struct SolveContext {
 
 /// Every registered problem.
 pub fn registry() -> &'static [&'static dyn Problem] {
-    static PROBLEMS: [&dyn Problem; 33] = [
+    static PROBLEMS: [&dyn Problem; 35] = [
         &maxcut::MaxCut,
         &mimo::Mimo,
         &cs::CompressiveSensing,
@@ -506,6 +506,8 @@ pub fn registry() -> &'static [&'static dyn Problem] {
         &orgym::VM_PACKING[0],
         &orgym::VM_PACKING[1],
         &orgym::VEHICLE_ROUTING,
+        &orgym::TSP_ENVS[0],
+        &orgym::TSP_ENVS[1],
     ];
     &PROBLEMS
 }

@@ -1,7 +1,7 @@
 //! The OR-Gym envs as solve endpoints (`POST /v1/problems/Knapsack-v1/solve`,
 //! `/v1/problems/BinPacking-v1/solve`, `/v1/problems/Newsvendor-v0/solve`,
 //! `/v1/problems/InvManagement-v0/solve`, `/v1/problems/PortfolioOpt-v0/solve`,
-//! `/v1/problems/VMPacking-v0/solve`, `/v1/problems/VehicleRouting-v0/solve`): the env's parameters as JSON, one episode rolled out by
+//! `/v1/problems/VMPacking-v0/solve`, `/v1/problems/VehicleRouting-v0/solve`, `/v1/problems/TSP-v0/solve`): the env's parameters as JSON, one episode rolled out by
 //! the env's shipped policy (model `orgym-<env>`, or the one the request names), answered with
 //! the episode's decisions, its return and the env's reference. Each env family is one file;
 //! this one holds what they share: reading the parameters and choosing the policy.
@@ -11,6 +11,7 @@ pub mod inventory;
 pub mod knapsack;
 pub mod newsvendor;
 pub mod portfolio;
+pub mod tsp;
 pub mod vehicle_routing;
 pub mod vmpacking;
 
@@ -19,6 +20,7 @@ pub use inventory::{OrGymInventory, INVENTORY};
 pub use knapsack::{OrGymKnapsack, KNAPSACK_V0, KNAPSACK_V1, KNAPSACK_V2, KNAPSACK_V3};
 pub use newsvendor::{OrGymNewsvendor, NEWSVENDOR};
 pub use portfolio::{OrGymPortfolio, PORTFOLIO_OPT};
+pub use tsp::{OrGymTsp, TSP_ENVS};
 pub use vehicle_routing::{OrGymVehicleRouting, VEHICLE_ROUTING};
 pub use vmpacking::{OrGymVmPacking, VM_PACKING};
 

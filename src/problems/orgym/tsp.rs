@@ -1,0 +1,165 @@
+//! TSP-v0 and TSP-v1 as solve endpoints: the env's parameters (`edges` fixes TSP-v0's graph,
+//! `coordinates` TSP-v1's points; without them the graph is drawn with the request's seed), one
+//! episode walked by the shipped policy, answered with the nodes visited in order, each move's
+//! reward and the return, and the routing reference's return on the same graph and start. No
+//! policy is shipped for either yet (README), so a request gets the reference's walk, said in
+//! `solution.method`. Baselines: `reference` (TSP-v0's breadth-first walk to the nearest
+//! unvisited node, TSP-v1's nearest neighbour + 2-opt path).
+
+use super::{config_error, env_parameters, shipped_policy};
+use crate::drl::env::orgym::tsp::{TspConfig, TspVecEnv, Walk, IDS};
+use crate::drl::env::orgym::tsp_reference::reference_move;
+use crate::drl::env::VecEnv;
+use crate::drl::run::{act_greedy, obs_tensor, to_vec};
+use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use crate::search::SearchParams;
+use serde_json::{json, Value};
+use std::time::Instant;
+
+pub struct OrGymTsp(pub &'static str);
+
+/// One row per registered id.
+pub static TSP_ENVS: [OrGymTsp; 2] = [OrGymTsp(IDS[0].0), OrGymTsp(IDS[1].0)];
+
+impl Problem for OrGymTsp {
+    fn name(&self) -> &'static str {
+        self.0
+    }
+
+    fn summary(&self) -> &'static str {
+        "OR-Gym graph walk visiting every node (v0: sparse graph, uniform cost; v1: euclidean): one episode by the shipped policy, or the routing reference without one"
+    }
+
+    fn formats(&self) -> &'static [&'static str] {
+        &["json"]
+    }
+
+    fn baselines(&self) -> &'static [&'static str] {
+        &["policy", "reference"]
+    }
+
+    fn instance_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "nodes": {"type": "integer", "minimum": 3, "maximum": crate::drl::env::orgym::tsp::MAX_NODES, "description": "nodes (50)"},
+                "move_cost": {"type": "number", "description": "TSP-v0's reward per move (-1)"},
+                "invalid_action_cost": {"type": "number", "description": "reward of a move along no edge (v0) or to a visited node (v1) (-100)"},
+                "completion_bonus": {"type": "number", "description": "TSP-v0's bonus for the last new node (1000)"},
+                "negate_distance": {"type": "boolean", "description": "TSP-v1: a move's reward is minus its length (the reference's is plus)"},
+                "coordinates": {"type": "array", "items": {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}, "description": "TSP-v1's points"},
+                "edges": {"type": "array", "items": {"type": "array", "items": {"type": "integer", "minimum": 0}}, "description": "TSP-v0's adjacency lists (made two-way)"}
+            }
+        })
+    }
+
+    fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
+        let given = env_parameters(input)?;
+        let mut value = serde_json::to_value(TspConfig::by_id(self.0).expect("registered id")).expect("config");
+        value.as_object_mut().expect("object").extend(given);
+        let config: TspConfig =
+            serde_json::from_value(value).map_err(|e| ProblemError::invalid("instance", e.to_string()))?;
+        config.validate().map_err(config_error)?;
+        Ok(Box::new(TspEpisode { id: self.0, config }))
+    }
+}
+
+struct TspEpisode {
+    id: &'static str,
+    config: TspConfig,
+}
+
+/// One episode: the walk (start first) and each step's (action, reward).
+struct Run {
+    path: Vec<usize>,
+    steps: Vec<(usize, f64)>,
+}
+
+impl Run {
+    fn total(&self) -> f64 {
+        self.steps.iter().map(|s| s.1).sum()
+    }
+}
+
+impl TspEpisode {
+    fn run(&self, seed: u64, act: &mut dyn FnMut(&[f32], &Walk) -> usize) -> Run {
+        let mut env = TspVecEnv::new(self.config.clone(), 1);
+        env.reset(seed);
+        let mut walk = env.episode(0).clone();
+        let mut row = vec![0.0; self.config.observation_dim()];
+        let mut steps = Vec::new();
+        loop {
+            walk.fill(&mut row);
+            let action = act(&row, &walk).min(self.config.nodes - 1);
+            let (reward, terminated, truncated) = walk.step_to(&self.config, action);
+            steps.push((action, reward));
+            // TSP-v1 has no time limit: a walk ends by revisiting or by the last node.
+            if terminated || truncated || steps.len() >= 2 * self.config.nodes {
+                break;
+            }
+        }
+        Run { path: walk.path.clone(), steps }
+    }
+
+    fn reference(&self, seed: u64) -> Run {
+        let mut plan = None;
+        self.run(seed, &mut |_, walk| reference_move(walk, &mut plan))
+    }
+
+    fn report(&self, method: &str, run: Run, start: Instant, seed: u64) -> SolveReport {
+        let total = run.total();
+        let solution = json!({
+            "method": method,
+            "path": run.path,
+            "actions": run.steps.iter().map(|s| s.0).collect::<Vec<_>>(),
+            "rewards": run.steps.iter().map(|s| s.1).collect::<Vec<_>>(),
+            "return": total,
+            "reference": {"return": self.reference(seed).total()},
+        });
+        super::episode_report(self.id, total, solution, run.steps.len(), start, seed)
+    }
+}
+
+impl Instance for TspEpisode {
+    /// The shipped (or requested) policy's walk; without one, the reference's.
+    fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
+        let start = Instant::now();
+        let probe = TspVecEnv::new(self.config.clone(), 1);
+        match shipped_policy(&models, self.id, &probe) {
+            Ok((mut agent, name)) => {
+                let dim = probe.observation_dim();
+                let run = self.run(params.seed, &mut |row, _| {
+                    to_vec(&act_greedy(&mut agent, &obs_tensor(row, dim, tch::Device::Cpu)))[0] as usize
+                });
+                self.report(&format!("policy {name}"), run, start, params.seed)
+            }
+            Err(why) => self.report(&format!("reference ({why})"), self.reference(params.seed), start, params.seed),
+        }
+    }
+
+    fn solve_baseline(
+        &self,
+        name: &str,
+        params: &SearchParams,
+        models: Models<'_>,
+    ) -> Result<SolveReport, ProblemError> {
+        let start = Instant::now();
+        let run = match name {
+            "policy" => return Ok(self.solve(params, models)),
+            "reference" => self.reference(params.seed),
+            _ => {
+                let names = OrGymTsp(self.id).baselines().iter().copied();
+                return Err(ProblemError::invalid("method", crate::suggest::unknown("baseline", name, names)));
+            }
+        };
+        Ok(self.report(name, run, start, params.seed))
+    }
+
+    fn target_energy(&self, objective: f64) -> f64 {
+        -objective
+    }
+
+    fn size_summary(&self) -> String {
+        format!("{} nodes", self.config.nodes)
+    }
+}
