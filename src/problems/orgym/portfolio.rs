@@ -122,7 +122,8 @@ impl PortfolioEpisode {
     fn report(&self, method: &str, run: Run, start: Instant, seed: u64) -> SolveReport {
         let wealth = run.wealth();
         let (_, oracle) = self.oracle(seed);
-        let lp = self.shrinking_horizon(seed).wealth();
+        // The LP's own episode is its reference: not run twice.
+        let lp = if method.starts_with("shrinking_horizon_lp") { wealth } else { self.shrinking_horizon(seed).wealth() };
         let solution = json!({
             "method": method,
             "prices": run.prices,
