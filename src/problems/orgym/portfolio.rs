@@ -123,7 +123,8 @@ impl PortfolioEpisode {
         let wealth = run.wealth();
         let (_, oracle) = self.oracle(seed);
         // The LP's own episode is its reference: not run twice.
-        let lp = if method.starts_with("shrinking_horizon_lp") { wealth } else { self.shrinking_horizon(seed).wealth() };
+        let lp =
+            if method.starts_with("shrinking_horizon_lp") { wealth } else { self.shrinking_horizon(seed).wealth() };
         let solution = json!({
             "method": method,
             "prices": run.prices,
