@@ -9,7 +9,7 @@ use crate::drl::env::orgym::binpacking::{BinPackingConfig, BinPackingVecEnv, IDS
 use crate::drl::env::orgym::binpacking_reference::{
     allowed_levels, best_fit_action, rollout as binpacking_rollout, sum_of_squares_action, Packing,
 };
-use crate::drl::env::orgym::inventory::{InventoryConfig, InventoryVecEnv, IDS as INVENTORY_IDS};
+use crate::drl::env::orgym::inventory::{Chain, InventoryConfig, IDS as INVENTORY_IDS};
 use crate::drl::env::orgym::inventory_reference::{
     base_stock_action, best_base_stock, rollout as inventory_rollout, shrinking_horizon_returns,
 };
@@ -19,19 +19,19 @@ use crate::drl::env::orgym::newsvendor::{NewsvendorConfig, NewsvendorVecEnv};
 use crate::drl::env::orgym::newsvendor_reference::{
     critical_fractile_order, economics_of, plans as newsvendor_plans, rollout as newsvendor_rollout,
 };
-use crate::drl::env::orgym::portfolio::PortfolioConfig;
+use crate::drl::env::orgym::portfolio::{Portfolio, PortfolioConfig};
 use crate::drl::env::orgym::portfolio_reference::{
-    rollout as portfolio_rollout, shrinking_horizon_rollout as portfolio_shrinking_horizon,
+    oracle_wealths, rollout as portfolio_rollout, shrinking_horizon_rollout as portfolio_shrinking_horizon,
 };
-use crate::drl::env::orgym::random_allowed;
-use crate::drl::env::orgym::tsp::{TspConfig, IDS as TSP_IDS};
+use crate::drl::env::orgym::tsp::{TspConfig, Walk, IDS as TSP_IDS};
 use crate::drl::env::orgym::tsp_reference::{reference_returns as tsp_reference_returns, rollout as tsp_rollout};
-use crate::drl::env::orgym::vehicle_routing::{VehicleRoutingConfig, VehicleRoutingVecEnv};
+use crate::drl::env::orgym::vehicle_routing::{Dispatch, VehicleRoutingConfig};
 use crate::drl::env::orgym::vehicle_routing_reference::{dispatcher_returns, rollout as routing_rollout};
-use crate::drl::env::orgym::vmpacking::{VmPackingConfig, VmPackingVecEnv, IDS as VM_IDS};
+use crate::drl::env::orgym::vmpacking::{DataCenter, VmPackingConfig, IDS as VM_IDS};
 use crate::drl::env::orgym::vmpacking_reference::{rollout as vm_rollout, rule_returns, Rule};
+use crate::drl::env::orgym::{first_episode_returns, random_allowed, OrGymEpisode, OrGymVecEnv};
 use crate::drl::env::VecEnv;
-use crate::drl::run::{load_policy_for, obs_tensor, to_vec};
+use crate::drl::run::{greedy_actions, load_policy_for};
 use anyhow::{Context, Result};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -92,9 +92,8 @@ fn mean_ci(values: &[f64]) -> (f64, f64) {
 pub fn validate(dir: &Path, env_config: &KnapsackConfig, episodes: usize, seed: u64) -> Result<(f64, f64)> {
     let probe = KnapsackVecEnv::new(env_config.clone(), 1);
     let mut agent = load_policy_for(dir, tch::Device::Cpu, &probe)?;
-    let (returns, references) = rollout(env_config, episodes, seed, &mut |obs, dim| {
-        to_vec(&crate::drl::run::act_greedy(&mut agent, &obs_tensor(obs, dim, tch::Device::Cpu)))
-    });
+    let (returns, references) =
+        rollout(env_config, episodes, seed, &mut |obs, dim| greedy_actions(&mut agent, obs, dim));
     Ok(percent_of(&returns, &references))
 }
 
@@ -139,9 +138,8 @@ fn quality(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
             let probe = KnapsackVecEnv::new(env_config.clone(), n);
             let policy_cells = match load_policy_for(&dir, tch::Device::Cpu, &probe) {
                 Ok(mut agent) => {
-                    let (returns, references) = rollout(&env_config, n, EVALUATION_SEED, &mut |obs, dim| {
-                        to_vec(&crate::drl::run::act_greedy(&mut agent, &obs_tensor(obs, dim, tch::Device::Cpu)))
-                    });
+                    let (returns, references) =
+                        rollout(&env_config, n, EVALUATION_SEED, &mut |obs, dim| greedy_actions(&mut agent, obs, dim));
                     cells(&returns, &references)
                 }
                 Err(error) => {
@@ -301,9 +299,7 @@ pub fn validate_binpacking(
 ) -> Result<serde_json::Value> {
     let probe = BinPackingVecEnv::new(env_config.clone(), 1);
     let mut agent = load_policy_for(dir, tch::Device::Cpu, &probe)?;
-    let policy = binpacking_rollout(env_config, episodes, seed, &mut |obs, dim| {
-        to_vec(&crate::drl::run::act_greedy(&mut agent, &obs_tensor(obs, dim, tch::Device::Cpu)))
-    });
+    let policy = binpacking_rollout(env_config, episodes, seed, &mut |obs, dim| greedy_actions(&mut agent, obs, dim));
     let ss = binpacking_rollout(env_config, episodes, seed, &mut |obs, dim| {
         obs.chunks(dim).map(|row| sum_of_squares_action(env_config, row)).collect()
     });
@@ -344,7 +340,7 @@ fn binpacking_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<
             let probe = BinPackingVecEnv::new(env_config.clone(), 1);
             let policy = match load_policy_for(&dir, tch::Device::Cpu, &probe) {
                 Ok(mut agent) => Some(binpacking_rollout(&env_config, n, EVALUATION_SEED, &mut |obs, dim| {
-                    to_vec(&crate::drl::run::act_greedy(&mut agent, &obs_tensor(obs, dim, tch::Device::Cpu)))
+                    greedy_actions(&mut agent, obs, dim)
                 })),
                 Err(error) => {
                     eprintln!("{}: no policy ({error:#})", dir.display());
@@ -390,9 +386,7 @@ fn newsvendor_policy_returns(
 ) -> Result<Vec<f64>> {
     let probe = NewsvendorVecEnv::new(env_config.clone(), 1);
     let mut agent = load_policy_for(dir, tch::Device::Cpu, &probe)?;
-    Ok(newsvendor_rollout(env_config, episodes, seed, &mut |obs, dim, _| {
-        to_vec(&crate::drl::run::act_greedy(&mut agent, &obs_tensor(obs, dim, tch::Device::Cpu)))
-    }))
+    Ok(newsvendor_rollout(env_config, episodes, seed, &mut |obs, dim, _| greedy_actions(&mut agent, obs, dim)))
 }
 
 /// The newsvendor's references on the same episodes: the textbook critical fractile's returns,
@@ -487,13 +481,12 @@ fn newsvendor_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<
     Ok(())
 }
 
-/// Per-episode returns of an inventory policy folder (greedy: the Gaussian's mean).
-fn inventory_policy_returns(dir: &Path, env_config: &InventoryConfig, episodes: usize, seed: u64) -> Result<Vec<f64>> {
-    let probe = InventoryVecEnv::new(env_config.clone(), 1);
+/// Per-episode returns of a policy folder (greedy) on `episodes` episodes of `env_config` from
+/// `seed`, any OR-Gym env.
+fn policy_returns<E: OrGymEpisode>(dir: &Path, env_config: &E::Config, episodes: usize, seed: u64) -> Result<Vec<f64>> {
+    let probe = OrGymVecEnv::<E>::new(env_config.clone(), 1);
     let mut agent = load_policy_for(dir, tch::Device::Cpu, &probe)?;
-    Ok(inventory_rollout(env_config, episodes, seed, &mut |_, obs, dim| {
-        to_vec(&crate::drl::run::act_greedy(&mut agent, &obs_tensor(obs, dim, tch::Device::Cpu)))
-    }))
+    Ok(first_episode_returns::<E>(env_config, episodes, seed, &mut |_, obs, dim| greedy_actions(&mut agent, obs, dim)))
 }
 
 /// The best base-stock levels (tuned on `TUNING_SEED`'s episodes) and their returns on the
@@ -514,7 +507,7 @@ pub fn validate_inventory(
     episodes: usize,
     seed: u64,
 ) -> Result<serde_json::Value> {
-    let policy = inventory_policy_returns(dir, env_config, episodes, seed)?;
+    let policy = policy_returns::<Chain>(dir, env_config, episodes, seed)?;
     let (levels, base_stock) = inventory_base_stock(env_config, episodes, seed);
     Ok(serde_json::json!({"policy": mean_ci(&policy), "base_stock": mean_ci(&base_stock), "base_stock_levels": levels}))
 }
@@ -546,7 +539,7 @@ fn inventory_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
             let (levels, base_stock) = inventory_base_stock(&env_config, n, EVALUATION_SEED);
             let (bs, bs_ci) = mean_ci(&base_stock);
             let (lp, lp_ci) = mean_ci(&shrinking_horizon_returns(&env_config, n, EVALUATION_SEED));
-            let (policy_cell, ratio, lp_ratio) = match inventory_policy_returns(&dir, &env_config, n, EVALUATION_SEED) {
+            let (policy_cell, ratio, lp_ratio) = match policy_returns::<Chain>(&dir, &env_config, n, EVALUATION_SEED) {
                 Ok(returns) => {
                     let (mean, ci) = mean_ci(&returns);
                     (format!("{mean:.1} ± {ci:.1}"), format!("{:.3}", mean / bs), format!("{:.3}", mean / lp))
@@ -572,20 +565,6 @@ fn inventory_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
     Ok(())
 }
 
-/// Per-episode final wealth of a PortfolioOpt policy folder (greedy) and of the oracle.
-fn portfolio_policy_wealth(
-    dir: &Path,
-    env_config: &PortfolioConfig,
-    episodes: usize,
-    seed: u64,
-) -> Result<(Vec<f64>, Vec<f64>)> {
-    let probe = crate::drl::env::orgym::portfolio::PortfolioVecEnv::new(env_config.clone(), 1);
-    let mut agent = load_policy_for(dir, tch::Device::Cpu, &probe)?;
-    Ok(portfolio_rollout(env_config, episodes, seed, &mut |_, obs, dim| {
-        to_vec(&crate::drl::run::act_greedy(&mut agent, &obs_tensor(obs, dim, tch::Device::Cpu)))
-    }))
-}
-
 /// A PortfolioOpt policy folder's mean wealth and mean percentage of the oracle's (95%
 /// half-widths), with the shrinking-horizon LP's.
 pub fn validate_portfolio(
@@ -594,8 +573,9 @@ pub fn validate_portfolio(
     episodes: usize,
     seed: u64,
 ) -> Result<serde_json::Value> {
-    let (policy, oracle) = portfolio_policy_wealth(dir, env_config, episodes, seed)?;
-    let (lp, _) = portfolio_shrinking_horizon(env_config, episodes, seed);
+    let policy = policy_returns::<Portfolio>(dir, env_config, episodes, seed)?;
+    let (lp, oracle) =
+        (portfolio_shrinking_horizon(env_config, episodes, seed), oracle_wealths(env_config, episodes, seed));
     Ok(serde_json::json!({
         "policy": mean_ci(&policy), "policy_percent_of_oracle": percent_of(&policy, &oracle),
         "shrinking_horizon_lp": mean_ci(&lp), "lp_percent_of_oracle": percent_of(&lp, &oracle), "oracle": mean_ci(&oracle),
@@ -626,9 +606,10 @@ fn portfolio_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
     writeln!(report, "|---|---|---|---|---|---|---|---|")?;
     let dir = config.models.join("orgym-portfolioopt-v0");
     for (label, env_config) in portfolio_settings() {
-        let (lp, oracle) = portfolio_shrinking_horizon(&env_config, n, EVALUATION_SEED);
-        let policy_cells = match portfolio_policy_wealth(&dir, &env_config, n, EVALUATION_SEED) {
-            Ok((wealth, _)) => {
+        let oracle = oracle_wealths(&env_config, n, EVALUATION_SEED);
+        let lp = portfolio_shrinking_horizon(&env_config, n, EVALUATION_SEED);
+        let policy_cells = match policy_returns::<Portfolio>(&dir, &env_config, n, EVALUATION_SEED) {
+            Ok(wealth) => {
                 let ((mean, ci), (ratio, ratio_ci)) = (mean_ci(&wealth), percent_of(&wealth, &oracle));
                 format!("{mean:.0} ± {ci:.0} | {ratio:.1} ± {ratio_ci:.1}")
             }
@@ -639,7 +620,7 @@ fn portfolio_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
         };
         let mut rng = ChaCha8Rng::seed_from_u64(EVALUATION_SEED);
         let limit = env_config.max_trade;
-        let (random, _) = portfolio_rollout(&env_config, n, EVALUATION_SEED, &mut |env, _, _| {
+        let random = portfolio_rollout(&env_config, n, EVALUATION_SEED, &mut |env, _, _| {
             (0..env.num_envs() * env_config.assets()).map(|_| rng.gen_range(-limit..=limit) as f32).collect()
         });
         let ((lp_mean, lp_ci), (lp_ratio, lp_ratio_ci)) = (mean_ci(&lp), percent_of(&lp, &oracle));
@@ -654,18 +635,9 @@ fn portfolio_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
     Ok(())
 }
 
-/// Per-episode returns of a TSP policy folder (greedy: argmax).
-fn tsp_policy_returns(dir: &Path, env_config: &TspConfig, episodes: usize, seed: u64) -> Result<Vec<f64>> {
-    let probe = crate::drl::env::orgym::tsp::TspVecEnv::new(env_config.clone(), 1);
-    let mut agent = load_policy_for(dir, tch::Device::Cpu, &probe)?;
-    Ok(tsp_rollout(env_config, episodes, seed, &mut |_, obs, dim| {
-        to_vec(&crate::drl::run::act_greedy(&mut agent, &obs_tensor(obs, dim, tch::Device::Cpu)))
-    }))
-}
-
 /// A TSP policy folder's mean return (95% half-width) with the routing reference's.
 pub fn validate_tsp(dir: &Path, env_config: &TspConfig, episodes: usize, seed: u64) -> Result<serde_json::Value> {
-    let policy = tsp_policy_returns(dir, env_config, episodes, seed)?;
+    let policy = policy_returns::<Walk>(dir, env_config, episodes, seed)?;
     Ok(serde_json::json!({
         "policy": mean_ci(&policy), "reference": mean_ci(&tsp_reference_returns(env_config, episodes, seed)),
     }))
@@ -727,15 +699,6 @@ fn tsp_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
     Ok(())
 }
 
-/// Per-episode returns of a VM-packing policy folder (greedy: argmax over the allowed machines).
-fn vm_policy_returns(dir: &Path, env_config: &VmPackingConfig, episodes: usize, seed: u64) -> Result<Vec<f64>> {
-    let probe = VmPackingVecEnv::new(env_config.clone(), 1);
-    let mut agent = load_policy_for(dir, tch::Device::Cpu, &probe)?;
-    Ok(vm_rollout(env_config, episodes, seed, &mut |_, obs, dim| {
-        to_vec(&crate::drl::run::act_greedy(&mut agent, &obs_tensor(obs, dim, tch::Device::Cpu)))
-    }))
-}
-
 /// A VM-packing policy folder's mean return (95% half-width) with first fit's and best fit's.
 pub fn validate_vmpacking(
     dir: &Path,
@@ -743,7 +706,7 @@ pub fn validate_vmpacking(
     episodes: usize,
     seed: u64,
 ) -> Result<serde_json::Value> {
-    let policy = vm_policy_returns(dir, env_config, episodes, seed)?;
+    let policy = policy_returns::<DataCenter>(dir, env_config, episodes, seed)?;
     Ok(serde_json::json!({
         "policy": mean_ci(&policy),
         "first_fit": mean_ci(&rule_returns(env_config, episodes, seed, Rule::FirstFit)),
@@ -770,7 +733,7 @@ fn vmpacking_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
         for (label, env_config) in vm_settings(id) {
             let (first, first_ci) = mean_ci(&rule_returns(&env_config, n, EVALUATION_SEED, Rule::FirstFit));
             let (best, best_ci) = mean_ci(&rule_returns(&env_config, n, EVALUATION_SEED, Rule::BestFit));
-            let (policy_cell, ratio) = match vm_policy_returns(&dir, &env_config, n, EVALUATION_SEED) {
+            let (policy_cell, ratio) = match policy_returns::<DataCenter>(&dir, &env_config, n, EVALUATION_SEED) {
                 Ok(returns) => {
                     let (mean, ci) = mean_ci(&returns);
                     let overloads = returns.iter().filter(|&&r| r <= -1000.0).count();
@@ -796,20 +759,6 @@ fn vmpacking_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
     Ok(())
 }
 
-/// Per-episode returns of a VehicleRouting policy folder (greedy: argmax).
-fn routing_policy_returns(
-    dir: &Path,
-    env_config: &VehicleRoutingConfig,
-    episodes: usize,
-    seed: u64,
-) -> Result<Vec<f64>> {
-    let probe = VehicleRoutingVecEnv::new(env_config.clone(), 1);
-    let mut agent = load_policy_for(dir, tch::Device::Cpu, &probe)?;
-    Ok(routing_rollout(env_config, episodes, seed, &mut |_, obs, dim| {
-        to_vec(&crate::drl::run::act_greedy(&mut agent, &obs_tensor(obs, dim, tch::Device::Cpu)))
-    }))
-}
-
 /// A VehicleRouting policy folder's mean return (95% half-width) with the dispatcher's.
 pub fn validate_vehicle_routing(
     dir: &Path,
@@ -817,7 +766,7 @@ pub fn validate_vehicle_routing(
     episodes: usize,
     seed: u64,
 ) -> Result<serde_json::Value> {
-    let policy = routing_policy_returns(dir, env_config, episodes, seed)?;
+    let policy = policy_returns::<Dispatch>(dir, env_config, episodes, seed)?;
     Ok(serde_json::json!({
         "policy": mean_ci(&policy), "dispatcher": mean_ci(&dispatcher_returns(env_config, episodes, seed)),
     }))
@@ -835,7 +784,7 @@ fn routing_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<()>
     let busier = VehicleRoutingConfig { order_prob: 0.8, order_timeout_prob: 0.05, ..default.clone() };
     for (label, env_config) in [("defaults", default), ("order prob 0.8, timeout 0.05", busier)] {
         let (reference, reference_ci) = mean_ci(&dispatcher_returns(&env_config, n, EVALUATION_SEED));
-        let (policy_cell, ratio) = match routing_policy_returns(&dir, &env_config, n, EVALUATION_SEED) {
+        let (policy_cell, ratio) = match policy_returns::<Dispatch>(&dir, &env_config, n, EVALUATION_SEED) {
             Ok(returns) => {
                 let (mean, ci) = mean_ci(&returns);
                 (format!("{mean:.1} ± {ci:.1}"), format!("{:.3}", mean / reference))

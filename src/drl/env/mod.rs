@@ -69,6 +69,32 @@ pub struct StepBatch {
     pub final_observations: Vec<f32>,
 }
 
+/// Each env's first-episode return (env i of the batch reset with `seed`), `act` choosing every
+/// env's actions from the batch and its observations; the batch steps until every env has
+/// finished one episode (what auto-reset envs earn after that is not counted).
+pub fn first_episode_returns<V: VecEnv + ?Sized>(
+    env: &mut V,
+    seed: u64,
+    act: &mut dyn FnMut(&V, &[f32]) -> Vec<f32>,
+) -> Vec<f64> {
+    let episodes = env.num_envs();
+    let mut obs = env.reset(seed);
+    let mut returns = vec![0.0f64; episodes];
+    let mut finished = vec![false; episodes];
+    while finished.iter().any(|f| !f) {
+        let actions = act(env, &obs);
+        let step = env.step(&actions);
+        for i in 0..episodes {
+            if !finished[i] {
+                returns[i] += f64::from(step.rewards[i]);
+                finished[i] = step.terminated[i] || step.truncated[i];
+            }
+        }
+        obs = step.observations;
+    }
+    returns
+}
+
 /// A batch of B environments.
 pub trait VecEnv: Send {
     fn num_envs(&self) -> usize;

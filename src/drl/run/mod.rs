@@ -264,6 +264,11 @@ pub fn act_greedy(agent: &mut Agent, obs: &Tensor) -> Tensor {
     }
 }
 
+/// The agent's deterministic actions for a flat batch of observations `dim` wide, on the CPU.
+pub fn greedy_actions(agent: &mut Agent, obs: &[f32], dim: usize) -> Vec<f32> {
+    to_vec(&act_greedy(agent, &obs_tensor(obs, dim, Device::Cpu)))
+}
+
 /// Deterministic evaluation of a single-agent agent.
 pub fn evaluate_agent(agent: &mut Agent, env_id: &str, episodes: usize, seed: u64, device: Device) -> (f64, f64) {
     match agent {
@@ -290,20 +295,8 @@ pub fn evaluate(
 ) -> (f64, f64) {
     let mut env = env::make(env_id, episodes).expect("known env");
     let dim = env.observation_dim();
-    let mut obs = env.reset(seed);
-    let mut returns = vec![0.0f64; episodes];
-    let mut finished = vec![false; episodes];
-    while finished.iter().any(|f| !f) {
-        let actions = to_vec(&act(&obs_tensor(&obs, dim, device)));
-        let step = env.step(&actions);
-        for i in 0..episodes {
-            if !finished[i] {
-                returns[i] += f64::from(step.rewards[i]);
-                finished[i] = step.terminated[i] || step.truncated[i];
-            }
-        }
-        obs = step.observations;
-    }
+    let returns =
+        env::first_episode_returns(env.as_mut(), seed, &mut |_, obs| to_vec(&act(&obs_tensor(obs, dim, device))));
     let mean = returns.iter().sum::<f64>() / episodes as f64;
     let std = (returns.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / episodes as f64).sqrt();
     (mean, std)

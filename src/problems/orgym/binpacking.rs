@@ -4,12 +4,12 @@
 //! bins' contents, the waste, and the sum-of-squares heuristic's waste on the same items (the
 //! reference) with the offline lower bound. Baselines: `sum_of_squares`, `best_fit`, `random`.
 
-use super::{config_error, env_parameters, shipped_policy};
+use super::{config_from, shipped_policy, unknown_baseline};
 use crate::drl::env::orgym::binpacking::{BinPackingConfig, BinPackingVecEnv, IDS};
 use crate::drl::env::orgym::binpacking_reference::{allowed_levels, best_fit_action, sum_of_squares_action};
 use crate::drl::env::orgym::random_allowed;
 use crate::drl::env::VecEnv;
-use crate::drl::run::{act_greedy, obs_tensor, to_vec};
+use crate::drl::run::greedy_actions;
 use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
 use crate::search::SearchParams;
 use rand::SeedableRng;
@@ -60,13 +60,8 @@ impl Problem for OrGymBinPacking {
     }
 
     fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
-        let given = env_parameters(input)?;
-        let mut value = serde_json::to_value(BinPackingConfig::by_id(self.0).expect("registered id")).expect("config");
-        let object = value.as_object_mut().expect("object");
-        object.extend(given);
-        let config: BinPackingConfig =
-            serde_json::from_value(value).map_err(|e| ProblemError::invalid("instance", e.to_string()))?;
-        config.validate().map_err(config_error)?;
+        let config =
+            config_from(BinPackingConfig::by_id(self.0).expect("registered id"), input, BinPackingConfig::validate)?;
         Ok(Box::new(BinPackingEpisode { id: self.0, config }))
     }
 }
@@ -178,9 +173,7 @@ impl Instance for BinPackingEpisode {
         match shipped_policy(&models, self.id, &probe) {
             Ok((mut agent, name)) => {
                 let dim = probe.observation_dim();
-                let packed = self.run(params.seed, &mut |row| {
-                    to_vec(&act_greedy(&mut agent, &obs_tensor(row, dim, tch::Device::Cpu)))[0]
-                });
+                let packed = self.run(params.seed, &mut |row| greedy_actions(&mut agent, row, dim)[0]);
                 self.report(&format!("policy {name}"), packed, start, params.seed)
             }
             Err(why) => {
@@ -205,10 +198,7 @@ impl Instance for BinPackingEpisode {
                 self.run(params.seed, &mut |row| random_allowed(&allowed_levels(&self.config, row), &mut rng))
             }
             _ => {
-                return Err(ProblemError::invalid(
-                    "method",
-                    crate::suggest::unknown("baseline", name, self.baselines()),
-                ));
+                return Err(unknown_baseline(&OrGymBinPacking(self.id), name));
             }
         };
         Ok(self.report(name, packed, start, params.seed))
@@ -220,11 +210,5 @@ impl Instance for BinPackingEpisode {
 
     fn size_summary(&self) -> String {
         format!("{} items, bin capacity {}", self.config.steps(), self.config.bin_capacity)
-    }
-}
-
-impl BinPackingEpisode {
-    fn baselines(&self) -> impl Iterator<Item = &'static str> {
-        OrGymBinPacking(self.id).baselines().iter().copied()
     }
 }

@@ -6,11 +6,11 @@
 //! shrinking-horizon LP's (re-planned each period on mean demand). Baselines: `base_stock`,
 //! `shrinking_horizon_lp`, `zero`.
 
-use super::{config_error, env_parameters, shipped_policy};
+use super::{config_from, shipped_policy, unknown_baseline};
 use crate::drl::env::orgym::inventory::{InventoryConfig, InventoryVecEnv, PeriodLog, IDS};
 use crate::drl::env::orgym::inventory_reference::{base_stock_action, best_base_stock, shrinking_horizon_action};
 use crate::drl::env::VecEnv;
-use crate::drl::run::{act_greedy, obs_tensor, to_vec};
+use crate::drl::run::greedy_actions;
 use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
 use crate::search::SearchParams;
 use serde_json::{json, Value};
@@ -65,12 +65,8 @@ impl Problem for OrGymInventory {
     }
 
     fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
-        let given = env_parameters(input)?;
-        let mut value = serde_json::to_value(InventoryConfig::by_id(self.0).expect("registered id")).expect("config");
-        value.as_object_mut().expect("object").extend(given);
-        let config: InventoryConfig =
-            serde_json::from_value(value).map_err(|e| ProblemError::invalid("instance", e.to_string()))?;
-        config.validate().map_err(config_error)?;
+        let config =
+            config_from(InventoryConfig::by_id(self.0).expect("registered id"), input, InventoryConfig::validate)?;
         Ok(Box::new(InventoryEpisode { id: self.0, config, levels: Default::default() }))
     }
 }
@@ -143,9 +139,7 @@ impl Instance for InventoryEpisode {
         match shipped_policy(&models, self.id, &probe) {
             Ok((mut agent, name)) => {
                 let dim = probe.observation_dim();
-                let log = self.run(params.seed, &mut |row, _| {
-                    to_vec(&act_greedy(&mut agent, &obs_tensor(row, dim, tch::Device::Cpu)))
-                });
+                let log = self.run(params.seed, &mut |row, _| greedy_actions(&mut agent, row, dim));
                 self.report(&format!("policy {name}"), log, start, params.seed)
             }
             Err(why) => self.report(&format!("base_stock ({why})"), self.base_stock(params.seed).0, start, params.seed),
@@ -165,8 +159,7 @@ impl Instance for InventoryEpisode {
             "shrinking_horizon_lp" => self.shrinking_horizon(params.seed),
             "zero" => self.run(params.seed, &mut |_, _| vec![0.0; self.config.stages()]),
             _ => {
-                let names = OrGymInventory(self.id).baselines().iter().copied();
-                return Err(ProblemError::invalid("method", crate::suggest::unknown("baseline", name, names)));
+                return Err(unknown_baseline(&OrGymInventory(self.id), name));
             }
         };
         Ok(self.report(name, log, start, params.seed))

@@ -10,7 +10,7 @@ use super::{config_error, env_parameters, shipped_policy};
 use crate::drl::env::orgym::knapsack::{KnapsackConfig, KnapsackItems, KnapsackVecEnv, Variant};
 use crate::drl::env::orgym::knapsack_reference::{greedy_action, offline_optimum, optimum};
 use crate::drl::env::VecEnv;
-use crate::drl::run::{act_greedy, obs_tensor, to_vec};
+use crate::drl::run::greedy_actions;
 use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
 use crate::search::SearchParams;
 use rand::SeedableRng;
@@ -179,9 +179,7 @@ impl Instance for KnapsackEpisode {
         match shipped_policy(&models, self.config.variant.id(), &probe) {
             Ok((mut agent, name)) => {
                 let dim = probe.observation_dim();
-                let episode = self.run(params.seed, &mut |row| {
-                    to_vec(&act_greedy(&mut agent, &obs_tensor(row, dim, tch::Device::Cpu)))[0]
-                });
+                let episode = self.run(params.seed, &mut |row| greedy_actions(&mut agent, row, dim)[0]);
                 self.report(&format!("policy {name}"), episode, start, params.seed)
             }
             Err(why) => self.report(&format!("greedy ({why})"), self.greedy(params.seed), start, params.seed),

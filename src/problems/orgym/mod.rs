@@ -59,6 +59,24 @@ fn env_parameters(input: ProblemInput<'_>) -> Result<Map<String, Value>, Problem
     }
 }
 
+/// An env's config: `defaults` with the request's parameters laid over them, validated.
+fn config_from<C: serde::Serialize + serde::de::DeserializeOwned>(
+    defaults: C,
+    input: ProblemInput<'_>,
+    validate: impl FnOnce(&C) -> Result<(), ConfigError>,
+) -> Result<C, ProblemError> {
+    let mut value = serde_json::to_value(defaults).expect("a config serializes");
+    value.as_object_mut().expect("a config is an object").extend(env_parameters(input)?);
+    let config: C = serde_json::from_value(value).map_err(|e| ProblemError::invalid("instance", e.to_string()))?;
+    validate(&config).map_err(config_error)?;
+    Ok(config)
+}
+
+/// A `method` naming no baseline of `problem`, with the closest one.
+fn unknown_baseline(problem: &dyn crate::problems::Problem, name: &str) -> ProblemError {
+    ProblemError::invalid("method", crate::suggest::unknown("baseline", name, problem.baselines().iter().copied()))
+}
+
 /// An env parameter out of range as the HTTP error it is (413 for a size limit, else 422).
 fn config_error(e: ConfigError) -> ProblemError {
     if e.too_large {

@@ -4,13 +4,13 @@
 //! on the same demands the optimal policy's return (dynamic programming with the clock) and the
 //! textbook critical fractile's. Baselines: `optimal`, `critical_fractile`, `zero`.
 
-use super::{config_error, env_parameters, shipped_policy};
+use super::{config_from, shipped_policy, unknown_baseline};
 use crate::drl::env::orgym::newsvendor::{NewsvendorConfig, NewsvendorVecEnv, Period};
 use crate::drl::env::orgym::newsvendor_reference::{
     critical_fractile_order, economics_of, OptimalPlan, MAX_DP_WORK, MAX_GRID,
 };
 use crate::drl::env::VecEnv;
-use crate::drl::run::{act_greedy, obs_tensor, to_vec};
+use crate::drl::run::greedy_actions;
 use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
 use crate::search::SearchParams;
 use serde_json::{json, Value};
@@ -67,9 +67,7 @@ impl Problem for OrGymNewsvendor {
     }
 
     fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
-        let config: NewsvendorConfig = serde_json::from_value(Value::Object(env_parameters(input)?))
-            .map_err(|e| ProblemError::invalid("instance", e.to_string()))?;
-        config.validate().map_err(config_error)?;
+        let config = config_from(NewsvendorConfig::default(), input, NewsvendorConfig::validate)?;
         Ok(Box::new(NewsvendorEpisode { config }))
     }
 }
@@ -174,9 +172,7 @@ impl Instance for NewsvendorEpisode {
         match shipped_policy(&models, ID, &probe) {
             Ok((mut agent, name)) => {
                 let dim = probe.observation_dim();
-                let run = self.run(params.seed, &mut |row, _| {
-                    to_vec(&act_greedy(&mut agent, &obs_tensor(row, dim, tch::Device::Cpu)))[0]
-                });
+                let run = self.run(params.seed, &mut |row, _| greedy_actions(&mut agent, row, dim)[0]);
                 self.report(&format!("policy {name}"), run, start, params.seed)
             }
             Err(why) => fallback(why),
@@ -209,8 +205,7 @@ impl Instance for NewsvendorEpisode {
             "critical_fractile" => self.fractile(params.seed),
             "zero" => self.run(params.seed, &mut |_, _| 0.0),
             _ => {
-                let names = OrGymNewsvendor.baselines().iter().copied();
-                return Err(ProblemError::invalid("method", crate::suggest::unknown("baseline", name, names)));
+                return Err(unknown_baseline(&OrGymNewsvendor, name));
             }
         };
         Ok(self.report(name, run, start, params.seed))

@@ -5,11 +5,11 @@
 //! bound) and the shrinking-horizon LP's. Baselines: `shrinking_horizon_lp`, `oracle` (its
 //! plan executed), `hold_cash`.
 
-use super::{config_error, env_parameters, shipped_policy};
+use super::{config_from, shipped_policy, unknown_baseline};
 use crate::drl::env::orgym::portfolio::{Portfolio, PortfolioConfig, PortfolioVecEnv, Trades};
 use crate::drl::env::orgym::portfolio_reference::{as_action, plan, shrinking_horizon_action};
 use crate::drl::env::VecEnv;
-use crate::drl::run::{act_greedy, obs_tensor, to_vec};
+use crate::drl::run::greedy_actions;
 use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
 use crate::search::SearchParams;
 use serde_json::{json, Value};
@@ -56,9 +56,7 @@ impl Problem for OrGymPortfolio {
     }
 
     fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
-        let config: PortfolioConfig = serde_json::from_value(Value::Object(env_parameters(input)?))
-            .map_err(|e| ProblemError::invalid("instance", e.to_string()))?;
-        config.validate().map_err(config_error)?;
+        let config = config_from(PortfolioConfig::default(), input, PortfolioConfig::validate)?;
         Ok(Box::new(PortfolioEpisode { config }))
     }
 }
@@ -107,21 +105,21 @@ impl PortfolioEpisode {
         self.run(seed, &mut |_, episode| shrinking_horizon_action(&self.config, episode))
     }
 
-    /// The oracle's plan (made once on the episode's prices) executed period by period, and
-    /// the wealth the LP promises.
-    fn oracle(&self, seed: u64) -> (Run, Option<f64>) {
+    /// The oracle's plan (made once on the episode's prices) executed period by period.
+    fn oracle(&self, seed: u64) -> Run {
         let start = self.start(seed);
         let planned = plan(&self.config, &start, &start.prices);
-        let run = self.run(seed, &mut |_, episode| match &planned {
+        self.run(seed, &mut |_, episode| match &planned {
             Some((trades, _)) => as_action(&self.config, episode, &trades[episode.period]),
             None => vec![0.0; self.config.assets()],
-        });
-        (run, planned.map(|(_, wealth)| wealth))
+        })
     }
 
     fn report(&self, method: &str, run: Run, start: Instant, seed: u64) -> SolveReport {
         let wealth = run.wealth();
-        let (_, oracle) = self.oracle(seed);
+        // Only the oracle's promised wealth: its LP, not its episode.
+        let episode = self.start(seed);
+        let oracle = plan(&self.config, &episode, &episode.prices).map(|(_, wealth)| wealth);
         // The LP's own episode is its reference: not run twice.
         let lp =
             if method.starts_with("shrinking_horizon_lp") { wealth } else { self.shrinking_horizon(seed).wealth() };
@@ -147,9 +145,7 @@ impl Instance for PortfolioEpisode {
         match shipped_policy(&models, ID, &probe) {
             Ok((mut agent, name)) => {
                 let dim = probe.observation_dim();
-                let run = self.run(params.seed, &mut |row, _| {
-                    to_vec(&act_greedy(&mut agent, &obs_tensor(row, dim, tch::Device::Cpu)))
-                });
+                let run = self.run(params.seed, &mut |row, _| greedy_actions(&mut agent, row, dim));
                 self.report(&format!("policy {name}"), run, start, params.seed)
             }
             Err(why) => {
@@ -169,11 +165,10 @@ impl Instance for PortfolioEpisode {
         let run = match name {
             "policy" => return Ok(self.solve(params, models)),
             "shrinking_horizon_lp" => self.shrinking_horizon(params.seed),
-            "oracle" => self.oracle(params.seed).0,
+            "oracle" => self.oracle(params.seed),
             "hold_cash" => self.run(params.seed, &mut |_, _| vec![0.0; self.config.assets()]),
             _ => {
-                let names = OrGymPortfolio.baselines().iter().copied();
-                return Err(ProblemError::invalid("method", crate::suggest::unknown("baseline", name, names)));
+                return Err(unknown_baseline(&OrGymPortfolio, name));
             }
         };
         Ok(self.report(name, run, start, params.seed))

@@ -6,11 +6,11 @@
 //! `solution.method`. Baselines: `reference` (TSP-v0's breadth-first walk to the nearest
 //! unvisited node, TSP-v1's nearest neighbour + 2-opt path).
 
-use super::{config_error, env_parameters, shipped_policy};
+use super::{config_from, shipped_policy, unknown_baseline};
 use crate::drl::env::orgym::tsp::{TspConfig, TspVecEnv, Walk, IDS};
 use crate::drl::env::orgym::tsp_reference::reference_move;
 use crate::drl::env::VecEnv;
-use crate::drl::run::{act_greedy, obs_tensor, to_vec};
+use crate::drl::run::greedy_actions;
 use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
 use crate::search::SearchParams;
 use serde_json::{json, Value};
@@ -54,12 +54,7 @@ impl Problem for OrGymTsp {
     }
 
     fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
-        let given = env_parameters(input)?;
-        let mut value = serde_json::to_value(TspConfig::by_id(self.0).expect("registered id")).expect("config");
-        value.as_object_mut().expect("object").extend(given);
-        let config: TspConfig =
-            serde_json::from_value(value).map_err(|e| ProblemError::invalid("instance", e.to_string()))?;
-        config.validate().map_err(config_error)?;
+        let config = config_from(TspConfig::by_id(self.0).expect("registered id"), input, TspConfig::validate)?;
         Ok(Box::new(TspEpisode { id: self.0, config }))
     }
 }
@@ -93,8 +88,8 @@ impl TspEpisode {
             let action = act(&row, &walk).min(self.config.nodes - 1);
             let (reward, terminated, truncated) = walk.step_to(&self.config, action);
             steps.push((action, reward));
-            // TSP-v1 has no time limit: a walk ends by revisiting or by the last node.
-            if terminated || truncated || steps.len() >= 2 * self.config.nodes {
+            // TSP-v0 truncates at 2N steps; every TSP-v1 move visits a new node or ends the walk.
+            if terminated || truncated {
                 break;
             }
         }
@@ -128,9 +123,7 @@ impl Instance for TspEpisode {
         match shipped_policy(&models, self.id, &probe) {
             Ok((mut agent, name)) => {
                 let dim = probe.observation_dim();
-                let run = self.run(params.seed, &mut |row, _| {
-                    to_vec(&act_greedy(&mut agent, &obs_tensor(row, dim, tch::Device::Cpu)))[0] as usize
-                });
+                let run = self.run(params.seed, &mut |row, _| greedy_actions(&mut agent, row, dim)[0] as usize);
                 self.report(&format!("policy {name}"), run, start, params.seed)
             }
             Err(why) => self.report(&format!("reference ({why})"), self.reference(params.seed), start, params.seed),
@@ -148,8 +141,7 @@ impl Instance for TspEpisode {
             "policy" => return Ok(self.solve(params, models)),
             "reference" => self.reference(params.seed),
             _ => {
-                let names = OrGymTsp(self.id).baselines().iter().copied();
-                return Err(ProblemError::invalid("method", crate::suggest::unknown("baseline", name, names)));
+                return Err(unknown_baseline(&OrGymTsp(self.id), name));
             }
         };
         Ok(self.report(name, run, start, params.seed))

@@ -4,11 +4,11 @@
 //! dispatcher's return from the same seed (the orders it sees differ once the actions do:
 //! withdrawals are drawn only for open orders). Baselines: `dispatcher`, `wait`.
 
-use super::{config_error, env_parameters, shipped_policy};
+use super::{config_from, shipped_policy, unknown_baseline};
 use crate::drl::env::orgym::vehicle_routing::{Dispatch, VehicleRoutingConfig, VehicleRoutingVecEnv};
 use crate::drl::env::orgym::vehicle_routing_reference::dispatcher_action;
 use crate::drl::env::VecEnv;
-use crate::drl::run::{act_greedy, obs_tensor, to_vec};
+use crate::drl::run::greedy_actions;
 use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
 use crate::search::SearchParams;
 use serde_json::{json, Value};
@@ -58,9 +58,7 @@ impl Problem for OrGymVehicleRouting {
     }
 
     fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
-        let config: VehicleRoutingConfig = serde_json::from_value(Value::Object(env_parameters(input)?))
-            .map_err(|e| ProblemError::invalid("instance", e.to_string()))?;
-        config.validate().map_err(config_error)?;
+        let config = config_from(VehicleRoutingConfig::default(), input, VehicleRoutingConfig::validate)?;
         Ok(Box::new(RoutingEpisode { config }))
     }
 }
@@ -128,9 +126,7 @@ impl Instance for RoutingEpisode {
         match shipped_policy(&models, ID, &probe) {
             Ok((mut agent, name)) => {
                 let dim = probe.observation_dim();
-                let run = self.run(params.seed, &mut |row, _| {
-                    to_vec(&act_greedy(&mut agent, &obs_tensor(row, dim, tch::Device::Cpu)))[0] as usize
-                });
+                let run = self.run(params.seed, &mut |row, _| greedy_actions(&mut agent, row, dim)[0] as usize);
                 self.report(&format!("policy {name}"), run, start, params.seed)
             }
             Err(why) => self.report(&format!("dispatcher ({why})"), self.dispatcher(params.seed), start, params.seed),
@@ -149,8 +145,7 @@ impl Instance for RoutingEpisode {
             "dispatcher" => self.dispatcher(params.seed),
             "wait" => self.run(params.seed, &mut |_, _| 0),
             _ => {
-                let names = OrGymVehicleRouting.baselines().iter().copied();
-                return Err(ProblemError::invalid("method", crate::suggest::unknown("baseline", name, names)));
+                return Err(unknown_baseline(&OrGymVehicleRouting, name));
             }
         };
         Ok(self.report(name, run, start, params.seed))

@@ -4,11 +4,11 @@
 //! machines, the return, and on the same draws first fit's and best fit's returns. Baselines:
 //! `first_fit`, `best_fit`.
 
-use super::{config_error, env_parameters, shipped_policy};
+use super::{config_from, shipped_policy, unknown_baseline};
 use crate::drl::env::orgym::vmpacking::{DataCenter, VmPackingConfig, VmPackingVecEnv, IDS};
 use crate::drl::env::orgym::vmpacking_reference::{rule_action, Rule};
 use crate::drl::env::VecEnv;
-use crate::drl::run::{act_greedy, obs_tensor, to_vec};
+use crate::drl::run::greedy_actions;
 use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
 use crate::search::SearchParams;
 use serde_json::{json, Value};
@@ -51,12 +51,8 @@ impl Problem for OrGymVmPacking {
     }
 
     fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
-        let given = env_parameters(input)?;
-        let mut value = serde_json::to_value(VmPackingConfig::by_id(self.0).expect("registered id")).expect("config");
-        value.as_object_mut().expect("object").extend(given);
-        let config: VmPackingConfig =
-            serde_json::from_value(value).map_err(|e| ProblemError::invalid("instance", e.to_string()))?;
-        config.validate().map_err(config_error)?;
+        let config =
+            config_from(VmPackingConfig::by_id(self.0).expect("registered id"), input, VmPackingConfig::validate)?;
         Ok(Box::new(VmEpisode { id: self.0, config }))
     }
 }
@@ -131,9 +127,7 @@ impl Instance for VmEpisode {
         match shipped_policy(&models, self.id, &probe) {
             Ok((mut agent, name)) => {
                 let dim = probe.observation_dim();
-                let run = self.run(params.seed, &mut |row, _| {
-                    to_vec(&act_greedy(&mut agent, &obs_tensor(row, dim, tch::Device::Cpu)))[0] as usize
-                });
+                let run = self.run(params.seed, &mut |row, _| greedy_actions(&mut agent, row, dim)[0] as usize);
                 self.report(&format!("policy {name}"), run, start, params.seed)
             }
             Err(why) => {
@@ -154,8 +148,7 @@ impl Instance for VmEpisode {
             "first_fit" => self.rule(params.seed, Rule::FirstFit),
             "best_fit" => self.rule(params.seed, Rule::BestFit),
             _ => {
-                let names = OrGymVmPacking(self.id).baselines().iter().copied();
-                return Err(ProblemError::invalid("method", crate::suggest::unknown("baseline", name, names)));
+                return Err(unknown_baseline(&OrGymVmPacking(self.id), name));
             }
         };
         Ok(self.report(name, run, start, params.seed))

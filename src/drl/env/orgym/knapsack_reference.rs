@@ -148,7 +148,7 @@ pub fn rollout(
     act: &mut dyn FnMut(&[f32], usize) -> Vec<f32>,
 ) -> (Vec<f64>, Vec<f64>) {
     let mut env = KnapsackVecEnv::new(config.clone(), episodes);
-    let mut obs = env.reset(seed);
+    env.reset(seed);
     let references: Vec<f64> = (0..episodes)
         .map(|i| {
             let items = env.instance(i);
@@ -159,19 +159,8 @@ pub fn rollout(
         })
         .collect();
     let dim = env.observation_dim();
-    let mut returns = vec![0.0f64; episodes];
-    let mut finished = vec![false; episodes];
-    while finished.iter().any(|f| !f) {
-        let actions = act(&obs, dim);
-        let step = env.step(&actions);
-        for i in 0..episodes {
-            if !finished[i] {
-                returns[i] += f64::from(step.rewards[i]);
-                finished[i] = step.terminated[i] || step.truncated[i];
-            }
-        }
-        obs = step.observations;
-    }
+    // The same seed resets the same episodes the references were computed on.
+    let returns = crate::drl::env::first_episode_returns(&mut env, seed, &mut |_, obs| act(obs, dim));
     (returns, references)
 }
 

@@ -62,7 +62,7 @@ pub fn random_allowed(mask: &[f32], rng: &mut impl rand::Rng) -> f32 {
 pub type Actor<'a, E> = dyn FnMut(&OrGymVecEnv<E>, &[f32], usize) -> Vec<f32> + 'a;
 
 /// Each env's first-episode return under `act` (env i of a batch of `episodes` reset with
-/// `seed`; the batch steps until every env has finished one episode).
+/// `seed`), by `env::first_episode_returns`.
 pub fn first_episode_returns<E: OrGymEpisode>(
     config: &E::Config,
     episodes: usize,
@@ -70,22 +70,8 @@ pub fn first_episode_returns<E: OrGymEpisode>(
     act: &mut Actor<'_, E>,
 ) -> Vec<f64> {
     let mut env = OrGymVecEnv::<E>::new(config.clone(), episodes);
-    let mut obs = env.reset(seed);
     let dim = env.observation_dim();
-    let mut returns = vec![0.0f64; episodes];
-    let mut done = vec![false; episodes];
-    while done.iter().any(|d| !d) {
-        let actions = act(&env, &obs, dim);
-        let step = env.step(&actions);
-        for i in 0..episodes {
-            if !done[i] {
-                returns[i] += f64::from(step.rewards[i]);
-                done[i] = step.terminated[i] || step.truncated[i];
-            }
-        }
-        obs = step.observations;
-    }
-    returns
+    super::first_episode_returns(&mut env, seed, &mut |env, obs| act(env, obs, dim))
 }
 
 /// An env's parameters as the batch needs them.

@@ -149,19 +149,9 @@ pub type NewsvendorActor<'a> = dyn FnMut(&[f32], usize, usize) -> Vec<f32> + 'a;
 /// Per-episode returns of `act` on `episodes` episodes (env i of a batch reset with `seed`);
 /// every episode runs `step_limit` steps.
 pub fn rollout(config: &NewsvendorConfig, episodes: usize, seed: u64, act: &mut NewsvendorActor<'_>) -> Vec<f64> {
-    let mut env = NewsvendorVecEnv::new(config.clone(), episodes);
-    let mut obs = env.reset(seed);
-    let dim = env.observation_dim();
-    let mut returns = vec![0.0f64; episodes];
-    for t in 0..config.step_limit {
-        let actions = act(&obs, dim, t);
-        let step = env.step(&actions);
-        for (r, &x) in returns.iter_mut().zip(&step.rewards) {
-            *r += f64::from(x);
-        }
-        obs = step.observations;
-    }
-    returns
+    super::first_episode_returns::<super::newsvendor::Shop>(config, episodes, seed, &mut |env, obs, dim| {
+        act(obs, dim, env.episode(0).steps)
+    })
 }
 
 /// The economics in an observation row (f32-rounded as observed).

@@ -138,22 +138,21 @@ pub fn shrinking_horizon_action(config: &PortfolioConfig, episode: &Portfolio) -
 /// Trades from the batch, its observations and their width: one action row per env, flat.
 pub type PortfolioActor<'a> = super::Actor<'a, Portfolio>;
 
-/// Per-episode final wealth of `act` and of the oracle on `episodes` episodes from `seed`.
-pub fn rollout(
-    config: &PortfolioConfig,
-    episodes: usize,
-    seed: u64,
-    act: &mut PortfolioActor<'_>,
-) -> (Vec<f64>, Vec<f64>) {
+/// The oracle's final wealth on each of `episodes` episodes from `seed` (env i of a batch).
+pub fn oracle_wealths(config: &PortfolioConfig, episodes: usize, seed: u64) -> Vec<f64> {
     use rayon::prelude::*;
     let mut env = PortfolioVecEnv::new(config.clone(), episodes);
     env.reset(seed);
-    let oracle: Vec<f64> = (0..episodes).into_par_iter().map(|i| oracle_wealth(config, env.episode(i))).collect();
-    (super::first_episode_returns(config, episodes, seed, act), oracle)
+    (0..episodes).into_par_iter().map(|i| oracle_wealth(config, env.episode(i))).collect()
 }
 
-/// Per-episode final wealth of the shrinking-horizon LP (and the oracle's).
-pub fn shrinking_horizon_rollout(config: &PortfolioConfig, episodes: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
+/// Per-episode final wealth of `act` on `episodes` episodes from `seed`.
+pub fn rollout(config: &PortfolioConfig, episodes: usize, seed: u64, act: &mut PortfolioActor<'_>) -> Vec<f64> {
+    super::first_episode_returns(config, episodes, seed, act)
+}
+
+/// Per-episode final wealth of the shrinking-horizon LP.
+pub fn shrinking_horizon_rollout(config: &PortfolioConfig, episodes: usize, seed: u64) -> Vec<f64> {
     use rayon::prelude::*;
     rollout(config, episodes, seed, &mut |env, _, _| {
         (0..env.num_envs())
@@ -168,8 +167,8 @@ mod tests {
     use super::*;
 
     /// The oracle's plan, replayed in the env, earns the wealth it promises; on a two-period
-    /// path it buys the asset that doubles; the shrinking-horizon LP with exact means equals
-    /// the oracle.
+    /// path it buys the asset that doubles, and the shrinking-horizon LP (its means exact) makes
+    /// the same first trade.
     #[test]
     fn oracle_plan_replays_and_buys_the_riser() {
         let config = PortfolioConfig::default();

@@ -59,8 +59,7 @@ mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
 
-    /// The dispatcher earns more than waiting (0) and than uniform actions on drawn episodes,
-    /// and never lets a loaded order expire on the default grid.
+    /// The dispatcher earns more than waiting (0) and than uniform actions on drawn episodes.
     #[test]
     fn dispatcher_beats_waiting_and_uniform() {
         let config = VehicleRoutingConfig { step_limit: 300, ..Default::default() };
