@@ -285,6 +285,10 @@ struct TrainArgs {
     /// Hyperparameter overrides as a JSON object, e.g. '{"learning_rate": 0.001}'.
     #[arg(long, default_value = "{}")]
     hyper: String,
+    /// An OR-Gym env's parameters changed from the id's, as a JSON object, e.g.
+    /// '{"node_features": true}' for TSP-v0 (single-agent runs).
+    #[arg(long)]
+    env_config: Option<String>,
     /// Envs stepped as one batch (multi-agent runs; default: the algorithm's).
     #[arg(long)]
     num_envs: Option<usize>,
@@ -420,7 +424,8 @@ struct BenchArgs {
     #[arg(long, default_value = "0,1,2,3,4", value_delimiter = ',')]
     seeds: Vec<u64>,
     /// nphard: only these problems' suites; orgym: only these sections (knapsack, binpacking,
-    /// newsvendor, inventory, throughput); comma-separated (default: all).
+    /// newsvendor, inventory, portfolio, tsp, vmpacking, routing, throughput); comma-separated
+    /// (default: all).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// orgym: evaluation episodes per row.
@@ -520,6 +525,10 @@ fn run() -> Result<()> {
                 target_return: args.target_return,
                 confirm_episodes: args.confirm_episodes,
                 overrides,
+                env_config: match &args.env_config {
+                    Some(text) => serde_json::from_str(text).context("--env-config is not JSON")?,
+                    None => serde_json::Value::Null,
+                },
                 out_dir: args.out,
                 resume: args.resume,
                 device: Some(problems::parse_device(Some(&args.device))?),
@@ -535,9 +544,11 @@ fn run() -> Result<()> {
         Command::TrainPolicy(args) => train_policy(args),
         Command::Evaluate(args) => {
             let (mut learner, env_id) = rlsolver::drl::run::load_checkpoint(&args.checkpoint, tch::Device::Cpu)?;
+            let env_config = rlsolver::drl::run::checkpoint_env_config(&args.checkpoint)?;
             let (mean, std) = rlsolver::drl::run::evaluate_learner(
                 &mut learner,
                 &env_id,
+                &env_config,
                 args.episodes,
                 args.seed,
                 tch::Device::Cpu,

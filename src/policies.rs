@@ -5,6 +5,9 @@
 //! rest are the library's defaults (`PolicyConfig::default`, `TrainingConfig::default`,
 //! `ListaConfig::new`, `ListaTraining::default`).
 
+use crate::drl::env::orgym::inventory::InventoryConfig;
+use crate::drl::env::orgym::portfolio::PortfolioConfig;
+use crate::drl::env::orgym::tsp::TspConfig;
 use crate::models::{write_model, Manifest, ModelRecord};
 use crate::problems::cs::lista::{ListaConfig, ListaPolicy, ListaTraining};
 use crate::problems::mimo::policy::{MimoPolicy, PolicyConfig, TrainingConfig};
@@ -150,11 +153,11 @@ enum OrGymFamily {
     Knapsack(crate::drl::env::orgym::knapsack::Variant),
     BinPacking(crate::drl::env::orgym::binpacking::BinPackingConfig),
     Newsvendor,
-    Inventory(crate::drl::env::orgym::inventory::InventoryConfig),
-    Portfolio,
+    Inventory(InventoryConfig),
+    Portfolio(PortfolioConfig),
     VmPacking(crate::drl::env::orgym::vmpacking::VmPackingConfig),
     VehicleRouting,
-    Tsp(crate::drl::env::orgym::tsp::TspConfig),
+    Tsp(TspConfig),
 }
 
 impl OrGymFamily {
@@ -169,11 +172,13 @@ impl OrGymFamily {
         if env == "Newsvendor-v0" {
             return Ok(OrGymFamily::Newsvendor);
         }
+        // The inventory and portfolio policies see the clock and what the reference's state
+        // hides (the LP references' advantage; module docs of their envs).
         if let Some(config) = crate::drl::env::orgym::inventory::InventoryConfig::by_id(env) {
-            return Ok(OrGymFamily::Inventory(config));
+            return Ok(OrGymFamily::Inventory(InventoryConfig { planning_features: true, ..config }));
         }
         if env == "PortfolioOpt-v0" {
-            return Ok(OrGymFamily::Portfolio);
+            return Ok(OrGymFamily::Portfolio(PortfolioConfig { planning_features: true, ..Default::default() }));
         }
         if let Some(config) = crate::drl::env::orgym::vmpacking::VmPackingConfig::by_id(env) {
             return Ok(OrGymFamily::VmPacking(config));
@@ -182,7 +187,10 @@ impl OrGymFamily {
             return Ok(OrGymFamily::VehicleRouting);
         }
         if let Some(config) = crate::drl::env::orgym::tsp::TspConfig::by_id(env) {
-            return Ok(OrGymFamily::Tsp(config));
+            // The policy scores nodes by their features; TSP-v1's is trained to shorten the path
+            // (the reference's reward is the length itself).
+            let negate_distance = config.distance_cost;
+            return Ok(OrGymFamily::Tsp(TspConfig { node_features: true, negate_distance, ..config }));
         }
         let inventory = crate::drl::env::orgym::inventory::IDS.map(|(id, _)| id);
         let ids = Variant::ALL
@@ -208,9 +216,25 @@ impl OrGymFamily {
             OrGymFamily::BinPacking(_) => ("ppo_discrete", PpoConfig::orgym_binpacking()),
             OrGymFamily::Newsvendor => ("ppo", PpoConfig::orgym_newsvendor()),
             OrGymFamily::Inventory(_) => ("ppo", PpoConfig::orgym_inventory()),
-            OrGymFamily::Portfolio => ("ppo", PpoConfig::orgym_portfolio()),
+            OrGymFamily::Portfolio(_) => ("ppo", PpoConfig::orgym_portfolio()),
             OrGymFamily::VmPacking(_) => ("ppo_discrete", PpoConfig::orgym_binpacking()),
-            OrGymFamily::VehicleRouting | OrGymFamily::Tsp(_) => ("ppo_discrete", PpoConfig::orgym()),
+            OrGymFamily::VehicleRouting => ("ppo_discrete", PpoConfig::orgym()),
+            OrGymFamily::Tsp(config) => ("ppo_discrete", PpoConfig::orgym_tsp(config.distance_cost)),
+        }
+    }
+
+    /// The env parameters training changes from the id's (`TrainRequest::env_config`).
+    fn env_config(&self) -> serde_json::Value {
+        match self {
+            OrGymFamily::Tsp(config) => {
+                serde_json::json!({"node_features": config.node_features, "negate_distance": config.negate_distance})
+            }
+            OrGymFamily::Knapsack(variant) => {
+                serde_json::json!({"planning_features": knapsack_config(*variant).planning_features})
+            }
+            OrGymFamily::Inventory(config) => serde_json::json!({"planning_features": config.planning_features}),
+            OrGymFamily::Portfolio(config) => serde_json::json!({"planning_features": config.planning_features}),
+            _ => serde_json::Value::Null,
         }
     }
 
@@ -221,7 +245,7 @@ impl OrGymFamily {
         const SEED: u64 = 5_000_000_003;
         Ok(match self {
             OrGymFamily::Knapsack(variant) => {
-                let config = crate::drl::env::orgym::knapsack::KnapsackConfig::new(*variant);
+                let config = knapsack_config(*variant);
                 (
                     "validation_percent_of_reference",
                     serde_json::to_value(orgym::validate(run_dir, &config, 200, SEED)?)?,
@@ -236,8 +260,8 @@ impl OrGymFamily {
             OrGymFamily::Inventory(config) => {
                 ("validation_return", orgym::validate_inventory(run_dir, config, 200, SEED)?)
             }
-            OrGymFamily::Portfolio => {
-                ("validation_wealth", orgym::validate_portfolio(run_dir, &Default::default(), 200, SEED)?)
+            OrGymFamily::Portfolio(config) => {
+                ("validation_wealth", orgym::validate_portfolio(run_dir, config, 200, SEED)?)
             }
             OrGymFamily::VmPacking(config) => {
                 ("validation_return", orgym::validate_vmpacking(run_dir, config, 200, SEED)?)
@@ -248,6 +272,14 @@ impl OrGymFamily {
             OrGymFamily::Tsp(config) => ("validation_return", orgym::validate_tsp(run_dir, config, 200, SEED)?),
         })
     }
+}
+
+/// The knapsack env a variant's policy trains on: Knapsack-v3's sees the clock (its module doc).
+fn knapsack_config(
+    variant: crate::drl::env::orgym::knapsack::Variant,
+) -> crate::drl::env::orgym::knapsack::KnapsackConfig {
+    use crate::drl::env::orgym::knapsack::{KnapsackConfig, Variant};
+    KnapsackConfig { planning_features: variant == Variant::Online, ..KnapsackConfig::new(variant) }
 }
 
 /// Trains the policy in a scratch run folder under `out`, validates it against the env's
@@ -268,6 +300,7 @@ fn train_orgym(env: &str, steps: usize, seed: u64, out: &Path, name: &str, comma
         eval_every: Some(10_000),
         eval_episodes: Some(50),
         overrides: hyperparameters.clone(),
+        env_config: family.env_config(),
         out_dir: Some(run_dir.clone()),
         ..Default::default()
     })?;
@@ -280,6 +313,7 @@ fn train_orgym(env: &str, steps: usize, seed: u64, out: &Path, name: &str, comma
     let registry = crate::models::ModelRegistry::empty(crate::problems::policy_loaders);
     let training = serde_json::json!({
         "command": command, "seed": seed, "steps": steps, "algorithm": algorithm, "hyperparameters": hyperparameters,
+        "env_config": family.env_config(),
         "training_data": format!("{env} episodes, a fresh instance each drawn as or-gym draws it by ChaCha8 from the run's seed; evaluation seeds disjoint"),
     });
     let curve: Vec<_> = summary.evaluations.iter().map(|e| serde_json::json!([e.step, e.return_mean])).collect();

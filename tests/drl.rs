@@ -27,7 +27,7 @@ fn random_return(env_id: &str) -> f64 {
         };
         Tensor::from_slice(&actions).view([b as i64, -1])
     };
-    evaluate(env_id, 10, rlsolver::drl::run::evaluation_seed(0, 0), Device::Cpu, &mut act).0
+    evaluate(env_id, &Value::Null, 10, rlsolver::drl::run::evaluation_seed(0, 0), Device::Cpu, &mut act).unwrap().0
 }
 
 /// Losses finite at every evaluation; the best deterministic evaluation of the run beats a
@@ -88,7 +88,8 @@ fn prioritized_replay_trains_dqn_and_checkpoints_reload_to_the_same_policy() {
     let (mut learner, env_id) = rlsolver::drl::run::load_checkpoint(&dir, Device::Cpu).unwrap();
     let last = outcome.evaluations.last().unwrap();
     let (mean, _) =
-        rlsolver::drl::run::evaluate_learner(&mut learner, &env_id, 10, last.eval_seed, Device::Cpu).unwrap();
+        rlsolver::drl::run::evaluate_learner(&mut learner, &env_id, &Value::Null, 10, last.eval_seed, Device::Cpu)
+            .unwrap();
     assert_eq!(mean, last.return_mean, "reloaded policy differs");
 }
 

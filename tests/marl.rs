@@ -110,8 +110,15 @@ fn a_resumed_multi_agent_run_continues_exactly_and_its_checkpoint_evaluates() {
         // `rlsolver evaluate --checkpoint` on a multi-agent folder: the last evaluation again.
         let (mut learner, env_id) = rlsolver::drl::run::load_checkpoint(&base.join("whole"), tch::Device::Cpu).unwrap();
         let last = whole.evaluations.last().unwrap();
-        let (mean, _) =
-            rlsolver::drl::run::evaluate_learner(&mut learner, &env_id, 8, last.eval_seed, tch::Device::Cpu).unwrap();
+        let (mean, _) = rlsolver::drl::run::evaluate_learner(
+            &mut learner,
+            &env_id,
+            &serde_json::Value::Null,
+            8,
+            last.eval_seed,
+            tch::Device::Cpu,
+        )
+        .unwrap();
         assert_eq!(mean, last.return_mean, "{algorithm}: the reloaded policy differs");
         let _ = std::fs::remove_dir_all(&base);
     }

@@ -489,3 +489,189 @@ fn vehicle_routing_matches_or_gymnasium() {
         episodes.len()
     );
 }
+
+/// TSP's `node_features` (ours) leave the reference's observation and rewards unchanged and say
+/// what they claim: TSP-v0's moves to the nearest unvisited node agree with a breadth-first
+/// search on the graph recovered from the reference's matrix, and a walk by their argmin
+/// completes every graph about as fast as the routing reference; TSP-v1's distances are the
+/// points', and their argmin walk is the nearest-neighbour path.
+#[test]
+fn tsp_node_features_describe_the_walk() {
+    use rlsolver::drl::env::orgym::tsp::{Graph, TspConfig, TspVecEnv};
+    use rlsolver::drl::env::orgym::tsp_reference::reference_returns;
+    let argmin = |row: &[f32], mask: usize, values: usize, n: usize| {
+        (0..n).filter(|&m| row[mask + m] > 0.5).min_by(|&a, &b| row[values + a].total_cmp(&row[values + b])).unwrap()
+    };
+    for (id, episodes) in [("TSP-v0", 16usize), ("TSP-v1", 16)] {
+        let plain = TspConfig { nodes: 30, negate_distance: true, ..TspConfig::by_id(id).unwrap() };
+        let featured = TspConfig { node_features: true, ..plain.clone() };
+        let (n, base) = (plain.nodes, plain.observation_dim());
+        assert_eq!(featured.observation_dim(), base + 4 * n + 1);
+        let mut returns = Vec::new();
+        for e in 0..episodes {
+            let (mut a, mut b) = (TspVecEnv::new(plain.clone(), 1), TspVecEnv::new(featured.clone(), 1));
+            let (mut obs_a, mut obs_b) = (a.reset(e as u64), b.reset(e as u64));
+            let (mut total, mut nearest_path) = (0.0, vec![b.episode(0).current]);
+            loop {
+                assert_eq!(&obs_b[..base], &obs_a[..], "{id} episode {e}: the reference's observation is kept");
+                let row = &obs_b;
+                if let Graph::Sparse(_) = &b.episode(0).graph {
+                    // The graph and the visits as the reference's matrix shows them.
+                    let edge = |r: usize, c: usize| row[1 + r * n + c] != 0.0;
+                    let visited: Vec<bool> = (0..n).map(|c| (0..n).any(|r| row[1 + r * n + c] == -1.0)).collect();
+                    for m in 0..n {
+                        let mut depth = vec![usize::MAX; n];
+                        let mut frontier = vec![m];
+                        depth[m] = 0;
+                        let mut found = if visited[m] { None } else { Some(0) };
+                        while found.is_none() && !frontier.is_empty() {
+                            let mut next = Vec::new();
+                            for &u in &frontier {
+                                for v in 0..n {
+                                    if edge(u, v) && depth[v] == usize::MAX {
+                                        depth[v] = depth[u] + 1;
+                                        next.push(v);
+                                    }
+                                }
+                            }
+                            found = next.iter().find(|&&v| !visited[v]).map(|&v| depth[v]);
+                            frontier = next;
+                        }
+                        let hops = (row[base + 2 * n + m] * n as f32).round() as usize;
+                        assert_eq!(hops, found.unwrap_or(n), "{id} episode {e}: node {m}'s moves to an unvisited node");
+                    }
+                } else if let Graph::Euclidean(points) = &b.episode(0).graph {
+                    let here = points[b.episode(0).current];
+                    for (m, p) in points.iter().enumerate() {
+                        let d = ((here[0] - p[0]).powi(2) + (here[1] - p[1]).powi(2)).sqrt();
+                        assert!(
+                            (f64::from(row[base + 2 * n + m]) - d).abs() < 1e-5,
+                            "{id} episode {e}: distance to {m}"
+                        );
+                    }
+                    let last = *nearest_path.last().unwrap();
+                    if let Some(next) = (0..n).filter(|m| !nearest_path.contains(m)).min_by(|&x, &y| {
+                        let d = |k: usize| (points[last][0] - points[k][0]).hypot(points[last][1] - points[k][1]);
+                        d(x).total_cmp(&d(y))
+                    }) {
+                        nearest_path.push(next);
+                    }
+                }
+                let action = argmin(row, base, base + 2 * n, n) as f32;
+                let (sa, sb) = (a.step(&[action]), b.step(&[action]));
+                assert_eq!(
+                    (sa.rewards[0], sa.terminated[0], sa.truncated[0]),
+                    (sb.rewards[0], sb.terminated[0], sb.truncated[0])
+                );
+                total += f64::from(sb.rewards[0]);
+                if sb.terminated[0] || sb.truncated[0] {
+                    if id == "TSP-v1" {
+                        assert_eq!(b.episode(0).path.len(), 1, "auto-reset");
+                    }
+                    break;
+                }
+                if id == "TSP-v1" {
+                    assert_eq!(
+                        b.episode(0).path,
+                        nearest_path[..b.episode(0).path.len()],
+                        "{id} episode {e}: nearest neighbour"
+                    );
+                }
+                (obs_a, obs_b) = (sa.observations, sb.observations);
+            }
+            returns.push(total);
+        }
+        let mean = returns.iter().sum::<f64>() / episodes as f64;
+        let reference: f64 =
+            (0..episodes as u64).map(|e| reference_returns(&plain, 1, e)[0]).sum::<f64>() / episodes as f64;
+        if id == "TSP-v0" {
+            assert!(returns.iter().all(|&r| r > 1000.0 - 2.0 * n as f64), "{id}: every walk completes: {returns:?}");
+            assert!(mean >= reference - 2.0, "{id}: the features' walk {mean} vs the reference's {reference}");
+        } else {
+            // Nearest neighbour alone is longer than nearest neighbour + 2-opt, but not by half.
+            assert!(mean < reference && mean > 1.5 * reference, "{id}: nearest neighbour {mean} vs 2-opt {reference}");
+        }
+    }
+}
+
+/// InvManagement's and PortfolioOpt's `planning_features` (ours) keep the reference's
+/// observation and rewards and say what they claim: the periods left; the retailer's backlog
+/// as total demand minus total sales, each stage's pipeline as its shipments of the last L
+/// periods; the portfolio's next, best remaining and last mean prices.
+#[test]
+fn planning_features_describe_the_state() {
+    use rand::Rng;
+    use rlsolver::drl::env::orgym::inventory::{InventoryConfig, InventoryVecEnv};
+    use rlsolver::drl::env::orgym::portfolio::{PortfolioConfig, PortfolioVecEnv};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    for id in ["InvManagement-v0", "InvManagement-v1"] {
+        let plain = InventoryConfig::by_id(id).unwrap();
+        let featured = InventoryConfig { planning_features: true, ..plain.clone() };
+        let (m, base) = (plain.stages(), plain.observation_dim());
+        assert_eq!(featured.observation_dim(), base + 2 * m + 2);
+        for seed in 0..4 {
+            let (mut a, mut b) = (InventoryVecEnv::new(plain.clone(), 1), InventoryVecEnv::new(featured.clone(), 1));
+            let (mut obs_a, mut obs_b) = (a.reset(seed), b.reset(seed));
+            let mut chain = b.episode(0).clone();
+            let mut stream = b.stream(0).clone();
+            let (mut demand, mut sold, mut shipped) = (0.0, 0.0, Vec::<Vec<f64>>::new());
+            for t in 0..plain.periods {
+                assert_eq!(&obs_b[..base], &obs_a[..], "{id} seed {seed} period {t}");
+                let features = &obs_b[base..];
+                assert!((features[0] - (plain.periods - t) as f32 / plain.periods as f32).abs() < 1e-6);
+                let backlog = if plain.backlog { demand - sold } else { 0.0 };
+                assert!((f64::from(features[1]) - backlog).abs() < 1e-3, "{id} period {t}: backlog {features:?}");
+                for i in 0..m {
+                    let recent: f64 = shipped.iter().rev().take(plain.lead_time[i]).map(|s| s[i]).sum();
+                    assert!((f64::from(features[2 + m + i]) - recent).abs() < 1e-3, "{id} period {t}: pipeline {i}");
+                }
+                let action: Vec<f32> = (0..m).map(|_| rng.gen_range(0.0..60.0)).collect();
+                let log = chain.step_period(&featured, &action, &mut stream);
+                (demand, sold) = (demand + log.demand as f64, sold + log.sold);
+                shipped.push(log.shipped.clone());
+                let (sa, sb) = (a.step(&action), b.step(&action));
+                assert_eq!(sa.rewards, sb.rewards);
+                assert!((f64::from(sb.rewards[0]) - log.reward).abs() < 1e-3 * log.reward.abs().max(1.0));
+                (obs_a, obs_b) = (sa.observations, sb.observations);
+            }
+        }
+    }
+    let plain = KnapsackConfig::new(Variant::Online);
+    let featured = KnapsackConfig { planning_features: true, ..plain.clone() };
+    assert!(KnapsackConfig { planning_features: true, ..KnapsackConfig::new(Variant::Binary) }.validate().is_err());
+    let (mut a, mut b) = (KnapsackVecEnv::new(plain.clone(), 1), KnapsackVecEnv::new(featured.clone(), 1));
+    let (mut obs_a, mut obs_b) = (a.reset(9), b.reset(9));
+    for t in 0..plain.step_limit {
+        assert_eq!(&obs_b[..8], &obs_a[..], "Knapsack-v3 step {t}");
+        assert_eq!(
+            obs_b[8],
+            (plain.step_limit - t) as f32 / plain.step_limit as f32,
+            "Knapsack-v3 step {t}: items left"
+        );
+        // Reject everything: the episode runs to its limit.
+        let (sa, sb) = (a.step(&[0.0]), b.step(&[0.0]));
+        assert_eq!((sa.rewards, sa.truncated), (sb.rewards, sb.truncated.clone()));
+        assert_eq!(sb.truncated[0], t + 1 == plain.step_limit);
+        (obs_a, obs_b) = (sa.observations, sb.observations);
+    }
+    let plain = PortfolioConfig::default();
+    let featured = PortfolioConfig { planning_features: true, ..plain.clone() };
+    let (assets, periods, base) = (plain.assets(), plain.periods(), plain.observation_dim());
+    let (mut a, mut b) = (PortfolioVecEnv::new(plain.clone(), 1), PortfolioVecEnv::new(featured.clone(), 1));
+    let (mut obs_a, mut obs_b) = (a.reset(5), b.reset(5));
+    for t in 0..periods - 1 {
+        assert_eq!(&obs_b[..base], &obs_a[..], "PortfolioOpt period {t}");
+        let features = &obs_b[base..];
+        assert!((features[0] - (periods - t) as f32 / periods as f32).abs() < 1e-6);
+        for i in 0..assets {
+            let means = &plain.price_means[i];
+            let best = means[t + 1..].iter().copied().fold(f64::MIN, f64::max);
+            let expected = [means[t + 1], best, means[periods - 1]].map(|x| x as f32);
+            assert_eq!(&features[1 + 3 * i..4 + 3 * i], &expected, "PortfolioOpt period {t} asset {i}");
+        }
+        let action: Vec<f32> = (0..assets).map(|_| rng.gen_range(-50.0..50.0)).collect();
+        let (sa, sb) = (a.step(&action), b.step(&action));
+        assert_eq!(sa.rewards, sb.rewards);
+        (obs_a, obs_b) = (sa.observations, sb.observations);
+    }
+}

@@ -135,11 +135,13 @@ fn quality(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
     for variant in Variant::ALL {
         for (label, env_config) in settings(variant) {
             let dir = model_dir(&config.models, variant);
-            let probe = KnapsackVecEnv::new(env_config.clone(), n);
+            // Knapsack-v3's policy reads the clock (the env's module doc).
+            let featured = KnapsackConfig { planning_features: variant == Variant::Online, ..env_config.clone() };
+            let probe = KnapsackVecEnv::new(featured.clone(), n);
             let policy_cells = match load_policy_for(&dir, tch::Device::Cpu, &probe) {
                 Ok(mut agent) => {
                     let (returns, references) =
-                        rollout(&env_config, n, EVALUATION_SEED, &mut |obs, dim| greedy_actions(&mut agent, obs, dim));
+                        rollout(&featured, n, EVALUATION_SEED, &mut |obs, dim| greedy_actions(&mut agent, obs, dim));
                     cells(&returns, &references)
                 }
                 Err(error) => {
@@ -539,7 +541,12 @@ fn inventory_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
             let (levels, base_stock) = inventory_base_stock(&env_config, n, EVALUATION_SEED);
             let (bs, bs_ci) = mean_ci(&base_stock);
             let (lp, lp_ci) = mean_ci(&shrinking_horizon_returns(&env_config, n, EVALUATION_SEED));
-            let (policy_cell, ratio, lp_ratio) = match policy_returns::<Chain>(&dir, &env_config, n, EVALUATION_SEED) {
+            let (policy_cell, ratio, lp_ratio) = match policy_returns::<Chain>(
+                &dir,
+                &InventoryConfig { planning_features: true, ..env_config.clone() },
+                n,
+                EVALUATION_SEED,
+            ) {
                 Ok(returns) => {
                     let (mean, ci) = mean_ci(&returns);
                     (format!("{mean:.1} ± {ci:.1}"), format!("{:.3}", mean / bs), format!("{:.3}", mean / lp))
@@ -608,7 +615,12 @@ fn portfolio_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
     for (label, env_config) in portfolio_settings() {
         let oracle = oracle_wealths(&env_config, n, EVALUATION_SEED);
         let lp = portfolio_shrinking_horizon(&env_config, n, EVALUATION_SEED);
-        let policy_cells = match policy_returns::<Portfolio>(&dir, &env_config, n, EVALUATION_SEED) {
+        let policy_cells = match policy_returns::<Portfolio>(
+            &dir,
+            &PortfolioConfig { planning_features: true, ..env_config.clone() },
+            n,
+            EVALUATION_SEED,
+        ) {
             Ok(wealth) => {
                 let ((mean, ci), (ratio, ratio_ci)) = (mean_ci(&wealth), percent_of(&wealth, &oracle));
                 format!("{mean:.0} ± {ci:.0} | {ratio:.1} ± {ratio_ci:.1}")
@@ -661,10 +673,22 @@ fn tsp_settings() -> Vec<(&'static str, String, TspConfig)> {
 
 fn tsp_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
     let n = config.episodes;
-    writeln!(report, "| env | parameters | routing reference: return ± 95% CI | random valid move: return | bound |")?;
-    writeln!(report, "|---|---|---|---|---|")?;
+    writeln!(report, "| env | parameters | policy: return ± 95% CI | routing reference: return ± 95% CI | policy / reference | random valid move: return | bound |")?;
+    writeln!(report, "|---|---|---|---|---|---|---|")?;
     for (id, label, env_config) in tsp_settings() {
         let reference = tsp_reference_returns(&env_config, n, EVALUATION_SEED);
+        let dir = config.models.join(format!("orgym-{}", id.to_lowercase()));
+        let featured = TspConfig { node_features: true, ..env_config.clone() };
+        let (policy_cell, ratio) = match policy_returns::<Walk>(&dir, &featured, n, EVALUATION_SEED) {
+            Ok(returns) => {
+                let (mean, ci) = mean_ci(&returns);
+                (format!("{mean:.3} ± {ci:.3}"), format!("{:.3}", mean / mean_ci(&reference).0))
+            }
+            Err(error) => {
+                eprintln!("{}: no policy ({error:#})", dir.display());
+                ("-".into(), "-".into())
+            }
+        };
         let mut rng = ChaCha8Rng::seed_from_u64(EVALUATION_SEED);
         let random = tsp_rollout(&env_config, n, EVALUATION_SEED, &mut |env, _, _| {
             (0..env.num_envs())
@@ -693,7 +717,10 @@ fn tsp_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
                 env_config.completion_bonus + env_config.move_cost * (env_config.nodes - 1) as f64
             )
         };
-        writeln!(report, "| {id} | {label} | {mean:.3} ± {ci:.3} | {random_mean:.3} | {bound} |")?;
+        writeln!(
+            report,
+            "| {id} | {label} | {policy_cell} | {mean:.3} ± {ci:.3} | {ratio} | {random_mean:.3} | {bound} |"
+        )?;
         eprintln!("{id} {label} done");
     }
     Ok(())

@@ -47,6 +47,9 @@ pub struct TrainRequest {
     pub confirm_episodes: Option<usize>,
     /// Hyperparameter overrides by field (null or an object).
     pub overrides: serde_json::Value,
+    /// Single-agent only: the env's parameters changed from the id's (an OR-Gym config's
+    /// fields; null: none).
+    pub env_config: serde_json::Value,
     pub out_dir: Option<PathBuf>,
     pub resume: bool,
     /// None: the CPU.
@@ -89,6 +92,7 @@ pub fn train(request: &TrainRequest) -> Result<TrainSummary> {
             (request.confirm_episodes.is_some(), "confirmation episodes"),
             (request.prioritized, "prioritized replay"),
             (request.h_term_lambda != 0.0, "the H-term"),
+            (!request.env_config.is_null(), "an env_config"),
         ];
         if let Some((_, what)) = single_only.iter().find(|(set, _)| *set) {
             bail!("{} is multi-agent: {what} applies to single-agent runs only", algorithm.name);
@@ -128,6 +132,7 @@ pub fn train(request: &TrainRequest) -> Result<TrainSummary> {
             device,
             prioritized: request.prioritized,
             overrides,
+            env_config: request.env_config.clone(),
             h_term_lambda: request.h_term_lambda,
             resume: request.resume,
             hooks: request.hooks.clone(),

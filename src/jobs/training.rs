@@ -118,6 +118,12 @@ pub struct TrainingRequest {
     /// Deterministic episodes per evaluation (default 10).
     #[serde(default)]
     pub eval_episodes: Option<usize>,
+    /// An OR-Gym env's parameters changed from the id's, by field (its solve endpoint's
+    /// instance schema, plus the observation options `node_features` for TSP and
+    /// `planning_features` for Knapsack-v3, InvManagement and PortfolioOpt); single-agent only.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub env_config: Option<serde_json::Value>,
 }
 
 /// Caps on what a training request may ask for.
@@ -161,8 +167,30 @@ impl TrainingRequest {
                 (e.action_space(), shape)
             })
         } else {
-            env::make(&self.env, 1).map(|e| (e.action_space(), (e.observation_dim(), 1, 0, 0)))
+            match self.env_config.as_ref().and_then(|c| env::orgym::make_configured(&self.env, 1, c)) {
+                Some(configured) => {
+                    let e = configured.map_err(|e| {
+                        let field = if e.field == "env_config" {
+                            e.field.to_string()
+                        } else {
+                            format!("env_config.{}", e.field)
+                        };
+                        if e.too_large {
+                            ProblemError::too_large(&field, e.message)
+                        } else {
+                            ProblemError::invalid(&field, e.message)
+                        }
+                    })?;
+                    Some((e.action_space(), (e.observation_dim(), 1, 0, 0)))
+                }
+                None => env::make(&self.env, 1).map(|e| (e.action_space(), (e.observation_dim(), 1, 0, 0))),
+            }
         };
+        if self.env_config.is_some()
+            && (algorithm.multi_agent || env::orgym::make_configured(&self.env, 1, &json!({})).is_none())
+        {
+            return Err(ProblemError::invalid("env_config", format!("{} takes no env parameters", self.env)));
+        }
         let (space, (observation_dim, agents, state_dim, episode_steps)) = env_space.ok_or_else(|| {
             let ids: &[&str] = if algorithm.multi_agent { marl::ENV_IDS } else { env::ENV_IDS };
             ProblemError::invalid(
@@ -239,6 +267,7 @@ impl TrainingRequest {
             eval_episodes: Some(self.eval_episodes.unwrap_or(10)),
             target_return: self.target_return,
             overrides: self.hyperparameters.clone().unwrap_or_else(|| json!({})),
+            env_config: self.env_config.clone().unwrap_or(serde_json::Value::Null),
             out_dir: Some(run_dir.to_path_buf()),
             resume,
             hooks,
@@ -289,11 +318,29 @@ mod tests {
                 json!({"algorithm": "mappo", "env": "simple_spread", "total_steps": 10, "target_return": 1.0}),
                 "target_return",
             ),
+            (
+                json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 10, "env_config": {"nodes": 9}}),
+                "env_config",
+            ),
+            (
+                json!({"algorithm": "ppo_discrete", "env": "TSP-v1", "total_steps": 10, "env_config": {"nodes": 2}}),
+                "env_config.nodes",
+            ),
+            (
+                json!({"algorithm": "ppo_discrete", "env": "TSP-v1", "total_steps": 10, "env_config": {"bogus": 1}}),
+                "env_config",
+            ),
+            (json!({"algorithm": "ppo_discrete", "env": "TSP-v1", "total_steps": 10, "env_config": [1]}), "env_config"),
         ] {
             let error = request(value.clone()).expect_err("rejected");
             assert_eq!(error.field(), Some(field), "{value}: {error}");
         }
         assert!(request(json!({"algorithm": "qmix", "env": "two_step", "total_steps": 10, "hyperparameters": {"learning_rate": 0.001}})).is_ok());
+        let tsp = json!({"algorithm": "ppo_discrete", "env": "TSP-v1", "total_steps": 10, "env_config": {"node_features": true, "nodes": 80}});
+        assert!(request(tsp).is_ok());
+        let huge =
+            json!({"algorithm": "ppo_discrete", "env": "TSP-v1", "total_steps": 10, "env_config": {"nodes": 100000}});
+        assert!(matches!(request(huge), Err(ProblemError::TooLarge { .. })), "a size limit is a 413");
         assert_eq!(algorithms().len(), drl::algorithms::all().len());
         assert!(envs().iter().any(|e| e.id == "simple_spread" && e.agents == Some(3)));
     }

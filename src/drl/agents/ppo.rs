@@ -160,6 +160,13 @@ impl PpoConfig {
         PpoConfig { gamma: 0.995, ..PpoConfig::orgym() }
     }
 
+    /// TSP-v0/v1 with `node_features` (a node per action, the Deep Sets scorer): the orgym
+    /// preset; TSP-v1's rewards are minus a move's length (tenths of the unit square), so they
+    /// are left unscaled, where TSP-v0's completion bonus of 1000 is scaled by 0.01.
+    pub fn orgym_tsp(distance_cost: bool) -> Self {
+        PpoConfig { reward_scale: if distance_cost { 1.0 } else { 0.01 }, ..PpoConfig::orgym() }
+    }
+
     /// Newsvendor-v0 (an order quantity in [0, 2000], money per step in the thousands): the
     /// continuous preset with actions in units of 100 (a policy starts near zero orders and
     /// moves in hundreds), normalized observations (prices, costs and the pipeline differ by

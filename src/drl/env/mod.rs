@@ -145,6 +145,21 @@ pub const ENV_IDS: &[&str] = &[
     "VehicleRouting-v0",
 ];
 
+/// Builds `num_envs` copies of an env with its parameters changed by `env_config` (a JSON object
+/// of an OR-Gym env's config fields, e.g. `{"node_features": true}`; null: the id's defaults).
+/// The classic-control envs take none.
+pub fn make_configured(id: &str, num_envs: usize, env_config: &serde_json::Value) -> anyhow::Result<Box<dyn VecEnv>> {
+    if env_config.is_null() {
+        return make(id, num_envs)
+            .ok_or_else(|| anyhow::anyhow!("{}", crate::suggest::unknown("env", id, ENV_IDS.iter().copied())));
+    }
+    match orgym::make_configured(id, num_envs, env_config) {
+        Some(env) => env.map_err(|e| anyhow::anyhow!("env_config: {e}")),
+        None if make(id, 1).is_some() => anyhow::bail!("env_config: {id} takes no parameters"),
+        None => anyhow::bail!("{}", crate::suggest::unknown("env", id, ENV_IDS.iter().copied())),
+    }
+}
+
 /// Builds `num_envs` copies of a native environment.
 pub fn make(id: &str, num_envs: usize) -> Option<Box<dyn VecEnv>> {
     Some(match id {

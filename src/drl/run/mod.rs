@@ -46,6 +46,8 @@ pub struct TrainConfig {
     /// Agent hyperparameters overriding the defaults (JSON object, by field name; off-policy
     /// agents' schedule included: `buffer_size`, `learning_starts`, `train_every`, ...).
     pub overrides: serde_json::Value,
+    /// The env's parameters changed from the id's (`env::make_configured`; null: none).
+    pub env_config: serde_json::Value,
     /// H-term weight (see `hterm`); 0 = off.
     pub h_term_lambda: f64,
     /// Continue the run checkpointed in `out_dir` (see `train`).
@@ -71,6 +73,7 @@ impl TrainConfig {
             device: Device::Cpu,
             prioritized: false,
             overrides: json!({}),
+            env_config: serde_json::Value::Null,
             h_term_lambda: 0.0,
             resume: false,
             hooks: RunHooks::default(),
@@ -124,8 +127,7 @@ pub fn train(config: &TrainConfig) -> Result<TrainOutcome> {
         bail!("{} is multi-agent; train it with marl::run::train", algorithm.name);
     }
     let hyperparameters = algorithm.configure(&config.overrides)?;
-    let mut env = env::make(&config.env_id, algorithm.num_envs)
-        .with_context(|| crate::suggest::unknown("env", &config.env_id, env::ENV_IDS.iter().copied()))?;
+    let mut env = env::make_configured(&config.env_id, algorithm.num_envs, &config.env_config)?;
     algorithm.check_takes(&config.env_id, &env.action_space())?;
     let spec = env_spec(&config.env_id, env.as_ref());
     let Learner::Single(mut agent) = (algorithm.build)(&hyperparameters, &spec, config.device, config.seed)? else {
@@ -141,7 +143,7 @@ pub fn train(config: &TrainConfig) -> Result<TrainOutcome> {
     let run_config = json!({
         "algorithm": config.algorithm, "env": config.env_id, "seed": config.seed,
         "total_steps": config.total_steps, "prioritized": config.prioritized,
-        "overrides": config.overrides, "hyperparameters": hyperparameters,
+        "overrides": config.overrides, "hyperparameters": hyperparameters, "env_config": config.env_config,
     });
     let plan = EvaluationPlan {
         seed: config.seed,
@@ -170,6 +172,13 @@ pub fn train(config: &TrainConfig) -> Result<TrainOutcome> {
     let reached = monitor.reached_target_at;
     let cancelled = config.hooks.cancelled() && reached.is_none() && steps < config.total_steps;
     Ok(TrainOutcome { evaluations: monitor.evaluations, reached_target_at: reached, steps, wall_s, train_s, cancelled })
+}
+
+/// The env parameters a run in `dir` trained on (`TrainConfig::env_config`; null: the id's).
+pub fn checkpoint_env_config(dir: &Path) -> Result<serde_json::Value> {
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).context("config.json")?)?;
+    Ok(saved["env_config"].clone())
 }
 
 /// Rebuilds the agent or multi-agent learner a `train --out DIR` run (or a promoted model)
@@ -202,7 +211,7 @@ fn load_checkpoint_on(dir: &Path, device: Device, on: Option<&dyn VecEnv>) -> Re
     } else if let Some(env) = on {
         env_spec(&env_id, env)
     } else {
-        let env = env::make(&env_id, 1).with_context(|| format!("unknown env '{env_id}' in config.json"))?;
+        let env = env::make_configured(&env_id, 1, &saved["env_config"]).context("config.json")?;
         env_spec(&env_id, env.as_ref())
     };
     let mut learner = (algorithm.build)(&hyperparameters, &spec, device, saved["seed"].as_u64().unwrap_or(0))?;
@@ -242,12 +251,13 @@ pub fn is_policy_file(name: &str) -> bool {
 pub fn evaluate_learner(
     learner: &mut Learner,
     env_id: &str,
+    env_config: &serde_json::Value,
     episodes: usize,
     seed: u64,
     device: Device,
 ) -> Result<(f64, f64)> {
     match learner {
-        Learner::Single(agent) => Ok(evaluate_agent(agent, env_id, episodes, seed, device)),
+        Learner::Single(agent) => evaluate_agent(agent, env_id, env_config, episodes, seed, device),
         Learner::Multi(learner) => marl::run::evaluate_learner(learner.as_mut(), env_id, episodes, seed),
     }
 }
@@ -270,10 +280,17 @@ pub fn greedy_actions(agent: &mut Agent, obs: &[f32], dim: usize) -> Vec<f32> {
 }
 
 /// Deterministic evaluation of a single-agent agent.
-pub fn evaluate_agent(agent: &mut Agent, env_id: &str, episodes: usize, seed: u64, device: Device) -> (f64, f64) {
+pub fn evaluate_agent(
+    agent: &mut Agent,
+    env_id: &str,
+    env_config: &serde_json::Value,
+    episodes: usize,
+    seed: u64,
+    device: Device,
+) -> Result<(f64, f64)> {
     match agent {
-        Agent::OffPolicy(a) => evaluate(env_id, episodes, seed, device, &mut |o| a.act(o, false)),
-        Agent::OnPolicy(a) => evaluate_on_policy(a.as_mut(), env_id, episodes, seed, device),
+        Agent::OffPolicy(a) => evaluate(env_id, env_config, episodes, seed, device, &mut |o| a.act(o, false)),
+        Agent::OnPolicy(a) => evaluate_on_policy(a.as_mut(), env_id, env_config, episodes, seed, device),
     }
 }
 
@@ -288,29 +305,31 @@ pub fn to_vec(t: &Tensor) -> Vec<f32> {
 /// Mean and std of `episodes` deterministic episodes (one per env of a fresh batch).
 pub fn evaluate(
     env_id: &str,
+    env_config: &serde_json::Value,
     episodes: usize,
     seed: u64,
     device: Device,
     act: &mut dyn FnMut(&Tensor) -> Tensor,
-) -> (f64, f64) {
-    let mut env = env::make(env_id, episodes).expect("known env");
+) -> Result<(f64, f64)> {
+    let mut env = env::make_configured(env_id, episodes, env_config)?;
     let dim = env.observation_dim();
     let returns =
         env::first_episode_returns(env.as_mut(), seed, &mut |_, obs| to_vec(&act(&obs_tensor(obs, dim, device))));
     let mean = returns.iter().sum::<f64>() / episodes as f64;
     let std = (returns.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / episodes as f64).sqrt();
-    (mean, std)
+    Ok((mean, std))
 }
 
 pub(crate) fn evaluate_on_policy(
     agent: &mut dyn OnPolicyAgent,
     env_id: &str,
+    env_config: &serde_json::Value,
     episodes: usize,
     seed: u64,
     device: Device,
-) -> (f64, f64) {
+) -> Result<(f64, f64)> {
     let norm = agent.observation_normalizer().cloned();
-    evaluate(env_id, episodes, seed, device, &mut |o| {
+    evaluate(env_id, env_config, episodes, seed, device, &mut |o| {
         let input = norm.as_ref().map_or_else(|| o.shallow_clone(), |n| n.normalize_tensor(o));
         agent.act(&input, false).0
     })

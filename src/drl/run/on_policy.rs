@@ -103,7 +103,14 @@ struct Iteration<'a> {
 
 impl crate::drl::monitor::Iteration for Iteration<'_> {
     fn evaluate(&mut self, episodes: usize, seed: u64) -> Result<(f64, f64)> {
-        Ok(evaluate_on_policy(&mut *self.agent, &self.config.env_id, episodes, seed, self.config.device))
+        evaluate_on_policy(
+            &mut *self.agent,
+            &self.config.env_id,
+            &self.config.env_config,
+            episodes,
+            seed,
+            self.config.device,
+        )
     }
 
     fn checkpoint(&mut self, dir: &Path, reached_target_at: Option<usize>) -> Result<()> {

@@ -85,16 +85,26 @@ impl InventoryEpisode {
         seed: u64,
         act: &mut dyn FnMut(&[f32], &crate::drl::env::orgym::inventory::Chain) -> Vec<f32>,
     ) -> Vec<PeriodLog> {
-        let mut env = InventoryVecEnv::new(self.config.clone(), 1);
+        self.run_observing(&self.config, seed, act)
+    }
+
+    /// `run` with `config`'s observation (the request's, or with the policy's planning features).
+    fn run_observing(
+        &self,
+        config: &InventoryConfig,
+        seed: u64,
+        act: &mut dyn FnMut(&[f32], &crate::drl::env::orgym::inventory::Chain) -> Vec<f32>,
+    ) -> Vec<PeriodLog> {
+        let mut env = InventoryVecEnv::new(config.clone(), 1);
         env.reset(seed);
         let mut chain = env.episode(0).clone();
         let mut rng = env.stream(0).clone();
-        let mut row = vec![0.0; self.config.observation_dim()];
-        (0..self.config.periods)
+        let mut row = vec![0.0; config.observation_dim()];
+        (0..config.periods)
             .map(|_| {
-                chain.fill(&self.config, &mut row);
+                chain.fill(config, &mut row);
                 let orders = act(&row, &chain);
-                chain.step_period(&self.config, &orders, &mut rng)
+                chain.step_period(config, &orders, &mut rng)
             })
             .collect()
     }
@@ -135,11 +145,14 @@ impl Instance for InventoryEpisode {
     /// (other stages or lead times change the observation's width), the base-stock policy's.
     fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
         let start = Instant::now();
-        let probe = InventoryVecEnv::new(self.config.clone(), 1);
+        // The shipped policies read the planning features (the env's module doc).
+        let featured = InventoryConfig { planning_features: true, ..self.config.clone() };
+        let probe = InventoryVecEnv::new(featured.clone(), 1);
         match shipped_policy(&models, self.id, &probe) {
             Ok((mut agent, name)) => {
                 let dim = probe.observation_dim();
-                let log = self.run(params.seed, &mut |row, _| greedy_actions(&mut agent, row, dim));
+                let log =
+                    self.run_observing(&featured, params.seed, &mut |row, _| greedy_actions(&mut agent, row, dim));
                 self.report(&format!("policy {name}"), log, start, params.seed)
             }
             Err(why) => self.report(&format!("base_stock ({why})"), self.base_stock(params.seed).0, start, params.seed),

@@ -110,7 +110,12 @@ struct Episode {
 impl KnapsackEpisode {
     /// Runs one episode from `seed`, each action from `act` (observation row -> action).
     fn run(&self, seed: u64, act: &mut dyn FnMut(&[f32]) -> f32) -> Episode {
-        let mut env = KnapsackVecEnv::new(self.config.clone(), 1);
+        self.run_observing(&self.config, seed, act)
+    }
+
+    /// `run` with `config`'s observation (the request's, or with the policy's planning features).
+    fn run_observing(&self, config: &KnapsackConfig, seed: u64, act: &mut dyn FnMut(&[f32]) -> f32) -> Episode {
+        let mut env = KnapsackVecEnv::new(config.clone(), 1);
         let mut obs = env.reset(seed);
         let instance = env.instance(0).clone();
         let online = self.config.variant == Variant::Online;
@@ -175,11 +180,15 @@ impl Instance for KnapsackEpisode {
     /// `solution.method`.
     fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
         let start = Instant::now();
-        let probe = KnapsackVecEnv::new(self.config.clone(), 1);
+        // Knapsack-v3's shipped policy reads the clock (the env's module doc).
+        let online = self.config.variant == Variant::Online;
+        let featured = KnapsackConfig { planning_features: online, ..self.config.clone() };
+        let probe = KnapsackVecEnv::new(featured.clone(), 1);
         match shipped_policy(&models, self.config.variant.id(), &probe) {
             Ok((mut agent, name)) => {
                 let dim = probe.observation_dim();
-                let episode = self.run(params.seed, &mut |row| greedy_actions(&mut agent, row, dim)[0]);
+                let act = &mut |row: &[f32]| greedy_actions(&mut agent, row, dim)[0];
+                let episode = self.run_observing(&featured, params.seed, act);
                 self.report(&format!("policy {name}"), episode, start, params.seed)
             }
             Err(why) => self.report(&format!("greedy ({why})"), self.greedy(params.seed), start, params.seed),

@@ -65,11 +65,12 @@ fn config_from<C: serde::Serialize + serde::de::DeserializeOwned>(
     input: ProblemInput<'_>,
     validate: impl FnOnce(&C) -> Result<(), ConfigError>,
 ) -> Result<C, ProblemError> {
-    let mut value = serde_json::to_value(defaults).expect("a config serializes");
-    value.as_object_mut().expect("a config is an object").extend(env_parameters(input)?);
-    let config: C = serde_json::from_value(value).map_err(|e| ProblemError::invalid("instance", e.to_string()))?;
-    validate(&config).map_err(config_error)?;
-    Ok(config)
+    let overrides = Value::Object(env_parameters(input)?);
+    crate::drl::env::orgym::configured(defaults, &overrides, validate).map_err(|e| match e.field {
+        // The parameters did not parse: the request's `instance` is the field at fault.
+        "env_config" => ProblemError::invalid("instance", e.message),
+        _ => config_error(e),
+    })
 }
 
 /// A `method` naming no baseline of `problem`, with the closest one.

@@ -87,12 +87,22 @@ impl PortfolioEpisode {
 
     /// Runs one episode, each period's trades from `act` (observation row, episode).
     fn run(&self, seed: u64, act: &mut dyn FnMut(&[f32], &Portfolio) -> Vec<f32>) -> Run {
+        self.run_observing(&self.config, seed, act)
+    }
+
+    /// `run` with `config`'s observation (the request's, or with the policy's planning features).
+    fn run_observing(
+        &self,
+        config: &PortfolioConfig,
+        seed: u64,
+        act: &mut dyn FnMut(&[f32], &Portfolio) -> Vec<f32>,
+    ) -> Run {
         let mut episode = self.start(seed);
         let prices = episode.prices.clone();
-        let mut row = vec![0.0; self.config.observation_dim()];
+        let mut row = vec![0.0; config.observation_dim()];
         let periods = (0..self.config.periods())
             .map(|_| {
-                episode.fill(&mut row);
+                episode.fill(config, &mut row);
                 let action = act(&row, &episode);
                 let trades = episode.step_period(&self.config, &action);
                 (trades, episode.cash, episode.holdings.clone())
@@ -141,11 +151,14 @@ impl Instance for PortfolioEpisode {
     /// (another number of assets changes the observation's width), the shrinking-horizon LP's.
     fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
         let start = Instant::now();
-        let probe = PortfolioVecEnv::new(self.config.clone(), 1);
+        // The shipped policy reads the planning features (the env's module doc).
+        let featured = PortfolioConfig { planning_features: true, ..self.config.clone() };
+        let probe = PortfolioVecEnv::new(featured.clone(), 1);
         match shipped_policy(&models, ID, &probe) {
             Ok((mut agent, name)) => {
                 let dim = probe.observation_dim();
-                let run = self.run(params.seed, &mut |row, _| greedy_actions(&mut agent, row, dim));
+                let act = &mut |row: &[f32], _: &Portfolio| greedy_actions(&mut agent, row, dim);
+                let run = self.run_observing(&featured, params.seed, act);
                 self.report(&format!("policy {name}"), run, start, params.seed)
             }
             Err(why) => {

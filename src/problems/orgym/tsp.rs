@@ -1,10 +1,12 @@
 //! TSP-v0 and TSP-v1 as solve endpoints: the env's parameters (`edges` fixes TSP-v0's graph,
 //! `coordinates` TSP-v1's points; without them the graph is drawn with the request's seed), one
 //! episode walked by the shipped policy, answered with the nodes visited in order, each move's
-//! reward and the return, and the routing reference's return on the same graph and start. No
-//! policy is shipped for either yet (README), so a request gets the reference's walk, said in
-//! `solution.method`. Baselines: `reference` (TSP-v0's breadth-first walk to the nearest
-//! unvisited node, TSP-v1's nearest neighbour + 2-opt path).
+//! reward and the return, and the routing reference's return on the same graph and start. The
+//! policy reads the env's `node_features` (its observation with them on; the walk is the same
+//! env's), and TSP-v1's was trained to shorten the path, whatever the request's reward sign.
+//! Without a policy that loads, the reference walks, said in `solution.method`. Baselines:
+//! `reference` (TSP-v0's breadth-first walk to the nearest unvisited node, TSP-v1's nearest
+//! neighbour + 2-opt path).
 
 use super::{config_from, shipped_policy, unknown_baseline};
 use crate::drl::env::orgym::tsp::{TspConfig, TspVecEnv, Walk, IDS};
@@ -77,11 +79,12 @@ impl Run {
 }
 
 impl TspEpisode {
-    fn run(&self, seed: u64, act: &mut dyn FnMut(&[f32], &Walk) -> usize) -> Run {
-        let mut env = TspVecEnv::new(self.config.clone(), 1);
+    /// One episode of `config` (the request's, with or without node features) under `act`.
+    fn run(&self, config: &TspConfig, seed: u64, act: &mut dyn FnMut(&[f32], &Walk) -> usize) -> Run {
+        let mut env = TspVecEnv::new(config.clone(), 1);
         env.reset(seed);
         let mut walk = env.episode(0).clone();
-        let mut row = vec![0.0; self.config.observation_dim()];
+        let mut row = vec![0.0; config.observation_dim()];
         let mut steps = Vec::new();
         loop {
             walk.fill(&mut row);
@@ -98,7 +101,7 @@ impl TspEpisode {
 
     fn reference(&self, seed: u64) -> Run {
         let mut plan = None;
-        self.run(seed, &mut |_, walk| reference_move(walk, &mut plan))
+        self.run(&self.config, seed, &mut |_, walk| reference_move(walk, &mut plan))
     }
 
     fn report(&self, method: &str, run: Run, start: Instant, seed: u64) -> SolveReport {
@@ -119,11 +122,13 @@ impl Instance for TspEpisode {
     /// The shipped (or requested) policy's walk; without one, the reference's.
     fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
         let start = Instant::now();
-        let probe = TspVecEnv::new(self.config.clone(), 1);
+        let featured = TspConfig { node_features: true, ..self.config.clone() };
+        let probe = TspVecEnv::new(featured.clone(), 1);
         match shipped_policy(&models, self.id, &probe) {
             Ok((mut agent, name)) => {
                 let dim = probe.observation_dim();
-                let run = self.run(params.seed, &mut |row, _| greedy_actions(&mut agent, row, dim)[0] as usize);
+                let act = &mut |row: &[f32], _: &Walk| greedy_actions(&mut agent, row, dim)[0] as usize;
+                let run = self.run(&featured, params.seed, act);
                 self.report(&format!("policy {name}"), run, start, params.seed)
             }
             Err(why) => self.report(&format!("reference ({why})"), self.reference(params.seed), start, params.seed),

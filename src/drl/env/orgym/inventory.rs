@@ -10,6 +10,11 @@
 //! Observation (as the reference builds it): on-hand stock of stages 0-2 at the start of the
 //! period, then the last max(L) periods' orders (oldest first, zeros before the first period).
 //!
+//! `planning_features` (ours, off by default) appends what the reference's state leaves out or
+//! spreads over its order log: the fraction of periods left, last period's backlog of every
+//! stage and the factory, and each stage's shipped-but-not-arrived stock. The dynamics do not
+//! change.
+//!
 //! Where we differ: the reference's `base_stock_action` cannot run (its inventory position is
 //! written to `self.state` and the method returns None); ours is in `inventory_reference.rs`.
 
@@ -57,6 +62,9 @@ pub struct InventoryConfig {
     pub discount: f64,
     /// Demand for every period instead of draws (or-gym's dist 5).
     pub demand: Option<Vec<u32>>,
+    /// Append the periods left, the backlogs and the pipelines (module doc); false: the
+    /// reference's observation exactly.
+    pub planning_features: bool,
 }
 
 impl Default for InventoryConfig {
@@ -74,6 +82,7 @@ impl Default for InventoryConfig {
             mean_demand: 20.0,
             discount: 0.97,
             demand: None,
+            planning_features: false,
         }
     }
 }
@@ -152,8 +161,13 @@ impl InventoryConfig {
         }
     }
 
-    pub fn observation_dim(&self) -> usize {
+    /// The reference's observation width (on-hand stock, then the order log).
+    pub fn reference_dim(&self) -> usize {
         self.stages() * (self.longest_lead() + 1)
+    }
+
+    pub fn observation_dim(&self) -> usize {
+        self.reference_dim() + if self.planning_features { 2 * self.stages() + 2 } else { 0 }
     }
 }
 
@@ -287,6 +301,14 @@ impl Chain {
         out.fill(0.0);
         for (o, &x) in out.iter_mut().zip(&self.on_hand) {
             *o = x as i32 as f32;
+        }
+        let (out, features) = out.split_at_mut(config.reference_dim());
+        if config.planning_features {
+            let left = config.periods.saturating_sub(self.period) as f32 / config.periods as f32;
+            let values = std::iter::once(left).chain(self.backlog.iter().chain(&self.pipeline).map(|&x| x as f32));
+            for (o, x) in features.iter_mut().zip(values) {
+                *o = x;
+            }
         }
         let lead = config.longest_lead();
         let recent = &self.placed[self.placed.len().saturating_sub(lead)..];

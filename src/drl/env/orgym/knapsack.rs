@@ -3,7 +3,9 @@
 //! the episode with reward 0, an exactly full knapsack ends it too, and the online variant shows
 //! one item at a time (drawn with probability proportional to its copies) for `step_limit` steps.
 //! v0-v2 have no time limit: every step that does not end the episode adds at least one unit of
-//! weight.
+//! weight. Knapsack-v3's `planning_features` (ours, off by default) appends the fraction of its
+//! items still to be shown: the reference's state has no clock, and the best online policy's
+//! threshold depends on it.
 
 use super::super::{ActionSpace, ItemLayout, ObservationLayout};
 use rand::Rng;
@@ -98,6 +100,9 @@ pub struct KnapsackConfig {
     pub step_limit: usize,
     /// A fixed instance for every episode; None: a fresh one per episode from its seeded stream.
     pub instance: Option<KnapsackItems>,
+    /// Knapsack-v3: append the fraction of items still to be shown (module doc); false: the
+    /// reference's observation exactly.
+    pub planning_features: bool,
 }
 
 impl Default for KnapsackConfig {
@@ -111,6 +116,7 @@ impl Default for KnapsackConfig {
             max_item_limit: 9,
             step_limit: 50,
             instance: None,
+            planning_features: false,
         }
     }
 }
@@ -162,6 +168,9 @@ impl KnapsackConfig {
         if self.variant.has_limits() && self.max_item_limit == 0 {
             return Err(("max_item_limit", "must be at least 1".into()));
         }
+        if self.planning_features && self.variant != Variant::Online {
+            return Err(("planning_features", "only Knapsack-v3 (online) takes them".into()));
+        }
         if self.variant == Variant::Online && (self.step_limit == 0 || self.step_limit > MAX_ITEMS) {
             return Err(("step_limit", format!("must be 1..={MAX_ITEMS}, got {}", self.step_limit)));
         }
@@ -195,7 +204,7 @@ impl KnapsackConfig {
         match self.variant {
             Variant::Unbounded => 4 * n + 1,
             Variant::Binary | Variant::Bounded => 5 * n + 3,
-            Variant::Online => 8,
+            Variant::Online => 8 + usize::from(self.planning_features),
         }
     }
 
@@ -257,7 +266,10 @@ impl KnapsackConfig {
             }
             Variant::Online => ObservationLayout {
                 action_mask: Some(0),
-                scale: vec![1.0, 1.0, 1.0, 1.0, cap, n as f32, cap, value],
+                scale: [1.0, 1.0, 1.0, 1.0, cap, n as f32, cap, value]
+                    .into_iter()
+                    .chain(self.planning_features.then_some(1.0))
+                    .collect(),
                 items: None,
             },
         }
@@ -359,7 +371,10 @@ impl Episode {
             let fits = self.load + w <= capacity;
             let state = [self.load as f32, self.shown as f32, w as f32, self.items.values[self.shown] as f32];
             out[..4].copy_from_slice(&[1.0, f32::from(u8::from(fits)), 1.0, 1.0]);
-            out[4..].copy_from_slice(&state);
+            out[4..8].copy_from_slice(&state);
+            if config.planning_features {
+                out[8] = config.step_limit.saturating_sub(self.steps) as f32 / config.step_limit as f32;
+            }
             return;
         }
         let (mask, rest) = out.split_at_mut(n);

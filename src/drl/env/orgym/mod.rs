@@ -20,7 +20,11 @@
 //!
 //! Observations are the reference's `Dict` flattened as `gymnasium.spaces.flatten` does (keys
 //! sorted: `action_mask`, `avail_actions`, `state`), and `VecEnv::layout` says where the mask
-//! and the per-item blocks are.
+//! and the per-item blocks are. Some envs take options of ours that append columns a policy
+//! needs and the reference's state lacks, after its observation and without changing the
+//! dynamics (`node_features` for TSP; `planning_features` for Knapsack-v3, InvManagement and
+//! PortfolioOpt: the clock and what the state hides); `make_configured` builds an env with
+//! them (`TrainRequest::env_config`), and the shipped policies are trained on them.
 
 pub mod binpacking;
 pub mod binpacking_reference;
@@ -230,3 +234,95 @@ impl<E: OrGymEpisode> VecEnv for OrGymVecEnv<E> {
 /// One env's pieces as the step loop zips them.
 type RowRefs<'a, S> =
     (((((&'a mut S, &'a mut ChaCha8Rng), &'a [f32]), &'a mut [f32]), &'a mut [f32]), &'a mut (f32, bool, bool));
+
+/// `defaults` with the fields of `overrides` (a JSON object of the config's fields; null: none)
+/// laid over them, checked by `validate`.
+pub fn configured<C: Serialize + DeserializeOwned>(
+    defaults: C,
+    overrides: &serde_json::Value,
+    validate: impl FnOnce(&C) -> Result<(), knapsack::ConfigError>,
+) -> Result<C, knapsack::ConfigError> {
+    let mut value = serde_json::to_value(defaults).expect("a config serializes");
+    match overrides {
+        serde_json::Value::Null => {}
+        serde_json::Value::Object(fields) => {
+            value.as_object_mut().expect("a config is an object").extend(fields.clone())
+        }
+        _ => {
+            return Err(knapsack::ConfigError {
+                field: "env_config",
+                message: "expected a JSON object of the env's parameters".into(),
+                too_large: false,
+            })
+        }
+    }
+    let config: C = serde_json::from_value(value).map_err(|e| knapsack::ConfigError {
+        field: "env_config",
+        message: e.to_string(),
+        too_large: false,
+    })?;
+    validate(&config)?;
+    Ok(config)
+}
+
+/// An OR-Gym env by id with `overrides` laid over the id's parameters (`configured`); None for
+/// an id that is not OR-Gym's.
+pub fn make_configured(
+    id: &str,
+    num_envs: usize,
+    overrides: &serde_json::Value,
+) -> Option<Result<Box<dyn VecEnv>, knapsack::ConfigError>> {
+    fn build<E: OrGymEpisode + 'static>(
+        defaults: E::Config,
+        overrides: &serde_json::Value,
+        validate: fn(&E::Config) -> Result<(), knapsack::ConfigError>,
+        num_envs: usize,
+    ) -> Result<Box<dyn VecEnv>, knapsack::ConfigError>
+    where
+        E::Config: Serialize + DeserializeOwned + 'static,
+    {
+        let config = configured(defaults, overrides, validate)?;
+        Ok(Box::new(OrGymVecEnv::<E>::new(config, num_envs)))
+    }
+    Some(match id {
+        "Newsvendor-v0" => {
+            build::<newsvendor::Shop>(Default::default(), overrides, newsvendor::NewsvendorConfig::validate, num_envs)
+        }
+        "PortfolioOpt-v0" => {
+            build::<portfolio::Portfolio>(Default::default(), overrides, portfolio::PortfolioConfig::validate, num_envs)
+        }
+        "VehicleRouting-v0" => build::<vehicle_routing::Dispatch>(
+            Default::default(),
+            overrides,
+            vehicle_routing::VehicleRoutingConfig::validate,
+            num_envs,
+        ),
+        id if id.starts_with("InvManagement-") => build::<inventory::Chain>(
+            inventory::InventoryConfig::by_id(id)?,
+            overrides,
+            inventory::InventoryConfig::validate,
+            num_envs,
+        ),
+        id if id.starts_with("VMPacking-") => build::<vmpacking::DataCenter>(
+            vmpacking::VmPackingConfig::by_id(id)?,
+            overrides,
+            vmpacking::VmPackingConfig::validate,
+            num_envs,
+        ),
+        id if id.starts_with("TSP-") => {
+            build::<tsp::Walk>(tsp::TspConfig::by_id(id)?, overrides, tsp::TspConfig::validate, num_envs)
+        }
+        id if id.starts_with("BinPacking-") => build::<binpacking::BinState>(
+            binpacking::BinPackingConfig::by_id(id)?,
+            overrides,
+            binpacking::BinPackingConfig::validate,
+            num_envs,
+        ),
+        id => build::<knapsack::Episode>(
+            knapsack::KnapsackConfig::new(knapsack::Variant::from_id(id)?),
+            overrides,
+            knapsack::KnapsackConfig::validate,
+            num_envs,
+        ),
+    })
+}

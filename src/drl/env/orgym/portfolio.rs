@@ -7,6 +7,11 @@
 //! shares). Reward: 0, then at the last period the wealth (holdings at this period's prices
 //! plus cash). Observation: (cash, this period's prices, holdings); 10 periods, truncated.
 //!
+//! `planning_features` (ours, off by default) appends what the reference's state leaves out,
+//! the clock and the price outlook: the fraction of periods left, then per asset the mean
+//! price of the next period, the highest mean of the periods after this one, and the last
+//! period's mean (the zero-cost liquidation value). The dynamics do not change.
+//!
 //! Where we differ: the reference asserts that an action lies in [-2000, 2000]; ours clip to
 //! it. The reference's last observation is the state before the last trade (it stops updating
 //! it); ours is the same. Prices are drawn from the episode's seeded stream, or given
@@ -44,6 +49,9 @@ pub struct PortfolioConfig {
     pub max_trade: f64,
     /// Every period's prices (assets x periods) instead of draws.
     pub prices: Option<Vec<Vec<f64>>>,
+    /// Append the periods left and the price outlook (module doc); false: the reference's
+    /// observation exactly.
+    pub planning_features: bool,
 }
 
 impl Default for PortfolioConfig {
@@ -60,6 +68,7 @@ impl Default for PortfolioConfig {
             price_std: 0.45,
             max_trade: 2000.0,
             prices: None,
+            planning_features: false,
         }
     }
 }
@@ -119,8 +128,13 @@ impl PortfolioConfig {
         }
     }
 
-    pub fn observation_dim(&self) -> usize {
+    /// The reference's observation width (cash, prices, holdings).
+    pub fn reference_dim(&self) -> usize {
         1 + 2 * self.assets()
+    }
+
+    pub fn observation_dim(&self) -> usize {
+        self.reference_dim() + if self.planning_features { 1 + 3 * self.assets() } else { 0 }
     }
 
     /// One episode's prices drawn as the reference draws them (asset by asset, period by
@@ -243,8 +257,20 @@ impl Portfolio {
         Trades { shares, reward }
     }
 
-    pub fn fill(&self, out: &mut [f32]) {
+    pub fn fill(&self, config: &PortfolioConfig, out: &mut [f32]) {
+        let (out, features) = out.split_at_mut(config.reference_dim());
         out.copy_from_slice(&self.state);
+        if config.planning_features {
+            let periods = config.periods();
+            // The period the state shows (the reference's last state is the one before its last trade).
+            let t = self.period.min(periods - 1);
+            features[0] = (periods - t) as f32 / periods as f32;
+            for (i, means) in config.price_means.iter().enumerate() {
+                let next = means[(t + 1).min(periods - 1)];
+                let best = means[(t + 1).min(periods - 1)..].iter().copied().fold(f64::MIN, f64::max);
+                features[1 + 3 * i..4 + 3 * i].copy_from_slice(&[next as f32, best as f32, means[periods - 1] as f32]);
+            }
+        }
     }
 }
 
@@ -264,8 +290,8 @@ impl super::OrGymEpisode for Portfolio {
         (trades.reward as f32, false, self.period >= config.periods())
     }
 
-    fn observe(&self, _config: &PortfolioConfig, out: &mut [f32]) {
-        self.fill(out)
+    fn observe(&self, config: &PortfolioConfig, out: &mut [f32]) {
+        self.fill(config, out)
     }
 }
 

@@ -10,13 +10,21 @@
 //!   a cost), a revisit gives -100 and ends the episode, and so does the last new node; no time
 //!   limit. Observation: the current node, then 1 per visited node.
 //!
+//! `node_features` (ours, off by default) appends what a policy scores the nodes by, one block
+//! of N per feature (`ObservationLayout::items`, so one network serves any N): the allowed
+//! moves (v0: along an edge; v1: to an unvisited node), whether each node is unvisited, then
+//! TSP-v0: the moves from each node to its nearest unvisited node (a multi-source breadth-first
+//! search, 0 for an unvisited node) and its unvisited neighbours, TSP-v1: each node's distance
+//! from the current one and to its nearest other unvisited node; last the fraction visited.
+//! The reference's observation comes first, unchanged; the dynamics do not change.
+//!
 //! Where we differ: the reference draws TSP-v1's points once, unseeded, when the env is built,
 //! and keeps them; ours are part of the config (`coordinates`) or drawn per episode from the
 //! episode's seeded stream. The reference's TSP-v1 reward sign is kept by default;
 //! `negate_distance` makes a move's reward minus its length (a shortest-path objective, which
 //! the routing references minimize).
 
-use super::super::{ActionSpace, ObservationLayout};
+use super::super::{ActionSpace, ItemLayout, ObservationLayout};
 use super::knapsack::ConfigError;
 use rand::seq::index::sample;
 use rand::Rng;
@@ -49,6 +57,9 @@ pub struct TspConfig {
     pub coordinates: Option<Vec<[f64; 2]>>,
     /// TSP-v0's adjacency lists (made two-way); None: drawn per episode.
     pub edges: Option<Vec<Vec<usize>>>,
+    /// Append the per-node features a policy reads (module doc); false: the reference's
+    /// observation exactly.
+    pub node_features: bool,
 }
 
 impl Default for TspConfig {
@@ -62,6 +73,7 @@ impl Default for TspConfig {
             negate_distance: false,
             coordinates: None,
             edges: None,
+            node_features: false,
         }
     }
 }
@@ -110,8 +122,13 @@ impl TspConfig {
         Ok(())
     }
 
-    pub fn observation_dim(&self) -> usize {
+    /// The reference's observation width (the current node, then v0's matrix or v1's visits).
+    pub fn reference_dim(&self) -> usize {
         1 + if self.distance_cost { self.nodes } else { self.nodes * self.nodes }
+    }
+
+    pub fn observation_dim(&self) -> usize {
+        self.reference_dim() + if self.node_features { NODE_FEATURE_BLOCKS * self.nodes + 1 } else { 0 }
     }
 
     pub fn step_limit(&self) -> Option<usize> {
@@ -131,6 +148,10 @@ impl TspConfig {
         two_way(n, &lists)
     }
 }
+
+/// Blocks of N columns `node_features` appends (mask, unvisited, two per variant), before the
+/// fraction visited.
+const NODE_FEATURE_BLOCKS: usize = 4;
 
 /// The adjacency matrix of lists made two-way.
 pub fn two_way(n: usize, lists: &[Vec<usize>]) -> Vec<Vec<bool>> {
@@ -154,7 +175,19 @@ impl super::OrGymConfig for TspConfig {
     }
 
     fn layout(&self) -> ObservationLayout {
-        ObservationLayout::default()
+        if !self.node_features {
+            return ObservationLayout::default();
+        }
+        let (base, n) = (self.reference_dim(), self.nodes);
+        ObservationLayout {
+            action_mask: Some(base),
+            scale: Vec::new(),
+            items: Some(ItemLayout {
+                count: n,
+                features: vec![base + n, base + 2 * n, base + 3 * n],
+                globals: vec![base + NODE_FEATURE_BLOCKS * n],
+            }),
+        }
     }
 }
 
@@ -248,6 +281,69 @@ impl Walk {
                 }
             }
         }
+        let base = 1 + match &self.graph {
+            Graph::Sparse(adjacency) => adjacency.len() * adjacency.len(),
+            Graph::Euclidean(points) => points.len(),
+        };
+        if out.len() > base {
+            self.fill_node_features(&mut out[base..]);
+        }
+    }
+
+    /// The `node_features` blocks (module doc) into `out` (4N + 1 columns).
+    fn fill_node_features(&self, out: &mut [f32]) {
+        let n = self.visits.len();
+        let (blocks, fraction) = out.split_at_mut(NODE_FEATURE_BLOCKS * n);
+        let (allowed, rest) = blocks.split_at_mut(n);
+        let (unvisited, rest) = rest.split_at_mut(n);
+        let (first, second) = rest.split_at_mut(n);
+        for m in 0..n {
+            unvisited[m] = f32::from(u8::from(self.visits[m] == 0));
+        }
+        match &self.graph {
+            Graph::Sparse(adjacency) => {
+                let hops = self.hops_to_unvisited(adjacency);
+                for m in 0..n {
+                    allowed[m] = f32::from(u8::from(adjacency[self.current][m]));
+                    first[m] = hops[m] as f32 / n as f32;
+                    let open = (0..n).filter(|&k| adjacency[m][k] && self.visits[k] == 0).count();
+                    second[m] = open as f32 / n as f32;
+                }
+            }
+            Graph::Euclidean(points) => {
+                for m in 0..n {
+                    allowed[m] = unvisited[m];
+                    first[m] = Walk::distance(points[self.current], points[m]) as f32;
+                    second[m] = (0..n)
+                        .filter(|&k| k != m && self.visits[k] == 0)
+                        .map(|k| Walk::distance(points[m], points[k]))
+                        .fold(None, |best: Option<f64>, d| Some(best.map_or(d, |b| b.min(d))))
+                        .unwrap_or(0.0) as f32;
+                }
+            }
+        }
+        fraction[0] = self.visited() as f32 / n as f32;
+    }
+
+    /// Moves from each node to its nearest unvisited node (0 for an unvisited node, N when none
+    /// is reachable): one breadth-first search from every unvisited node at once.
+    fn hops_to_unvisited(&self, adjacency: &[Vec<bool>]) -> Vec<usize> {
+        let n = adjacency.len();
+        let mut hops = vec![n; n];
+        let mut queue = std::collections::VecDeque::new();
+        for m in (0..n).filter(|&m| self.visits[m] == 0) {
+            hops[m] = 0;
+            queue.push_back(m);
+        }
+        while let Some(node) = queue.pop_front() {
+            for k in 0..n {
+                if adjacency[node][k] && hops[k] == n {
+                    hops[k] = hops[node] + 1;
+                    queue.push_back(k);
+                }
+            }
+        }
+        hops
     }
 }
 
