@@ -168,3 +168,32 @@ fn concurrent_runs_in_one_process_give_what_each_gives_alone() {
         .collect();
     assert_eq!(alone, together);
 }
+
+/// A run on an OR-Gym env with changed parameters keeps them: `config.json` records the
+/// `env_config`, the monitor evaluated on that env, and the saved policy reloads and evaluates
+/// on it to the monitor's last figure (TSP-v1 on 12 nodes with node features, 49 more columns).
+#[test]
+fn env_config_travels_with_the_run() {
+    tch::set_num_threads(1);
+    let dir = std::env::temp_dir().join(format!("rlsolver-env-config-{}", std::process::id()));
+    let env_config = json!({"nodes": 12, "node_features": true, "negate_distance": true});
+    let run = TrainConfig {
+        env_config: env_config.clone(),
+        out_dir: Some(dir.clone()),
+        ..config("ppo_discrete", "TSP-v1", 512, json!({}))
+    };
+    let outcome = train(&run).unwrap();
+    let last = outcome.evaluations.last().unwrap();
+    // Eleven moves between points of the unit square, each reward minus a length below sqrt 2.
+    assert!(last.return_mean < 0.0 && last.return_mean > -11.0 * 2f64.sqrt(), "{}", last.return_mean);
+    let saved = rlsolver::drl::run::checkpoint_env_config(&dir).unwrap();
+    assert_eq!(saved, env_config);
+    let (mut learner, env_id) = rlsolver::drl::run::load_checkpoint(&dir, Device::Cpu).unwrap();
+    let (mean, _) =
+        rlsolver::drl::run::evaluate_learner(&mut learner, &env_id, &saved, 10, last.eval_seed, Device::Cpu).unwrap();
+    assert_eq!(mean, last.return_mean, "reloaded policy differs");
+    let bad = TrainConfig { env_config: json!({"nodes": 1}), ..config("ppo_discrete", "TSP-v1", 512, json!({})) };
+    let error = format!("{:#}", train(&bad).err().expect("nodes 1 is refused"));
+    assert!(error.contains("env_config") && error.contains("nodes"), "{error}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
