@@ -10,6 +10,8 @@
 //! enumerated exactly instead (exact.rs). The Ising model itself lives here too (ising.rs).
 
 pub mod anneal;
+/// Simulated bifurcation: every spin of every chain per step, for accelerators (issue 17).
+pub mod bifurcation;
 pub mod chains;
 pub mod exact;
 pub mod hooks;
