@@ -872,7 +872,8 @@ pub fn run_orgym(config: &OrGymBenchConfig) -> Result<String> {
             report,
             "\nInventory management: mean discounted episode return over the same {n} evaluation episodes per row; \
              base-stock levels tuned by pattern search on 200 other episodes; the shrinking-horizon LP re-plans every \
-             period with future demand at its mean.\n"
+             period with future demand at its mean; the policy reads the planning features (periods left, backlogs, \
+             pipelines).\n"
         )?;
         inventory_quality(config, &mut report)?;
     }
@@ -881,7 +882,8 @@ pub fn run_orgym(config: &OrGymBenchConfig) -> Result<String> {
             report,
             "\nPortfolio: final wealth (from 100 cash) over the same {n} evaluation episodes per row; the oracle knows \
              every period's prices (an upper bound), the shrinking-horizon LP today's, with later ones at their means; \
-             % of oracle = mean of per-episode ratios.\n"
+             % of oracle = mean of per-episode ratios; the policy reads the planning features (periods left, mean \
+             prices to come).\n"
         )?;
         portfolio_quality(config, &mut report)?;
     }
@@ -890,7 +892,8 @@ pub fn run_orgym(config: &OrGymBenchConfig) -> Result<String> {
             report,
             "\nTSP: mean episode return over the same {n} evaluation episodes per row, a fresh graph each; the \
              routing reference is TSP-v0's breadth-first walk to the nearest unvisited node and TSP-v1's nearest \
-             neighbour + 2-opt path; no policy is trained for TSP yet.\n"
+             neighbour + 2-opt path; the policy (PPO on the node features, TSP-v1's trained on minus the length) \
+             walks greedily; policy / reference is a ratio of returns (TSP-v1: of lengths, below 1 is shorter).\n"
         )?;
         tsp_quality(config, &mut report)?;
     }
