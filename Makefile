@@ -102,7 +102,7 @@ models: build
 	for v in 0 1; do ./target/release/rlsolver train-policy orgym --env VMPacking-v$$v --steps 300000 --seed 0 --out models; done
 	./target/release/rlsolver train-policy orgym --env VehicleRouting-v0 --steps 300000 --seed 0 --out models
 	./target/release/rlsolver train-policy orgym --env TSP-v0 --steps 100000 --seed 0 --out models
-	./target/release/rlsolver train-policy orgym --env TSP-v1 --steps 200000 --seed 0 --out models
+	./target/release/rlsolver train-policy orgym --env TSP-v1 --steps 60000 --seed 0 --out models
 
 # The classical NP-hard sets with proven optima -> benches/nphard-report.md (~30 minutes).
 bench-nphard: build

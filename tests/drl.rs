@@ -193,7 +193,8 @@ fn env_config_travels_with_the_run() {
         rlsolver::drl::run::evaluate_learner(&mut learner, &env_id, &saved, 10, last.eval_seed, Device::Cpu).unwrap();
     assert_eq!(mean, last.return_mean, "reloaded policy differs");
     let bad = TrainConfig { env_config: json!({"nodes": 1}), ..config("ppo_discrete", "TSP-v1", 512, json!({})) };
-    let error = format!("{:#}", train(&bad).err().expect("nodes 1 is refused"));
+    let Err(error) = train(&bad) else { panic!("nodes 1 is refused") };
+    let error = format!("{error:#}");
     assert!(error.contains("env_config") && error.contains("nodes"), "{error}");
     let _ = std::fs::remove_dir_all(&dir);
 }
