@@ -423,9 +423,9 @@ struct BenchArgs {
     /// maxcut, nphard, tnco, portfolio, tsp: seeds of our runs (median and worst per cell); drl: seeds of the time-to-threshold runs.
     #[arg(long, default_value = "0,1,2,3,4", value_delimiter = ',')]
     seeds: Vec<u64>,
-    /// nphard: only these problems' suites; orgym: only these sections (knapsack, binpacking,
-    /// newsvendor, inventory, portfolio, tsp, vmpacking, routing, throughput); comma-separated
-    /// (default: all).
+    /// nphard: only these problems' suites; orgym: only these sections (knapsack,
+    /// knapsack-online (its v3 rows), binpacking, newsvendor, inventory, portfolio, tsp,
+    /// vmpacking, routing, throughput); comma-separated (default: all).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// orgym: evaluation episodes per row.
