@@ -390,8 +390,9 @@ struct BenchArgs {
     /// What to benchmark: maxcut (solution quality), drl (env throughput, time to threshold), mimo
     /// (sum rates), cs (phase transition), nphard (optima of the classical NP-hard sets), tnco
     /// (contraction orders against cotengra), portfolio (Chang et al.'s frontiers), tsp (TSPLIB
-    /// tours against their optima) or orgym (OR-Gym policies against their references, env
-    /// throughput against or-gymnasium).
+    /// tours against their optima), orgym (OR-Gym policies against their references, env
+    /// throughput against or-gymnasium) or bifurcation (simulated bifurcation on Gset at each
+    /// time limit, --chains chains, default 1024, on --device).
     problem: String,
     /// Folder of instances (maxcut: Gset .txt files, best-known values in its README.md; mimo:
     /// the folder holding rayleigh_k8_n8_100.json; nphard: the folder holding mis/; tnco: the
@@ -734,6 +735,15 @@ fn bench(args: BenchArgs) -> Result<()> {
             device: problems::parse_device(Some(&args.device))?,
             chains: args.chains,
         })?,
+        "bifurcation" => {
+            rlsolver::bench::bifurcation::run_bifurcation(&rlsolver::bench::bifurcation::BifurcationBenchConfig {
+                instances: args.instances,
+                time_limits_s: args.time_limit,
+                seeds: args.seeds.clone(),
+                device: problems::parse_device(Some(&args.device))?,
+                chains: args.chains.unwrap_or(1024),
+            })?
+        }
         "drl" => rlsolver::bench::drl::run_drl(&rlsolver::bench::drl::DrlBenchConfig {
             seeds: args.seeds,
             peer: args
@@ -784,7 +794,7 @@ fn bench(args: BenchArgs) -> Result<()> {
             ..Default::default()
         })?,
         other => {
-            anyhow::bail!("bench supports maxcut, drl, mimo, cs, nphard, tnco, portfolio, tsp and orgym, not '{other}'")
+            anyhow::bail!("bench supports maxcut, drl, mimo, cs, nphard, tnco, portfolio, tsp, orgym and bifurcation, not '{other}'")
         }
     };
     print!("{report}");

@@ -24,7 +24,7 @@ pub struct BenchConfig {
 }
 
 /// Best-known values from the folder's README table rows `| name | ... | value |`.
-fn best_known(dir: &Path) -> Vec<(String, f64)> {
+pub(crate) fn best_known(dir: &Path) -> Vec<(String, f64)> {
     let text = std::fs::read_to_string(dir.join("README.md")).unwrap_or_default();
     text.lines()
         .filter_map(|line| {
@@ -36,7 +36,7 @@ fn best_known(dir: &Path) -> Vec<(String, f64)> {
 }
 
 /// Gset files sorted by their number (G1, G14, ... not G1, G14, G2).
-fn instance_files(dir: &Path) -> Result<Vec<PathBuf>> {
+pub(crate) fn instance_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("reading {}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))

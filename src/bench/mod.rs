@@ -4,6 +4,8 @@
 //! set), `cs` (the phase transition of the recovery methods) and `nphard` (the classical NP-hard
 //! problems on benchmark sets with proven optima) and `tnco` (contraction orders against cotengra).
 
+/// Simulated bifurcation on Gset at a wall time, any device (issue 17).
+pub mod bifurcation;
 pub mod cs;
 pub mod drl;
 pub mod maxcut;
