@@ -161,6 +161,8 @@ impl TrainingRequest {
     pub fn validate(&self, limits: &TrainingLimits) -> Result<(), ProblemError> {
         let algorithm = drl::algorithms::find(&self.algorithm)
             .map_err(|error| ProblemError::invalid("algorithm", format!("{error:#}")))?;
+        // Whether the env took `env_config` (OR-Gym envs do; others and multi-agent ones do not).
+        let mut configured_env = false;
         let env_space = if algorithm.multi_agent {
             marl::make(&self.env, 1).map(|e| {
                 let shape = (e.observation_dim(), e.num_agents(), e.state_dim(), e.episode_limit());
@@ -181,14 +183,13 @@ impl TrainingRequest {
                             ProblemError::invalid(&field, e.message)
                         }
                     })?;
+                    configured_env = true;
                     Some((e.action_space(), (e.observation_dim(), 1, 0, 0)))
                 }
                 None => env::make(&self.env, 1).map(|e| (e.action_space(), (e.observation_dim(), 1, 0, 0))),
             }
         };
-        if self.env_config.is_some()
-            && (algorithm.multi_agent || env::orgym::make_configured(&self.env, 1, &json!({})).is_none())
-        {
+        if self.env_config.is_some() && !configured_env {
             return Err(ProblemError::invalid("env_config", format!("{} takes no env parameters", self.env)));
         }
         let (space, (observation_dim, agents, state_dim, episode_steps)) = env_space.ok_or_else(|| {
