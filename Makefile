@@ -85,7 +85,7 @@ bench-drl: build peers
 # Regenerates every shipped policy in models/ (each manifest records its exact command).
 models: build
 	for kn in 8 4; do for p in 10 100; do \
-		./target/release/rlsolver train-policy mimo --users $$kn --antennas $$kn --power $$p --steps 10000 --out models; \
+		./target/release/rlsolver train-policy mimo --users $$kn --antennas $$kn --power $$p --steps 3000 --out models; \
 	done; done
 	./target/release/rlsolver train-policy compressive_sensing --measurements 50 --unknowns 100 --steps 4000 --batch 64 --learning-rate 0.005 --out models
 	./target/release/rlsolver train-policy tensor_network --steps 1500 --learning-rate 0.01 --seed 0 --out models

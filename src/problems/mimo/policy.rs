@@ -3,9 +3,16 @@
 //! Bengtsson, Ottersten 2014):
 //!   w_k = sqrt(p_k) u_k / ||u_k||,  u_k = (I_N + sum_j (q_j / sigma^2) h_j^H h_j)^-1 h_k^H,
 //! with q, p >= 0 and sum q = sum p = P (softmax outputs times P), so every output meets the power
-//! budget. Uniform p and q give a regularized-ZF-like start (the output layer starts at zero); the
-//! net is trained unsupervised, maximizing the mean sum rate over i.i.d. CN(0, 1) channels drawn
-//! from a seeded stream. Input: Re H and Im H, flattened.
+//! budget. Uniform p and q give a regularized-ZF-like start (the output layer starts at zero).
+//!
+//! That start then goes through `unfolded_layers` iterations of WMMSE unfolded as layers (deep
+//! unfolding, Hu et al. 2021, "Iterative algorithm induced deep-unfolding neural networks"), each
+//! with two learned scalars: the regularizer mu_l = exp(a_l) sigma^2 sum_k omega_k |u_k|^2 / P
+//! of the closed-form W update (the power-normalized WMMSE step; a_l = 0 is its textbook value)
+//! and a relaxation W <- W + 2 sigmoid(b_l) (W_new - W) (b_l = 0 is the plain step), each step
+//! followed by scaling to power P. The net and the layers are trained together, unsupervised,
+//! maximizing the mean sum rate over i.i.d. CN(0, 1) channels drawn from a seeded stream.
+//! Input: Re H and Im H, flattened.
 
 use super::beamforming::COMPLEX;
 use crate::drl::net::mlp;
@@ -28,12 +35,19 @@ pub struct PolicyConfig {
     pub power: f64,
     pub noise: f64,
     pub hidden: Vec<i64>,
+    /// Unfolded WMMSE layers after the network (0: the network's structured beamformer alone,
+    /// as the models before issue 17 were).
+    #[serde(default)]
+    pub unfolded_layers: usize,
 }
 
 impl Default for PolicyConfig {
-    /// K = N = 8 at P = 10 with unit noise, two 256-wide hidden layers (the shipped models).
+    /// K = N = 8 at P = 10 with unit noise, two 256-wide hidden layers and 4 unfolded WMMSE
+    /// layers (the shipped models; on 100 fresh K = N = 8 channels, learned relaxations took 4
+    /// layers from RZF to 98.5% (P = 10) and 99% (P = 100) of 200-iteration WMMSE, against 93%
+    /// and 94% for 4 plain iterations).
     fn default() -> Self {
-        PolicyConfig { users: 8, antennas: 8, power: 10.0, noise: 1.0, hidden: vec![256, 256] }
+        PolicyConfig { users: 8, antennas: 8, power: 10.0, noise: 1.0, hidden: vec![256, 256], unfolded_layers: 4 }
     }
 }
 
@@ -56,6 +70,9 @@ pub struct MimoPolicy {
     pub config: PolicyConfig,
     pub store: nn::VarStore,
     net: nn::Sequential,
+    /// Per unfolded layer: log-scale a_l of the regularizer and relaxation logit b_l.
+    log_mu: Tensor,
+    relaxation: Tensor,
 }
 
 /// `count` i.i.d. CN(0, 1) channels [count, K, N] from `rng` (Box-Muller).
@@ -73,6 +90,13 @@ impl MimoPolicy {
         let store = nn::VarStore::new(device);
         let (k, n) = (config.users as i64, config.antennas as i64);
         let net = mlp(&(store.root() / "policy"), 2 * k * n, &config.hidden, 2 * k);
+        let layers = config.unfolded_layers as i64;
+        let unfold = store.root() / "unfold";
+        let (log_mu, relaxation) = if layers > 0 {
+            (unfold.zeros("log_mu", &[layers]), unfold.zeros("relaxation", &[layers]))
+        } else {
+            (Tensor::zeros([0], (Kind::Float, device)), Tensor::zeros([0], (Kind::Float, device)))
+        };
         // Zero output layer: uniform powers, the regularized-ZF-like structure, to start from.
         tch::no_grad(|| {
             for (name, mut t) in store.variables() {
@@ -81,7 +105,7 @@ impl MimoPolicy {
                 }
             }
         });
-        MimoPolicy { config, store, net }
+        MimoPolicy { config, store, net, log_mu, relaxation }
     }
 
     /// Beamformers [B, N, K] (complex128, on the CPU) for channels [B, K, N].
@@ -100,7 +124,13 @@ impl MimoPolicy {
         let a = weighted.matmul(&h) + Tensor::eye(n, (COMPLEX, device));
         let u = Tensor::linalg_solve(&a, &hh, true); // [B, N, K], column k = A^-1 h_k^H
         let norms = u.abs().square().sum_dim_intlist(1, true, Kind::Double).sqrt().clamp_min(1e-30);
-        (u / norms.to_kind(COMPLEX)) * p.sqrt().to_kind(COMPLEX).unsqueeze(1)
+        let mut w = (u / norms.to_kind(COMPLEX)) * p.sqrt().to_kind(COMPLEX).unsqueeze(1);
+        for layer in 0..self.config.unfolded_layers as i64 {
+            let scale = self.log_mu.get(layer).to_kind(Kind::Double).exp();
+            let step = self.relaxation.get(layer).to_kind(Kind::Double).sigmoid() * 2.0;
+            w = unfolded_wmmse_layer(&h, &hh, &w, power, self.config.noise, &scale, &step);
+        }
+        w
     }
 
     /// Mean sum rate of the policy on channels [B, K, N].
@@ -133,6 +163,38 @@ impl MimoPolicy {
     }
 }
 
+/// One unfolded WMMSE iteration on channels h [B, K, N] (hh = h^H) from beamformers w [B, N, K]
+/// at power P: the MMSE receivers u_k = h_k w_k / (sum_j |h_k w_j|^2 + sigma^2), weights
+/// omega_k = 1 / (1 - u_k^* h_k w_k), then
+///   W_new = (sum_k omega_k |u_k|^2 h_k^H h_k + mu I)^-1 [omega_k u_k h_k^H]_k,
+///   mu = scale sigma^2 sum_k omega_k |u_k|^2 / P,
+/// scaled to power P, and W + step (W_new - W) scaled to power P. `scale` and `step` are 0-d
+/// tensors (learned); scale = step = 1 is the plain power-normalized WMMSE step.
+pub fn unfolded_wmmse_layer(
+    h: &Tensor,
+    hh: &Tensor,
+    w: &Tensor,
+    power: f64,
+    noise: f64,
+    scale: &Tensor,
+    step: &Tensor,
+) -> Tensor {
+    let n = h.size()[2];
+    let g = h.matmul(w); // [B, K, K]: h_k w_j
+    let total = g.abs().square().sum_dim_intlist(2, false, Kind::Double) + noise; // [B, K]
+    let direct = g.diagonal(0, 1, 2); // [B, K]
+    let u = &direct / total.to_kind(COMPLEX);
+    let mse: Tensor = 1.0 - direct.abs().square() / &total;
+    let omega = mse.clamp_min(1e-12).reciprocal();
+    let weight = &omega * u.abs().square(); // [B, K]
+    let mu = weight.sum_dim_intlist(1, false, Kind::Double) * scale * (noise / power); // [B]
+    let eye = Tensor::eye(n, (COMPLEX, h.device())).unsqueeze(0);
+    let a = (hh * weight.to_kind(COMPLEX).unsqueeze(1)).matmul(h) + eye * mu.to_kind(COMPLEX).view([-1, 1, 1]);
+    let b = hh * (omega.to_kind(COMPLEX) * u).unsqueeze(1);
+    let fresh = super::beamforming::to_power(&Tensor::linalg_solve(&a, &b, true), power);
+    super::beamforming::to_power(&(w + (fresh - w) * step.to_kind(COMPLEX)), power)
+}
+
 /// Sum rates [B] of beamformers [B, N, K] on their own channels [B, K, N].
 pub fn batch_rates(h: &Tensor, w: &Tensor, noise: f64) -> Tensor {
     let h = h.to_device(w.device());
@@ -157,7 +219,8 @@ mod tests {
 
     #[test]
     fn outputs_meet_the_power_budget_and_batch_rates_match_the_single_channel_formula() {
-        let config = PolicyConfig { users: 3, antennas: 4, power: 10.0, noise: 1.0, hidden: vec![32] };
+        let config =
+            PolicyConfig { users: 3, antennas: 4, power: 10.0, noise: 1.0, hidden: vec![32], unfolded_layers: 2 };
         let policy = MimoPolicy::new(config, Device::Cpu);
         let h = rayleigh_channels(&mut ChaCha8Rng::seed_from_u64(1), 5, 3, 4);
         let w = tch::no_grad(|| policy.beamformers(&h));
@@ -172,13 +235,111 @@ mod tests {
 
     #[test]
     fn a_short_training_run_raises_the_mean_rate() {
-        let config = PolicyConfig { users: 4, antennas: 4, power: 10.0, noise: 1.0, hidden: vec![64, 64] };
+        let config =
+            PolicyConfig { users: 4, antennas: 4, power: 10.0, noise: 1.0, hidden: vec![64, 64], unfolded_layers: 0 };
         let before = MimoPolicy::new(config.clone(), Device::Cpu);
         let validation = rayleigh_channels(&mut ChaCha8Rng::seed_from_u64(99), 256, 4, 4);
         let training = TrainingConfig { steps: 150, batch: 128, learning_rate: 3e-3, seed: 2 };
         let (after, _) = MimoPolicy::train(config, &training, Device::Cpu).unwrap();
         let (r0, r1) = (before.mean_rate(&validation), after.mean_rate(&validation));
         assert!(r1 > r0 + 0.05, "trained {r1} vs initial {r0}");
+    }
+
+    /// One WMMSE step written out user by user with plain complex numbers (no tensors):
+    /// receivers, weights, the regularized N x N system solved by Gaussian elimination, power.
+    fn wmmse_step_by_hand(h: &[Vec<(f64, f64)>], w: &[Vec<(f64, f64)>], power: f64, noise: f64) -> Vec<Vec<f64>> {
+        type C = (f64, f64);
+        let mul = |a: C, b: C| (a.0 * b.0 - a.1 * b.1, a.0 * b.1 + a.1 * b.0);
+        let conj = |a: C| (a.0, -a.1);
+        let (k, n) = (h.len(), h[0].len());
+        // g[i][j] = h_i w_j, w[a][j] = antenna a of user j's beam.
+        let g: Vec<Vec<C>> = (0..k)
+            .map(|i| {
+                (0..k)
+                    .map(|j| (0..n).fold((0.0, 0.0), |s, a| {
+                        let p = mul(h[i][a], w[a][j]);
+                        (s.0 + p.0, s.1 + p.1)
+                    }))
+                    .collect()
+            })
+            .collect();
+        let mut weight = vec![0.0; k];
+        let mut coef = vec![(0.0, 0.0); k]; // omega_k u_k
+        for i in 0..k {
+            let total: f64 = g[i].iter().map(|c| c.0 * c.0 + c.1 * c.1).sum::<f64>() + noise;
+            let u = (g[i][i].0 / total, g[i][i].1 / total);
+            let omega = 1.0 / (1.0 - (g[i][i].0 * g[i][i].0 + g[i][i].1 * g[i][i].1) / total);
+            weight[i] = omega * (u.0 * u.0 + u.1 * u.1);
+            coef[i] = (omega * u.0, omega * u.1);
+        }
+        let mu = noise * weight.iter().sum::<f64>() / power;
+        // Augmented system [A | B], A = sum_i weight_i h_i^H h_i + mu I, B[:, j] = coef_j h_j^H.
+        let mut m: Vec<Vec<C>> = (0..n)
+            .map(|r| {
+                let mut row: Vec<C> = (0..n)
+                    .map(|c| {
+                        let mut s = (if r == c { mu } else { 0.0 }, 0.0);
+                        for i in 0..k {
+                            let p = mul(conj(h[i][r]), h[i][c]);
+                            s = (s.0 + weight[i] * p.0, s.1 + weight[i] * p.1);
+                        }
+                        s
+                    })
+                    .collect();
+                row.extend((0..k).map(|j| mul(coef[j], conj(h[j][r]))));
+                row
+            })
+            .collect();
+        for col in 0..n {
+            let pivot = m[col][col];
+            let norm = pivot.0 * pivot.0 + pivot.1 * pivot.1;
+            let inv = (pivot.0 / norm, -pivot.1 / norm);
+            for c in 0..n + k {
+                m[col][c] = mul(m[col][c], inv);
+            }
+            for r in 0..n {
+                if r != col {
+                    let f = m[r][col];
+                    for c in 0..n + k {
+                        let p = mul(f, m[col][c]);
+                        m[r][c] = (m[r][c].0 - p.0, m[r][c].1 - p.1);
+                    }
+                }
+            }
+        }
+        let total: f64 = (0..n).flat_map(|r| (0..k).map(move |j| (r, j))).map(|(r, j)| {
+            let c = m[r][n + j];
+            c.0 * c.0 + c.1 * c.1
+        }).sum();
+        let scale = (power / total).sqrt();
+        (0..n).map(|r| (0..k).flat_map(|j| [m[r][n + j].0 * scale, m[r][n + j].1 * scale]).collect()).collect()
+    }
+
+    #[test]
+    fn a_plain_unfolded_layer_is_one_power_normalized_wmmse_step() {
+        let (k, n, power, noise) = (3usize, 4usize, 10.0, 1.0);
+        let h = rayleigh_channels(&mut ChaCha8Rng::seed_from_u64(5), 1, k, n);
+        let w = crate::problems::mimo::beamforming::mrt(&h.get(0), power).unsqueeze(0);
+        let hh = h.conj().transpose(1, 2).resolve_conj();
+        let one = Tensor::from(1.0f64);
+        let layer = unfolded_wmmse_layer(&h, &hh, &w, power, noise, &one, &one).get(0);
+        let entries = |t: &Tensor, rows: usize, cols: usize| -> Vec<Vec<(f64, f64)>> {
+            let re: Vec<f64> = t.real().contiguous().view([-1]).try_into().unwrap();
+            let im: Vec<f64> = t.imag().contiguous().view([-1]).try_into().unwrap();
+            (0..rows).map(|r| (0..cols).map(|c| (re[r * cols + c], im[r * cols + c])).collect()).collect()
+        };
+        let expected = wmmse_step_by_hand(&entries(&h.get(0), k, n), &entries(&w.get(0), n, k), power, noise);
+        let got = entries(&layer, n, k);
+        for r in 0..n {
+            for j in 0..k {
+                assert!((got[r][j].0 - expected[r][2 * j]).abs() < 1e-9, "re [{r}][{j}]");
+                assert!((got[r][j].1 - expected[r][2 * j + 1]).abs() < 1e-9, "im [{r}][{j}]");
+            }
+        }
+        // And the step raises the sum rate on this channel.
+        let before = crate::problems::mimo::beamforming::sum_rate(&h.get(0), &w.get(0), noise).double_value(&[0]);
+        let after = crate::problems::mimo::beamforming::sum_rate(&h.get(0), &layer, noise).double_value(&[0]);
+        assert!(after > before, "{after} <= {before}");
     }
 }
 
@@ -191,7 +352,7 @@ mod registry_tests {
 
     fn write_small(dir: &Path, name: &str) {
         let policy = MimoPolicy::new(
-            PolicyConfig { users: 2, antennas: 2, power: 10.0, noise: 1.0, hidden: vec![8] },
+            PolicyConfig { users: 2, antennas: 2, power: 10.0, noise: 1.0, hidden: vec![8], unfolded_layers: 1 },
             Device::Cpu,
         );
         let record = ModelRecord {
