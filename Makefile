@@ -10,7 +10,7 @@ BENCH_LIMITS ?= 10,60
 GSET ?= ../shared/data/gset
 
 # fmt and clippy, as CI runs them before the tests.
-.PHONY: setup lint peers client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard bench-portfolio bench-tsp bench-orgym models openapi clean
+.PHONY: setup lint peers client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard bench-portfolio bench-tsp bench-orgym bench-ising-policy models openapi clean
 
 # Idempotent: skipped when the venv already imports the pinned torch.
 setup:
@@ -89,6 +89,7 @@ models: build
 	done; done
 	./target/release/rlsolver train-policy compressive_sensing --measurements 50 --unknowns 100 --steps 4000 --batch 64 --learning-rate 0.005 --out models
 	./target/release/rlsolver train-policy tensor_network --steps 1500 --learning-rate 0.01 --seed 0 --out models
+	./target/release/rlsolver train-policy ising --steps 800 --seed 0 --out models
 	./target/release/rlsolver train-policy orgym --env Knapsack-v0 --steps 60000 --seed 0 --out models
 	./target/release/rlsolver train-policy orgym --env Knapsack-v1 --steps 40000 --seed 0 --out models
 	./target/release/rlsolver train-policy orgym --env Knapsack-v2 --steps 40000 --seed 0 --out models
@@ -128,6 +129,9 @@ bench-orgym: build peers
 
 bench-cs: build
 	./target/release/rlsolver bench cs --time-limit 2 --output benches/cs-report.md
+
+bench-ising-policy: build
+	./target/release/rlsolver bench ising-policy --instances ../shared/data/gset --time-limit 1 --output benches/ising-policy-report.md
 
 bench-mimo: build
 	./target/release/rlsolver bench mimo --instances ../shared/data/mimo --time-limit 1 --output benches/mimo-report.md

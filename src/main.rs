@@ -338,10 +338,13 @@ struct GenerateArgs {
 #[derive(Args)]
 struct TrainPolicyArgs {
     /// Problem: mimo (beamforming network), compressive_sensing (LISTA), tensor_network (the
-    /// pair-scoring contraction policy) or orgym (an OR-Gym env's deep-RL policy). Every flag left out takes the library's default for that
+    /// pair-scoring contraction policy), ising (the message-passing policy of every Ising model) or orgym (an OR-Gym env's deep-RL policy). Every flag left out takes the library's default for that
     /// problem.
     problem: String,
-    /// compressive_sensing: measurements m, unknowns n and unrolled layers (default 50, 100, 16).
+    /// compressive_sensing: measurements m, unknowns n and unrolled layers (default 50, 100, 16);
+    /// mimo: --layers = unfolded WMMSE layers after the network (default 4); ising: message-passing
+    /// layers (default 32, --hidden W the node MLP's width, default 16, --batch the chains per
+    /// graph, default 16; 1500 steps at 3e-3).
     #[arg(long)]
     measurements: Option<usize>,
     #[arg(long)]
@@ -391,8 +394,11 @@ struct BenchArgs {
     /// (sum rates), cs (phase transition), nphard (optima of the classical NP-hard sets), tnco
     /// (contraction orders against cotengra), portfolio (Chang et al.'s frontiers), tsp (TSPLIB
     /// tours against their optima), orgym (OR-Gym policies against their references, env
-    /// throughput against or-gymnasium) or bifurcation (simulated bifurcation on Gset at each
-    /// time limit, --chains chains, default 1024, on --device).
+    /// throughput against or-gymnasium), bifurcation (simulated bifurcation on Gset at each
+    /// time limit, --chains chains, default 1024, on --device) or ising-policy (the pretrained
+    /// Ising policy against greedy and SA, and the search with and without it, on the Gset
+    /// graphs named by --only, default G14,G15,G22,G49,G50, and generated 5,000 and 10,000-node
+    /// graphs, at the first --time-limit).
     problem: String,
     /// Folder of instances (maxcut: Gset .txt files, best-known values in its README.md; mimo:
     /// the folder holding rayleigh_k8_n8_100.json; nphard: the folder holding mis/; tnco: the
@@ -424,7 +430,7 @@ struct BenchArgs {
     /// maxcut, nphard, tnco, portfolio, tsp: seeds of our runs (median and worst per cell); drl: seeds of the time-to-threshold runs.
     #[arg(long, default_value = "0,1,2,3,4", value_delimiter = ',')]
     seeds: Vec<u64>,
-    /// nphard: only these problems' suites; orgym: only these sections (knapsack,
+    /// nphard: only these problems' suites; ising-policy: only these Gset graphs; orgym: only these sections (knapsack,
     /// knapsack-online (its v3 rows), binpacking, newsvendor, inventory, portfolio, tsp,
     /// vmpacking, routing, throughput); comma-separated (default: all).
     #[arg(long, value_delimiter = ',')]
@@ -666,6 +672,7 @@ fn train_policy(args: TrainPolicyArgs) -> Result<()> {
                     power: args.power.unwrap_or(config.power),
                     noise: args.noise.unwrap_or(config.noise),
                     hidden: args.hidden.unwrap_or(config.hidden),
+                    unfolded_layers: args.layers.unwrap_or(config.unfolded_layers),
                 },
                 training: TrainingConfig {
                     steps: args.steps.unwrap_or(training.steps),
@@ -683,6 +690,23 @@ fn train_policy(args: TrainPolicyArgs) -> Result<()> {
                 training: ListaTraining {
                     steps: args.steps.unwrap_or(training.steps),
                     batch: args.batch.unwrap_or(training.batch),
+                    learning_rate: args.learning_rate.unwrap_or(training.learning_rate),
+                    seed: args.seed,
+                    ..training
+                },
+            }
+        }
+        "ising" => {
+            use rlsolver::search::ising_policy::{IsingPolicyConfig, IsingPolicyTraining};
+            let (config, training) = (IsingPolicyConfig::default(), IsingPolicyTraining::default());
+            PolicyRequest::Ising {
+                config: IsingPolicyConfig {
+                    layers: args.layers.unwrap_or(config.layers),
+                    hidden: args.hidden.and_then(|h| h.first().copied()).unwrap_or(config.hidden),
+                },
+                training: IsingPolicyTraining {
+                    steps: args.steps.unwrap_or(training.steps),
+                    chains: args.batch.unwrap_or(training.chains),
                     learning_rate: args.learning_rate.unwrap_or(training.learning_rate),
                     seed: args.seed,
                     ..training
@@ -717,7 +741,7 @@ fn train_policy(args: TrainPolicyArgs) -> Result<()> {
             rlsolver::suggest::unknown(
                 "train-policy problem",
                 other,
-                ["mimo", "compressive_sensing", "tensor_network", "orgym"].into_iter()
+                ["mimo", "compressive_sensing", "tensor_network", "ising", "orgym"].into_iter()
             )
         ),
     };
@@ -743,6 +767,27 @@ fn bench(args: BenchArgs) -> Result<()> {
                 device: problems::parse_device(Some(&args.device))?,
                 chains: args.chains.unwrap_or(1024),
             })?
+        }
+        "ising-policy" => {
+            use rlsolver::bench::ising_policy::{run_ising_policy, IsingPolicyBenchConfig};
+            use rlsolver::search::ising_policy::IsingPolicy;
+            let registry =
+                rlsolver::models::ModelRegistry::load_dir(&rlsolver::models::default_dir(), problems::policy_loaders);
+            let (policy, model) = registry
+                .models
+                .iter()
+                .find_map(|m| m.policy::<std::sync::Mutex<IsingPolicy>>().map(|p| (p, m)))
+                .context("no Ising policy in the model registry (make models)")?;
+            let defaults = IsingPolicyBenchConfig::default();
+            let config = IsingPolicyBenchConfig {
+                instances: args.instances,
+                graphs: if args.only.is_empty() { defaults.graphs } else { args.only.clone() },
+                time_limit_s: args.time_limit.first().copied().unwrap_or(defaults.time_limit_s),
+                seeds: args.seeds.clone(),
+                chains: args.chains.unwrap_or(defaults.chains),
+            };
+            let report = run_ising_policy(&config, &policy.lock().expect("policy lock"), &model.manifest.name)?;
+            report
         }
         "drl" => rlsolver::bench::drl::run_drl(&rlsolver::bench::drl::DrlBenchConfig {
             seeds: args.seeds,
@@ -794,7 +839,7 @@ fn bench(args: BenchArgs) -> Result<()> {
             ..Default::default()
         })?,
         other => {
-            anyhow::bail!("bench supports maxcut, drl, mimo, cs, nphard, tnco, portfolio, tsp, orgym and bifurcation, not '{other}'")
+            anyhow::bail!("bench supports maxcut, drl, mimo, cs, nphard, tnco, portfolio, tsp, orgym, bifurcation and ising-policy, not '{other}'")
         }
     };
     print!("{report}");

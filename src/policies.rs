@@ -12,6 +12,7 @@ use crate::models::{write_model, Manifest, ModelRecord};
 use crate::problems::cs::lista::{ListaConfig, ListaPolicy, ListaTraining};
 use crate::problems::mimo::policy::{MimoPolicy, PolicyConfig, TrainingConfig};
 use crate::problems::tensor_network::policy::{self as tnco, PairPolicy};
+use crate::search::ising_policy::{IsingPolicy, IsingPolicyConfig, IsingPolicyTraining};
 use anyhow::Result;
 use std::path::Path;
 use std::time::Instant;
@@ -25,6 +26,8 @@ pub enum PolicyRequest {
     CompressiveSensing { config: ListaConfig, training: ListaTraining },
     /// The pair-scoring contraction policy (one model serves every network).
     TensorNetwork { config: tnco::PolicyConfig, training: tnco::PolicyTraining },
+    /// The message-passing policy for every Ising model (`search::ising_policy`).
+    Ising { config: IsingPolicyConfig, training: IsingPolicyTraining },
     /// An OR-Gym env's policy, trained by the deep-RL suite (PPO-discrete with the env's
     /// masked, per-item layout and `PpoConfig::orgym`'s hyperparameters, `orgym_online`'s for
     /// Knapsack-v3).
@@ -37,6 +40,7 @@ impl PolicyRequest {
             PolicyRequest::Mimo { .. } => "mimo",
             PolicyRequest::CompressiveSensing { .. } => "compressive_sensing",
             PolicyRequest::TensorNetwork { .. } => "tensor_network",
+            PolicyRequest::Ising { .. } => "ising",
             PolicyRequest::OrGym { .. } => "drl",
         }
     }
@@ -52,6 +56,7 @@ impl PolicyRequest {
                 format!("lista-m{}-n{}", config.measurements, config.unknowns)
             }
             PolicyRequest::TensorNetwork { config, .. } => format!("tnco-pairs-h{}", config.hidden),
+            PolicyRequest::Ising { config, .. } => format!("ising-mp-l{}-h{}", config.layers, config.hidden),
             PolicyRequest::OrGym { env, .. } => format!("orgym-{}", env.to_lowercase()),
         }
     }
@@ -60,12 +65,13 @@ impl PolicyRequest {
     pub fn command(&self, name: &str) -> String {
         match self {
             PolicyRequest::Mimo { config, training } => format!(
-                "rlsolver train-policy mimo --users {} --antennas {} --power {} --noise {} --hidden {} --steps {} --batch {} --learning-rate {} --seed {} --name {name}",
+                "rlsolver train-policy mimo --users {} --antennas {} --power {} --noise {} --hidden {} --layers {} --steps {} --batch {} --learning-rate {} --seed {} --name {name}",
                 config.users,
                 config.antennas,
                 config.power,
                 config.noise,
                 config.hidden.iter().map(i64::to_string).collect::<Vec<_>>().join(","),
+                config.unfolded_layers,
                 training.steps,
                 training.batch,
                 training.learning_rate,
@@ -84,6 +90,10 @@ impl PolicyRequest {
             PolicyRequest::TensorNetwork { config, training } => format!(
                 "rlsolver train-policy tensor_network --hidden {} --steps {} --batch {} --rollouts {} --learning-rate {} --seed {} --name {name}",
                 config.hidden, training.steps, training.instances, training.rollouts, training.learning_rate, training.seed
+            ),
+            PolicyRequest::Ising { config, training } => format!(
+                "rlsolver train-policy ising --layers {} --hidden {} --steps {} --batch {} --learning-rate {} --seed {} --name {name}",
+                config.layers, config.hidden, training.steps, training.chains, training.learning_rate, training.seed
             ),
             PolicyRequest::OrGym { env, steps, seed } => {
                 format!("rlsolver train-policy orgym --env {env} --steps {steps} --seed {seed} --name {name}")
@@ -140,6 +150,20 @@ pub fn train(request: &PolicyRequest, out: &Path, name: Option<&str>) -> Result<
                 training: serde_json::json!({"command": command, "seed": training.seed, "hyperparameters": training}),
                 training_data: "random quantum circuits (tensor_network::generate::random_circuit) drawn on the fly by ChaCha8 from the seed, qubits and cycles uniform in the hyperparameters' ranges; never the Sycamore files; none stored",
                 metrics: serde_json::json!({"validation": validation, "training_curve_gap_to_greedy_log10": curve, "train_s": train_s}),
+            };
+            write_model(out, &name, &policy.store, record)
+        }
+        PolicyRequest::Ising { config, training } => {
+            let (policy, curve) = IsingPolicy::train(config.clone(), training, tch::Device::Cpu)?;
+            let train_s = start.elapsed().as_secs_f64();
+            let validation =
+                crate::search::ising_policy::validate(&policy, training, 30, 16, training.seed.wrapping_add(1_000_003));
+            let record = ModelRecord {
+                problem: "ising",
+                architecture: serde_json::to_value(&policy.config)?,
+                training: serde_json::json!({"command": command, "seed": training.seed, "hyperparameters": training}),
+                training_data: crate::search::ising_policy::TRAINING_DATA,
+                metrics: serde_json::json!({"validation": validation, "training_curve_normalized_energy": curve, "train_s": train_s}),
             };
             write_model(out, &name, &policy.store, record)
         }

@@ -64,7 +64,7 @@ fn baselines_reproduce_the_reference_averages_and_the_search_matches_wmmse() {
 }
 
 #[test]
-fn the_shipped_policies_beat_regularized_zf_on_the_shared_set() {
+fn the_shipped_policies_reach_95_percent_of_wmmse_on_the_shared_set() {
     use rlsolver::problems::{find, solve, Limits, ProblemInput, SolveOptions};
     let Some(dir) = common::shared_data("mimo", "rayleigh_k8_n8_100.json") else { return };
     let data: serde_json::Value =
@@ -74,7 +74,7 @@ fn the_shipped_policies_beat_regularized_zf_on_the_shared_set() {
         &rlsolver::models::default_dir(),
         rlsolver::problems::policy_loaders,
     ));
-    for (power, rzf_ref) in [(10.0, 15.79), (100.0, 29.53)] {
+    for (power, wmmse_ref) in [(10.0, 18.50), (100.0, 36.45)] {
         let mut total = 0.0;
         for sample in data["samples"].as_array().unwrap() {
             let instance =
@@ -85,7 +85,7 @@ fn the_shipped_policies_beat_regularized_zf_on_the_shared_set() {
                 .objective;
         }
         let average = total / 100.0;
-        eprintln!("P = {power}: policy alone {average:.2} (RZF {rzf_ref})");
-        assert!(average > rzf_ref, "policy {average} <= RZF {rzf_ref} at P = {power}");
+        eprintln!("P = {power}: policy alone {average:.2} (WMMSE {wmmse_ref})");
+        assert!(average >= 0.95 * wmmse_ref, "policy {average} < 95% of WMMSE {wmmse_ref} at P = {power}");
     }
 }

@@ -8,6 +8,7 @@
 pub mod bifurcation;
 pub mod cs;
 pub mod drl;
+pub mod ising_policy;
 pub mod maxcut;
 pub mod mimo;
 pub mod nphard;

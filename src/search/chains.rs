@@ -211,6 +211,27 @@ impl<'a> Chains<'a> {
         }
     }
 
+    /// Chain c continues from `states[c]` for every c < min(B, len).
+    pub fn start_from(&mut self, states: &[&Vec<i8>]) {
+        let count = states.len().min(self.len());
+        match self {
+            Chains::Native { model, states: current, .. } => {
+                let n = model.num_spins();
+                for (c, state) in states.iter().take(count).enumerate() {
+                    current[c * n..(c + 1) * n].copy_from_slice(state);
+                }
+                self.refresh();
+            }
+            Chains::Tensor { model, tensors, dense, spins, fields } => {
+                let n = model.num_spins();
+                let flat: Vec<i8> = states.iter().take(count).flat_map(|s| s.iter().copied()).collect();
+                let head = spins_to_tensor(&flat, count, n, tensors.device);
+                *spins = Tensor::cat(&[head, spins.narrow(0, count as i64, spins.size()[0] - count as i64)], 0);
+                *fields = spins.matmul(dense) + &tensors.fields;
+            }
+        }
+    }
+
     /// The worst quarter of chains continue from copies of the best quarter.
     pub fn reseed_worst_from_best(&mut self) {
         let chains = self.len();

@@ -16,6 +16,8 @@ pub mod chains;
 pub mod exact;
 pub mod hooks;
 pub mod ising;
+/// The pretrained message-passing policy for every Ising model (issue 17).
+pub mod ising_policy;
 pub mod moves;
 pub mod policy;
 /// Convex programs (LP, QP, SOCP) by Clarabel, for the exact references and relaxations.
@@ -87,6 +89,9 @@ pub struct SearchParams {
     /// Keep this many distinct lowest-energy polished states for `SearchOutcome::samples`
     /// (default 0: only the best; a QUBO answer's sample set asks for more).
     pub keep_samples: usize,
+    /// States the first chains start from (each chain c < len takes state c; the rest random),
+    /// and the search's first incumbent: the Ising policy's answers (default none).
+    pub initial_states: Vec<Vec<i8>>,
 }
 
 impl Default for SearchParams {
@@ -112,6 +117,7 @@ impl Default for SearchParams {
             hooks: hooks::SearchHooks::default(),
             exact: true,
             keep_samples: 0,
+            initial_states: Vec::new(),
         }
     }
 }
@@ -299,6 +305,20 @@ pub fn minimize(model: &IsingModel, params: &SearchParams) -> SearchOutcome {
     let mut best_energy = f64::INFINITY;
     let mut pool = SamplePool::new(params.keep_samples);
     let mut history = Vec::new();
+    let starts: Vec<&Vec<i8>> = params.initial_states.iter().filter(|s| s.len() == n).collect();
+    if !starts.is_empty() {
+        chains.start_from(&starts);
+        for state in starts {
+            let energy = model.energy(state);
+            pool.offer(state, energy);
+            if energy < best_energy - 1e-9 {
+                best_energy = energy;
+                best_spins.copy_from_slice(state);
+            }
+        }
+        history.push(Incumbent { elapsed: start.elapsed(), energy: best_energy });
+        params.hooks.incumbent_state(start.elapsed(), &best_spins, best_energy);
+    }
     let mut rounds = 0usize;
     let mut last_round_time = Duration::ZERO;
     let mut cycle = Cycle { start_round: 0, start_time: start };

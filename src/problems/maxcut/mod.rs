@@ -71,8 +71,9 @@ impl IsingProblem for MaxCutInstance {
     }
 }
 
-/// Greedy restarts, single-chain simulated annealing, Burer-Monteiro-Zhang rank-2.
-pub const BASELINES: &[&str] = &["greedy", "sa", "rank2"];
+/// Greedy restarts, single-chain simulated annealing, Burer-Monteiro-Zhang rank-2, and the
+/// pretrained Ising policy alone (its best of `chains` answers, default 16, greedily polished).
+pub const BASELINES: &[&str] = &["greedy", "sa", "rank2", "policy"];
 
 /// The registry entry.
 pub struct MaxCut;
@@ -107,6 +108,11 @@ impl Problem for MaxCut {
                 }
             }
         })
+    }
+
+    /// The Ising policy serves Max-Cut (and any Ising model) without a model of its own.
+    fn policy_loader(&self) -> Option<crate::models::PolicyLoader> {
+        Some(crate::search::ising_policy::load)
     }
 
     fn load(&self, input: ProblemInput<'_>, limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {

@@ -256,10 +256,12 @@ mod tests {
         let g: Vec<Vec<C>> = (0..k)
             .map(|i| {
                 (0..k)
-                    .map(|j| (0..n).fold((0.0, 0.0), |s, a| {
-                        let p = mul(h[i][a], w[a][j]);
-                        (s.0 + p.0, s.1 + p.1)
-                    }))
+                    .map(|j| {
+                        (0..n).fold((0.0, 0.0), |s, a| {
+                            let p = mul(h[i][a], w[a][j]);
+                            (s.0 + p.0, s.1 + p.1)
+                        })
+                    })
                     .collect()
             })
             .collect();
@@ -307,10 +309,13 @@ mod tests {
                 }
             }
         }
-        let total: f64 = (0..n).flat_map(|r| (0..k).map(move |j| (r, j))).map(|(r, j)| {
-            let c = m[r][n + j];
-            c.0 * c.0 + c.1 * c.1
-        }).sum();
+        let total: f64 = (0..n)
+            .flat_map(|r| (0..k).map(move |j| (r, j)))
+            .map(|(r, j)| {
+                let c = m[r][n + j];
+                c.0 * c.0 + c.1 * c.1
+            })
+            .sum();
         let scale = (power / total).sqrt();
         (0..n).map(|r| (0..k).flat_map(|j| [m[r][n + j].0 * scale, m[r][n + j].1 * scale]).collect()).collect()
     }

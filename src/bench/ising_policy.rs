@@ -1,0 +1,189 @@
+//! `bench ising-policy`: the pretrained Ising policy (`search::ising_policy`) on graphs outside
+//! its training distribution: the Gset files of a folder and generated graphs of 5,000 and
+//! 10,000 nodes (an Erdos-Renyi graph of mean degree 6 with +-1 weights, and the 100 x 100
+//! toroidal grid with +-1 couplings, a 2-D spin glass). Per graph and seed:
+//! - the policy alone (its best of 16 greedily polished answers) and its wall time t_p;
+//! - greedy restarts and single-chain SA given the same t_p, and SA given 10 ms;
+//! - the search for the time limit with and without the policy's starts: the cut at the end and
+//!   the time to the best-known cut (Gset) or to the better of the two runs' cuts (generated).
+//!
+//! Every cut is re-scored from the graph (`cut_value`), not taken from the solver's energy.
+
+use super::maxcut::{best_known, instance_files};
+use crate::problems::maxcut::{baselines, generate::random_gset, parse_gset, MaxCutInstance};
+use crate::problems::{IsingProblem, Limits};
+use crate::search::ising_policy::IsingPolicy;
+use crate::search::{minimize, SearchParams};
+use anyhow::{Context, Result};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+pub struct IsingPolicyBenchConfig {
+    /// The Gset folder (best-known values in its README.md); only `graphs` are read from it.
+    pub instances: PathBuf,
+    pub graphs: Vec<String>,
+    /// The search's budget per run, seconds.
+    pub time_limit_s: f64,
+    pub seeds: Vec<u64>,
+    /// Answers the policy samples.
+    pub chains: usize,
+}
+
+impl Default for IsingPolicyBenchConfig {
+    fn default() -> Self {
+        IsingPolicyBenchConfig {
+            instances: PathBuf::from("../shared/data/gset"),
+            graphs: ["G14", "G15", "G22", "G49", "G50"].map(String::from).to_vec(),
+            time_limit_s: 1.0,
+            seeds: vec![0, 1, 2, 3, 4],
+            chains: 16,
+        }
+    }
+}
+
+/// The 100 x 100 toroidal grid with +-1 couplings drawn from `seed`, in Gset text form (the
+/// 10,000-node torus of the GPU table, issue 17).
+pub fn torus_gset(side: usize, seed: u64) -> String {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let n = side * side;
+    let mut lines = vec![format!("{n} {}", 2 * n)];
+    for r in 0..side {
+        for c in 0..side {
+            let i = r * side + c;
+            for j in [r * side + (c + 1) % side, ((r + 1) % side) * side + c] {
+                let w = if rng.gen_bool(0.5) { 1 } else { -1 };
+                lines.push(format!("{} {} {w}", i + 1, j + 1));
+            }
+        }
+    }
+    lines.join("\n") + "\n"
+}
+
+fn median_and_worst(values: &mut [f64], higher_is_better: bool) -> (f64, f64) {
+    values.sort_by(f64::total_cmp);
+    let median = values[values.len() / 2];
+    let worst = if higher_is_better { values[0] } else { values[values.len() - 1] };
+    (median, worst)
+}
+
+fn cell(values: &mut [f64], higher_is_better: bool, decimals: usize) -> String {
+    let (median, worst) = median_and_worst(values, higher_is_better);
+    let show = |v: f64| if v.is_finite() { format!("{v:.decimals$}") } else { "not reached".into() };
+    format!("{} ({})", show(median), show(worst))
+}
+
+pub fn run_ising_policy(config: &IsingPolicyBenchConfig, policy: &IsingPolicy, model_name: &str) -> Result<String> {
+    let known = best_known(&config.instances);
+    let mut graphs: Vec<(String, MaxCutInstance, Option<f64>)> = Vec::new();
+    let files = instance_files(&config.instances)?;
+    for name in &config.graphs {
+        let path = files
+            .iter()
+            .find(|p| p.file_stem().is_some_and(|s| s.to_string_lossy() == *name))
+            .with_context(|| format!("{name} is not in {}", config.instances.display()))?;
+        let text = std::fs::read_to_string(path)?;
+        let graph = parse_gset(&text, &Limits::default()).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        let best = known.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
+        graphs.push((name.clone(), graph, best));
+    }
+    let generated = [
+        ("er-5000-d6", random_gset(5000, 15_000, &[-1, 1], 17)),
+        ("er-10000-d6", random_gset(10_000, 30_000, &[-1, 1], 18)),
+        ("torus-100x100", torus_gset(100, 19)),
+    ];
+    for (name, text) in generated {
+        graphs.push((name.into(), parse_gset(&text, &Limits::default()).map_err(|e| anyhow::anyhow!("{e}"))?, None));
+    }
+
+    let mut report = String::new();
+    writeln!(
+        report,
+        "Pretrained Ising policy `{model_name}` (best of {} answers, greedy polish) on graphs outside its training \
+         distribution; median (worst) over seeds {:?}; search budget {} s, one process on this machine.\n",
+        config.chains, config.seeds, config.time_limit_s
+    )?;
+    writeln!(
+        report,
+        "| graph | nodes | best known | policy cut | policy ms | greedy at policy ms | SA at policy ms | SA at 10 ms | \
+         search cut, with policy | search cut, without | time to target s, with | time to target s, without |"
+    )?;
+    writeln!(report, "|---|---|---|---|---|---|---|---|---|---|---|---|")?;
+    for (name, graph, best) in &graphs {
+        eprintln!("ising-policy bench: {name}");
+        let mut columns: Vec<Vec<f64>> = vec![Vec::new(); 9];
+        for &seed in &config.seeds {
+            let start = Instant::now();
+            let answers = policy.sample(graph.ising(), config.chains, seed);
+            let policy_time = start.elapsed();
+            let policy_cut = graph.cut_value(&answers[0].0);
+            let greedy = baselines::greedy(graph, policy_time, seed);
+            let sa_equal = baselines::simulated_annealing(graph, policy_time, seed);
+            let sa_10 = baselines::simulated_annealing(graph, Duration::from_millis(10), seed);
+            let search = |starts: Vec<Vec<i8>>| {
+                let params = SearchParams {
+                    time_limit_s: config.time_limit_s,
+                    seed,
+                    initial_states: starts,
+                    target_energy: best.map(|b| graph.energy_for_objective(b)),
+                    ..SearchParams::default()
+                };
+                let start = Instant::now();
+                let outcome = minimize(graph.ising(), &params);
+                // The policy's own time counts against the run that used it.
+                (outcome, start.elapsed())
+            };
+            let (with, _) = search(answers.iter().map(|(s, _)| s.clone()).collect());
+            let (without, _) = search(Vec::new());
+            let (cut_with, cut_without) = (graph.cut_value(&with.spins), graph.cut_value(&without.spins));
+            let target = best.unwrap_or(cut_with.max(cut_without));
+            let reach = |outcome: &crate::search::SearchOutcome, offset: Duration| {
+                let energy = graph.energy_for_objective(target);
+                outcome
+                    .history
+                    .iter()
+                    .find(|i| i.energy <= energy + 1e-9)
+                    .map_or(f64::INFINITY, |i| (i.elapsed + offset).as_secs_f64())
+            };
+            for (column, value) in columns.iter_mut().zip([
+                policy_cut,
+                policy_time.as_secs_f64() * 1e3,
+                graph.cut_value(&greedy.spins),
+                graph.cut_value(&sa_equal.spins),
+                graph.cut_value(&sa_10.spins),
+                cut_with,
+                cut_without,
+                reach(&with, policy_time),
+                reach(&without, Duration::ZERO),
+            ]) {
+                column.push(value);
+            }
+        }
+        let known = best.map_or("-".into(), |b| format!("{b}"));
+        let [policy_cut, ms, greedy, sa_equal, sa_10, with, without, t_with, t_without] = &mut columns[..] else {
+            unreachable!("nine columns")
+        };
+        writeln!(
+            report,
+            "| {name} | {} | {known} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            graph.num_nodes(),
+            cell(policy_cut, true, 0),
+            cell(ms, false, 1),
+            cell(greedy, true, 0),
+            cell(sa_equal, true, 0),
+            cell(sa_10, true, 0),
+            cell(with, true, 0),
+            cell(without, true, 0),
+            cell(t_with, false, 2),
+            cell(t_without, false, 2),
+        )?;
+    }
+    writeln!(
+        report,
+        "\nTime to target: the best-known cut on Gset, on generated graphs the better of the two searches' final cuts; \
+         the run with the policy includes the policy's milliseconds. A search stops at the target."
+    )?;
+    Ok(report)
+}
