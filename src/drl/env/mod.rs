@@ -10,6 +10,8 @@ pub mod mountain_car;
 pub mod orgym;
 pub mod pendulum;
 pub mod pool;
+/// CartPole and Pendulum as batched tensor ops, for envs that stay on an accelerator (issue 17).
+pub mod tensor_classic;
 
 pub use classic::ClassicVecEnv;
 
