@@ -770,14 +770,6 @@ fn bench(args: BenchArgs) -> Result<()> {
         }
         "ising-policy" => {
             use rlsolver::bench::ising_policy::{run_ising_policy, IsingPolicyBenchConfig};
-            use rlsolver::search::ising_policy::IsingPolicy;
-            let registry =
-                rlsolver::models::ModelRegistry::load_dir(&rlsolver::models::default_dir(), problems::policy_loaders);
-            let (policy, model) = registry
-                .models
-                .iter()
-                .find_map(|m| m.policy::<std::sync::Mutex<IsingPolicy>>().map(|p| (p, m)))
-                .context("no Ising policy in the model registry (make models)")?;
             let defaults = IsingPolicyBenchConfig::default();
             let config = IsingPolicyBenchConfig {
                 instances: args.instances,
@@ -786,8 +778,7 @@ fn bench(args: BenchArgs) -> Result<()> {
                 seeds: args.seeds.clone(),
                 chains: args.chains.unwrap_or(defaults.chains),
             };
-            let report = run_ising_policy(&config, &policy.lock().expect("policy lock"), &model.manifest.name)?;
-            report
+            run_ising_policy(&config)?
         }
         "drl" => rlsolver::bench::drl::run_drl(&rlsolver::bench::drl::DrlBenchConfig {
             seeds: args.seeds,

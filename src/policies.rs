@@ -8,6 +8,7 @@
 use crate::drl::env::orgym::inventory::InventoryConfig;
 use crate::drl::env::orgym::portfolio::PortfolioConfig;
 use crate::drl::env::orgym::tsp::TspConfig;
+use crate::drl::env::orgym::OrGymConfig;
 use crate::models::{write_model, Manifest, ModelRecord};
 use crate::problems::cs::lista::{ListaConfig, ListaPolicy, ListaTraining};
 use crate::problems::mimo::policy::{MimoPolicy, PolicyConfig, TrainingConfig};
@@ -196,13 +197,13 @@ impl OrGymFamily {
         if env == "Newsvendor-v0" {
             return Ok(OrGymFamily::Newsvendor);
         }
-        // The inventory and portfolio policies see the clock and what the reference's state
-        // hides (the LP references' advantage; module docs of their envs).
-        if let Some(config) = crate::drl::env::orgym::inventory::InventoryConfig::by_id(env) {
-            return Ok(OrGymFamily::Inventory(InventoryConfig { planning_features: true, ..config }));
+        // The policies observe what `OrGymConfig::policy_observation` adds (the clock and what
+        // the reference's state hides: the LP references' advantage; module docs of the envs).
+        if let Some(config) = InventoryConfig::by_id(env) {
+            return Ok(OrGymFamily::Inventory(config.policy_observation()));
         }
         if env == "PortfolioOpt-v0" {
-            return Ok(OrGymFamily::Portfolio(PortfolioConfig { planning_features: true, ..Default::default() }));
+            return Ok(OrGymFamily::Portfolio(PortfolioConfig::default().policy_observation()));
         }
         if let Some(config) = crate::drl::env::orgym::vmpacking::VmPackingConfig::by_id(env) {
             return Ok(OrGymFamily::VmPacking(config));
@@ -211,10 +212,10 @@ impl OrGymFamily {
             return Ok(OrGymFamily::VehicleRouting);
         }
         if let Some(config) = crate::drl::env::orgym::tsp::TspConfig::by_id(env) {
-            // The policy scores nodes by their features; TSP-v1's is trained to shorten the path
-            // (the reference's reward is the length itself).
+            // TSP-v1's policy is trained to shorten the path (the reference's reward is the length
+            // itself).
             let negate_distance = config.distance_cost;
-            return Ok(OrGymFamily::Tsp(TspConfig { node_features: true, negate_distance, ..config }));
+            return Ok(OrGymFamily::Tsp(TspConfig { negate_distance, ..config.policy_observation() }));
         }
         let inventory = crate::drl::env::orgym::inventory::IDS.map(|(id, _)| id);
         let ids = Variant::ALL
@@ -298,12 +299,11 @@ impl OrGymFamily {
     }
 }
 
-/// The knapsack env a variant's policy trains on: Knapsack-v3's sees the clock (its module doc).
+/// The knapsack env a variant's policy trains on.
 fn knapsack_config(
     variant: crate::drl::env::orgym::knapsack::Variant,
 ) -> crate::drl::env::orgym::knapsack::KnapsackConfig {
-    use crate::drl::env::orgym::knapsack::{KnapsackConfig, Variant};
-    KnapsackConfig { planning_features: variant == Variant::Online, ..KnapsackConfig::new(variant) }
+    crate::drl::env::orgym::knapsack::KnapsackConfig::new(variant).policy_observation()
 }
 
 /// Trains the policy in a scratch run folder under `out`, validates it against the env's

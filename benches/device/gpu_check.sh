@@ -4,12 +4,7 @@
 #   Max-Cut search on CUDA at the default chain count and at fixed ones, and the DRL agents on CUDA.
 # Prints one line per run; the full JSON goes under $OUT.
 set -u
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-TORCH_LIB=$(python3 -c "import torch, os; print(os.path.join(os.path.dirname(torch.__file__), 'lib'))")
-export LD_LIBRARY_PATH="$TORCH_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-BIN=./target/release/rlsolver
-GSET=${GSET:-.devdata/gset}
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+source "$(dirname "$0")/env.sh"
 summary() { python3 -c "
 import json, sys
 d = json.load(open(sys.argv[1])); h = d.get('history') or [{}]

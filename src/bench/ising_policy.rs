@@ -10,13 +10,12 @@
 //! Every cut is re-scored from the graph (`cut_value`), not taken from the solver's energy.
 
 use super::maxcut::{best_known, instance_files};
-use crate::problems::maxcut::{baselines, generate::random_gset, parse_gset, MaxCutInstance};
+use crate::problems::maxcut::generate::{random_gset, torus_gset};
+use crate::problems::maxcut::{baselines, parse_gset, MaxCutInstance};
 use crate::problems::{IsingProblem, Limits};
-use crate::search::ising_policy::IsingPolicy;
+use crate::search::ising_policy::find_in;
 use crate::search::{minimize, SearchParams};
 use anyhow::{Context, Result};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -44,24 +43,6 @@ impl Default for IsingPolicyBenchConfig {
     }
 }
 
-/// The 100 x 100 toroidal grid with +-1 couplings drawn from `seed`, in Gset text form (the
-/// 10,000-node torus of the GPU table, issue 17).
-pub fn torus_gset(side: usize, seed: u64) -> String {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let n = side * side;
-    let mut lines = vec![format!("{n} {}", 2 * n)];
-    for r in 0..side {
-        for c in 0..side {
-            let i = r * side + c;
-            for j in [r * side + (c + 1) % side, ((r + 1) % side) * side + c] {
-                let w = if rng.gen_bool(0.5) { 1 } else { -1 };
-                lines.push(format!("{} {} {w}", i + 1, j + 1));
-            }
-        }
-    }
-    lines.join("\n") + "\n"
-}
-
 fn median_and_worst(values: &mut [f64], higher_is_better: bool) -> (f64, f64) {
     values.sort_by(f64::total_cmp);
     let median = values[values.len() / 2];
@@ -75,7 +56,13 @@ fn cell(values: &mut [f64], higher_is_better: bool, decimals: usize) -> String {
     format!("{} ({})", show(median), show(worst))
 }
 
-pub fn run_ising_policy(config: &IsingPolicyBenchConfig, policy: &IsingPolicy, model_name: &str) -> Result<String> {
+/// Runs the benchmark with the registry's (`models/`) Ising policy; returns the markdown report.
+pub fn run_ising_policy(config: &IsingPolicyBenchConfig) -> Result<String> {
+    let registry =
+        crate::models::ModelRegistry::load_dir(&crate::models::default_dir(), crate::problems::policy_loaders);
+    let (policy, model) = find_in(&registry).context("no Ising policy in the model registry (make models)")?;
+    let policy = policy.lock().expect("policy lock");
+    let model_name = &model.manifest.name;
     let known = best_known(&config.instances);
     let mut graphs: Vec<(String, MaxCutInstance, Option<f64>)> = Vec::new();
     let files = instance_files(&config.instances)?;
@@ -130,13 +117,10 @@ pub fn run_ising_policy(config: &IsingPolicyBenchConfig, policy: &IsingPolicy, m
                     target_energy: best.map(|b| graph.energy_for_objective(b)),
                     ..SearchParams::default()
                 };
-                let start = Instant::now();
-                let outcome = minimize(graph.ising(), &params);
-                // The policy's own time counts against the run that used it.
-                (outcome, start.elapsed())
+                minimize(graph.ising(), &params)
             };
-            let (with, _) = search(answers.iter().map(|(s, _)| s.clone()).collect());
-            let (without, _) = search(Vec::new());
+            let with = search(answers.iter().map(|(s, _)| s.clone()).collect());
+            let without = search(Vec::new());
             let (cut_with, cut_without) = (graph.cut_value(&with.spins), graph.cut_value(&without.spins));
             let target = best.unwrap_or(cut_with.max(cut_without));
             let reach = |outcome: &crate::search::SearchOutcome, offset: Duration| {

@@ -29,7 +29,7 @@ use crate::drl::env::orgym::vehicle_routing::{Dispatch, VehicleRoutingConfig};
 use crate::drl::env::orgym::vehicle_routing_reference::{dispatcher_returns, rollout as routing_rollout};
 use crate::drl::env::orgym::vmpacking::{DataCenter, VmPackingConfig, IDS as VM_IDS};
 use crate::drl::env::orgym::vmpacking_reference::{rollout as vm_rollout, rule_returns, Rule};
-use crate::drl::env::orgym::{first_episode_returns, random_allowed, OrGymEpisode, OrGymVecEnv};
+use crate::drl::env::orgym::{first_episode_returns, random_allowed, OrGymConfig, OrGymEpisode, OrGymVecEnv};
 use crate::drl::env::VecEnv;
 use crate::drl::run::{greedy_actions, load_policy_for};
 use anyhow::{Context, Result};
@@ -145,8 +145,7 @@ fn quality(config: &OrGymBenchConfig, variants: &[Variant], report: &mut String)
     for &variant in variants {
         for (label, env_config) in settings(variant) {
             let dir = model_dir(&config.models, variant);
-            // Knapsack-v3's policy reads the clock (the env's module doc).
-            let featured = KnapsackConfig { planning_features: variant == Variant::Online, ..env_config.clone() };
+            let featured = env_config.policy_observation();
             let probe = KnapsackVecEnv::new(featured.clone(), n);
             let policy_cells = match load_policy_for(&dir, tch::Device::Cpu, &probe) {
                 Ok(mut agent) => {
@@ -551,21 +550,17 @@ fn inventory_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
             let (levels, base_stock) = inventory_base_stock(&env_config, n, EVALUATION_SEED);
             let (bs, bs_ci) = mean_ci(&base_stock);
             let (lp, lp_ci) = mean_ci(&shrinking_horizon_returns(&env_config, n, EVALUATION_SEED));
-            let (policy_cell, ratio, lp_ratio) = match policy_returns::<Chain>(
-                &dir,
-                &InventoryConfig { planning_features: true, ..env_config.clone() },
-                n,
-                EVALUATION_SEED,
-            ) {
-                Ok(returns) => {
-                    let (mean, ci) = mean_ci(&returns);
-                    (format!("{mean:.1} ± {ci:.1}"), format!("{:.3}", mean / bs), format!("{:.3}", mean / lp))
-                }
-                Err(error) => {
-                    eprintln!("{}: no policy for {label} ({error:#})", dir.display());
-                    ("-".into(), "-".into(), "-".into())
-                }
-            };
+            let (policy_cell, ratio, lp_ratio) =
+                match policy_returns::<Chain>(&dir, &env_config.policy_observation(), n, EVALUATION_SEED) {
+                    Ok(returns) => {
+                        let (mean, ci) = mean_ci(&returns);
+                        (format!("{mean:.1} ± {ci:.1}"), format!("{:.3}", mean / bs), format!("{:.3}", mean / lp))
+                    }
+                    Err(error) => {
+                        eprintln!("{}: no policy for {label} ({error:#})", dir.display());
+                        ("-".into(), "-".into(), "-".into())
+                    }
+                };
             let zero = inventory_rollout(&env_config, n, EVALUATION_SEED, &mut |env, _, _| {
                 vec![0.0; env.num_envs() * env_config.stages()]
             });
@@ -625,12 +620,8 @@ fn portfolio_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
     for (label, env_config) in portfolio_settings() {
         let oracle = oracle_wealths(&env_config, n, EVALUATION_SEED);
         let lp = portfolio_shrinking_horizon(&env_config, n, EVALUATION_SEED);
-        let policy_cells = match policy_returns::<Portfolio>(
-            &dir,
-            &PortfolioConfig { planning_features: true, ..env_config.clone() },
-            n,
-            EVALUATION_SEED,
-        ) {
+        let policy_cells = match policy_returns::<Portfolio>(&dir, &env_config.policy_observation(), n, EVALUATION_SEED)
+        {
             Ok(wealth) => {
                 let ((mean, ci), (ratio, ratio_ci)) = (mean_ci(&wealth), percent_of(&wealth, &oracle));
                 format!("{mean:.0} ± {ci:.0} | {ratio:.1} ± {ratio_ci:.1}")
@@ -688,7 +679,7 @@ fn tsp_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
     for (id, label, env_config) in tsp_settings() {
         let reference = tsp_reference_returns(&env_config, n, EVALUATION_SEED);
         let dir = config.models.join(format!("orgym-{}", id.to_lowercase()));
-        let featured = TspConfig { node_features: true, ..env_config.clone() };
+        let featured = env_config.policy_observation();
         let (policy_cell, ratio) = match policy_returns::<Walk>(&dir, &featured, n, EVALUATION_SEED) {
             Ok(returns) => {
                 let (mean, ci) = mean_ci(&returns);

@@ -384,9 +384,8 @@ const POLICY_SAMPLES: usize = 16;
 fn ising_policy<'a>(
     models: Models<'a>,
 ) -> Result<Option<&'a Mutex<crate::search::ising_policy::IsingPolicy>>, ProblemError> {
-    type Policy = Mutex<crate::search::ising_policy::IsingPolicy>;
-    let default = || models.registry.models.iter().find(|m| m.policy::<Policy>().is_some());
-    Ok(models.chosen::<Policy>("ising", default)?.map(|(policy, _)| policy))
+    let default = || crate::search::ising_policy::find_in(models.registry).map(|(_, model)| model);
+    Ok(models.chosen::<Mutex<crate::search::ising_policy::IsingPolicy>>("ising", default)?.map(|(policy, _)| policy))
 }
 
 impl<T: IsingProblem> Instance for T {

@@ -20,9 +20,9 @@
 //! on graphs drawn fresh every step (`TrainingGraphs`). Answers: sign(x), then a greedy descent
 //! (steepest single flips) per chain, the best chain kept.
 
-use crate::models::{LoadedPolicy, Manifest, WEIGHTS_FILE};
+use crate::models::{LoadedPolicy, Manifest, ModelRegistry, RegisteredModel, WEIGHTS_FILE};
 use crate::problems::random::standard_normal;
-use crate::search::ising::IsingModel;
+use crate::search::ising::{IsingModel, IsingTensors};
 use crate::search::tabu::greedy_descent;
 use anyhow::{Context, Result};
 use rand::{Rng, SeedableRng};
@@ -164,18 +164,15 @@ pub fn training_model(rng: &mut ChaCha8Rng, n: usize) -> IsingModel {
     IsingModel::new(nodes, couplings, vec![])
 }
 
-/// An Ising model as the network's tensors: both directions of every coupling, the per-spin
-/// normalizer 1 / (sum_j |J_ij| + |h_i|), and the normalized fields.
+/// An Ising model as the network's tensors: the model's own (`IsingModel::tensors`: couplings
+/// once each, fields), both directions of every coupling for the messages, and the per-spin
+/// normalizer 1 / (sum_j |J_ij| + |h_i|).
 struct GraphTensors {
+    ising: IsingTensors,
     source: Tensor,
     target: Tensor,
     weight: Tensor,
     inverse_norm: Tensor,
-    fields: Tensor,
-    /// One direction, for the energy.
-    first: Tensor,
-    second: Tensor,
-    single: Tensor,
     /// sum |J| + sum |h|.
     total: f64,
 }
@@ -183,52 +180,35 @@ struct GraphTensors {
 impl GraphTensors {
     fn new(model: &IsingModel, device: Device) -> Self {
         let n = model.num_spins();
-        let couplings = model.couplings();
-        let mut norm = vec![0.0f64; n];
-        let (mut source, mut target, mut weight) = (Vec::new(), Vec::new(), Vec::new());
-        for &(i, j, w) in couplings {
-            source.extend([i as i64, j as i64]);
-            target.extend([j as i64, i as i64]);
-            weight.extend([w as f32, w as f32]);
+        let mut norm: Vec<f64> = (0..n).map(|i| model.field(i).abs()).collect();
+        for &(i, j, w) in model.couplings() {
             norm[i as usize] += w.abs();
             norm[j as usize] += w.abs();
         }
-        let fields: Vec<f32> = (0..n).map(|i| model.field(i) as f32).collect();
-        for (i, h) in fields.iter().enumerate() {
-            norm[i] += f64::from(h.abs());
-        }
+        let total = model.couplings().iter().map(|c| c.2.abs()).sum::<f64>()
+            + (0..n).map(|i| model.field(i).abs()).sum::<f64>();
         let inverse: Vec<f32> = norm.iter().map(|&s| if s > 0.0 { (1.0 / s) as f32 } else { 0.0 }).collect();
-        let total = norm.iter().sum::<f64>() - couplings.iter().map(|c| c.2.abs()).sum::<f64>();
-        let ints = |v: &[i64]| Tensor::from_slice(v).to(device);
-        let floats = |v: &[f32]| Tensor::from_slice(v).to(device);
+        let ising = model.tensors(device);
         GraphTensors {
-            first: ints(&couplings.iter().map(|c| c.0 as i64).collect::<Vec<_>>()),
-            second: ints(&couplings.iter().map(|c| c.1 as i64).collect::<Vec<_>>()),
-            single: floats(&couplings.iter().map(|c| c.2 as f32).collect::<Vec<_>>()),
-            source: ints(&source),
-            target: ints(&target),
-            weight: floats(&weight),
-            inverse_norm: floats(&inverse),
-            fields: floats(&fields),
+            source: Tensor::cat(&[&ising.rows, &ising.cols], 0),
+            target: Tensor::cat(&[&ising.cols, &ising.rows], 0),
+            weight: Tensor::cat(&[&ising.weights, &ising.weights], 0),
+            inverse_norm: Tensor::from_slice(&inverse).to(device),
             total: total.max(1e-12),
+            ising,
         }
     }
 
     /// Local fields sum_j J_ij x_j + h_i of soft spins x [B, n].
     fn local_fields(&self, x: &Tensor) -> Tensor {
         let messages = x.index_select(1, &self.source) * &self.weight;
-        x.zeros_like().index_add(1, &self.target, &messages) + &self.fields
+        x.zeros_like().index_add(1, &self.target, &messages) + &self.ising.fields
     }
 
     /// H at soft spins x [B, n] (the expected energy of independent spins with means x),
     /// divided by sum |J| + sum |h|: [B].
     fn normalized_energy(&self, x: &Tensor) -> Tensor {
-        let pairs = (x.index_select(1, &self.first) * x.index_select(1, &self.second) * &self.single).sum_dim_intlist(
-            1,
-            false,
-            Kind::Float,
-        );
-        (pairs + x.matmul(&self.fields)) / self.total
+        self.ising.hamiltonian(x) / self.total
     }
 }
 
@@ -264,7 +244,7 @@ impl IsingPolicy {
         IsingPolicy { config, store, mlp, log_beta, gamma }
     }
 
-    /// Soft spins [B, n] after every layer from starts x0 [B, n].
+    /// Soft spins [B, n] after the last layer, from starts x0 [B, n].
     fn forward(&self, graph: &GraphTensors, x0: &Tensor) -> Tensor {
         let layers = self.config.layers.max(1) as i64;
         let mut x = x0.shallow_clone();
@@ -381,6 +361,11 @@ pub fn validate(
         "policy_normalized_energy": learned / count, "greedy_normalized_energy": greedy / count,
         "policy_beats_greedy_on": wins, "policy_ms_per_graph": ms / count,
     })
+}
+
+/// The registry's first Ising policy, with its entry (the default of every Ising problem).
+pub fn find_in(registry: &ModelRegistry) -> Option<(&Mutex<IsingPolicy>, &RegisteredModel)> {
+    registry.models.iter().find_map(|m| m.policy::<Mutex<IsingPolicy>>().map(|p| (p, m)))
 }
 
 /// The model registry's loader for `ising` manifests.

@@ -18,14 +18,6 @@ pub enum TensorClassic {
 }
 
 impl TensorClassic {
-    pub fn from_id(id: &str) -> Option<Self> {
-        match id {
-            "CartPole-v1" => Some(TensorClassic::CartPole),
-            "Pendulum-v1" => Some(TensorClassic::Pendulum),
-            _ => None,
-        }
-    }
-
     fn state_dim(self) -> i64 {
         match self {
             TensorClassic::CartPole => 4,

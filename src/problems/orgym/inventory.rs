@@ -9,6 +9,7 @@
 use super::{config_from, shipped_policy, unknown_baseline};
 use crate::drl::env::orgym::inventory::{InventoryConfig, InventoryVecEnv, PeriodLog, IDS};
 use crate::drl::env::orgym::inventory_reference::{base_stock_action, best_base_stock, shrinking_horizon_action};
+use crate::drl::env::orgym::OrGymConfig;
 use crate::drl::env::VecEnv;
 use crate::drl::run::greedy_actions;
 use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
@@ -145,8 +146,7 @@ impl Instance for InventoryEpisode {
     /// (other stages or lead times change the observation's width), the base-stock policy's.
     fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
         let start = Instant::now();
-        // The shipped policies read the planning features (the env's module doc).
-        let featured = InventoryConfig { planning_features: true, ..self.config.clone() };
+        let featured = self.config.policy_observation();
         let probe = InventoryVecEnv::new(featured.clone(), 1);
         match shipped_policy(&models, self.id, &probe) {
             Ok((mut agent, name)) => {

@@ -9,6 +9,7 @@
 use super::{config_error, env_parameters, shipped_policy};
 use crate::drl::env::orgym::knapsack::{KnapsackConfig, KnapsackItems, KnapsackVecEnv, Variant};
 use crate::drl::env::orgym::knapsack_reference::{greedy_action, offline_optimum, optimum};
+use crate::drl::env::orgym::OrGymConfig;
 use crate::drl::env::VecEnv;
 use crate::drl::run::greedy_actions;
 use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
@@ -180,9 +181,7 @@ impl Instance for KnapsackEpisode {
     /// `solution.method`.
     fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
         let start = Instant::now();
-        // Knapsack-v3's shipped policy reads the clock (the env's module doc).
-        let online = self.config.variant == Variant::Online;
-        let featured = KnapsackConfig { planning_features: online, ..self.config.clone() };
+        let featured = self.config.policy_observation();
         let probe = KnapsackVecEnv::new(featured.clone(), 1);
         match shipped_policy(&models, self.config.variant.id(), &probe) {
             Ok((mut agent, name)) => {

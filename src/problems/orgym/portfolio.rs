@@ -8,6 +8,7 @@
 use super::{config_from, shipped_policy, unknown_baseline};
 use crate::drl::env::orgym::portfolio::{Portfolio, PortfolioConfig, PortfolioVecEnv, Trades};
 use crate::drl::env::orgym::portfolio_reference::{as_action, plan, shrinking_horizon_action};
+use crate::drl::env::orgym::OrGymConfig;
 use crate::drl::env::VecEnv;
 use crate::drl::run::greedy_actions;
 use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
@@ -151,8 +152,7 @@ impl Instance for PortfolioEpisode {
     /// (another number of assets changes the observation's width), the shrinking-horizon LP's.
     fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
         let start = Instant::now();
-        // The shipped policy reads the planning features (the env's module doc).
-        let featured = PortfolioConfig { planning_features: true, ..self.config.clone() };
+        let featured = self.config.policy_observation();
         let probe = PortfolioVecEnv::new(featured.clone(), 1);
         match shipped_policy(&models, ID, &probe) {
             Ok((mut agent, name)) => {

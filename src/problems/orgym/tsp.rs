@@ -11,6 +11,7 @@
 use super::{config_from, shipped_policy, unknown_baseline};
 use crate::drl::env::orgym::tsp::{TspConfig, TspVecEnv, Walk, IDS};
 use crate::drl::env::orgym::tsp_reference::reference_move;
+use crate::drl::env::orgym::OrGymConfig;
 use crate::drl::env::VecEnv;
 use crate::drl::run::greedy_actions;
 use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
@@ -122,7 +123,7 @@ impl Instance for TspEpisode {
     /// The shipped (or requested) policy's walk; without one, the reference's.
     fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
         let start = Instant::now();
-        let featured = TspConfig { node_features: true, ..self.config.clone() };
+        let featured = self.config.policy_observation();
         let probe = TspVecEnv::new(featured.clone(), 1);
         match shipped_policy(&models, self.id, &probe) {
             Ok((mut agent, name)) => {

@@ -172,6 +172,10 @@ impl InventoryConfig {
 }
 
 impl super::OrGymConfig for InventoryConfig {
+    fn policy_observation(&self) -> Self {
+        InventoryConfig { planning_features: true, ..self.clone() }
+    }
+
     fn observation_dim(&self) -> usize {
         InventoryConfig::observation_dim(self)
     }

@@ -122,6 +122,11 @@ impl Default for KnapsackConfig {
 }
 
 impl super::OrGymConfig for KnapsackConfig {
+    /// Knapsack-v3's policy reads the clock.
+    fn policy_observation(&self) -> Self {
+        KnapsackConfig { planning_features: self.variant == Variant::Online, ..self.clone() }
+    }
+
     fn observation_dim(&self) -> usize {
         KnapsackConfig::observation_dim(self)
     }

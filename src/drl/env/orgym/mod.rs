@@ -83,6 +83,12 @@ pub trait OrGymConfig: Clone + Send + Sync {
     fn observation_dim(&self) -> usize;
     fn action_space(&self) -> ActionSpace;
     fn layout(&self) -> ObservationLayout;
+    /// This config as the shipped policy observes it: with the observation options of ours it
+    /// was trained on (`planning_features`, `node_features`; the module doc), the dynamics and
+    /// rewards unchanged. The policy's training, its endpoint and the bench all go through here.
+    fn policy_observation(&self) -> Self {
+        self.clone()
+    }
 }
 
 /// One env's episode in progress: how it starts, steps and shows itself.

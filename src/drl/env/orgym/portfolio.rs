@@ -162,6 +162,10 @@ pub fn bankrupt(prices: &mut [Vec<f64>]) {
 }
 
 impl super::OrGymConfig for PortfolioConfig {
+    fn policy_observation(&self) -> Self {
+        PortfolioConfig { planning_features: true, ..self.clone() }
+    }
+
     fn observation_dim(&self) -> usize {
         PortfolioConfig::observation_dim(self)
     }

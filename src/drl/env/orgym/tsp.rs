@@ -166,6 +166,10 @@ pub fn two_way(n: usize, lists: &[Vec<usize>]) -> Vec<Vec<bool>> {
 }
 
 impl super::OrGymConfig for TspConfig {
+    fn policy_observation(&self) -> Self {
+        TspConfig { node_features: true, ..self.clone() }
+    }
+
     fn observation_dim(&self) -> usize {
         TspConfig::observation_dim(self)
     }
