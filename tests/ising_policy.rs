@@ -81,7 +81,7 @@ fn the_shipped_policy_beats_as_many_greedy_descents_and_seeds_a_reproducible_sea
         eprintln!("seed {seed}: policy {rescored}, best of 16 greedy descents {greedy}");
         wins += usize::from(rescored > greedy);
 
-        // Named, the policy gives the search its starts (unnamed only from 5,000 spins): never
+        // Named, the policy gives the search its starts (unnamed, none): never
         // worse than them, and the same seed and round budget give the same cut.
         let search = SolveOptions {
             seed: Some(seed),
