@@ -89,7 +89,7 @@ models: build
 	done; done
 	./target/release/rlsolver train-policy compressive_sensing --measurements 50 --unknowns 100 --steps 4000 --batch 64 --learning-rate 0.005 --out models
 	./target/release/rlsolver train-policy tensor_network --steps 1500 --learning-rate 0.01 --seed 0 --out models
-	./target/release/rlsolver train-policy ising --steps 800 --seed 0 --out models
+	./target/release/rlsolver train-policy ising --steps 2400 --seed 0 --out models
 	./target/release/rlsolver train-policy orgym --env Knapsack-v0 --steps 60000 --seed 0 --out models
 	./target/release/rlsolver train-policy orgym --env Knapsack-v1 --steps 40000 --seed 0 --out models
 	./target/release/rlsolver train-policy orgym --env Knapsack-v2 --steps 40000 --seed 0 --out models

@@ -1,5 +1,5 @@
-//! `bench ising-policy`: the pretrained Ising policy (`search::ising_policy`) on graphs outside
-//! its training distribution: the Gset files of a folder and generated graphs of 5,000 and
+//! `bench ising-policy`: the pretrained Ising policy (`search::ising_policy`) on graphs it never
+//! saw: the Gset files of a folder and generated graphs of 5,000 and
 //! 10,000 nodes (an Erdos-Renyi graph of mean degree 6 with +-1 weights, and the 100 x 100
 //! toroidal grid with +-1 couplings, a 2-D spin glass). Per graph and seed:
 //! - the policy alone (its best of 16 greedily polished answers) and its wall time t_p;
@@ -89,8 +89,8 @@ pub fn run_ising_policy(config: &IsingPolicyBenchConfig) -> Result<String> {
     let mut report = String::new();
     writeln!(
         report,
-        "Pretrained Ising policy `{model_name}` (best of {} answers, greedy polish) on graphs outside its training \
-         distribution; median (worst) over seeds {:?}; wall time per search {} s all told (the policy's time included in the run with it), one process on this machine.\n",
+        "Pretrained Ising policy `{model_name}` (best of {} answers, greedy polish) on graphs it never saw \
+         (Gset; the generated ones above its training sizes); median (worst) over seeds {:?}; wall time per search {} s all told (the policy's time included in the run with it), one process on this machine.\n",
         config.chains, config.seeds, config.time_limit_s
     )?;
     writeln!(

@@ -69,7 +69,7 @@ impl Default for IsingPolicyTraining {
 }
 
 /// What the training graphs are drawn from, for the manifest.
-pub const TRAINING_DATA: &str = "graphs drawn on the fly by ChaCha8 from the seed (search::ising_policy::training_model): Erdos-Renyi (mean degree 2-10), Barabasi-Albert (1-4 edges per new node), random regular (degree 3-6), 2-D toroidal and planar grids; weights all +1, +-1 or N(0, 1), each with probability 1/3; sizes log-uniform in [min_nodes, max_nodes]; none stored, never a Gset file";
+pub const TRAINING_DATA: &str = "graphs drawn on the fly by ChaCha8 from the seed (search::ising_policy::training_model): Erdos-Renyi (mean degree 2-30), Barabasi-Albert (1-10 edges per new node), random regular (degree 3-16), 2-D toroidal and planar grids; weights all +1, +-1 or N(0, 1), each with probability 1/3; sizes log-uniform in [min_nodes, max_nodes]; none stored, never a Gset file";
 
 /// One of the training distribution's models (no fields: Max-Cut-like), `n` nodes or the
 /// nearest square for the grids.
@@ -84,14 +84,14 @@ pub fn training_model(rng: &mut ChaCha8Rng, n: usize) -> IsingModel {
     let mut nodes = n;
     match rng.gen_range(0..5) {
         0 => {
-            let target = (rng.gen_range(2.0..10.0) * n as f64 / 2.0) as usize;
+            let target = (rng.gen_range(2.0..30.0) * n as f64 / 2.0) as usize;
             while edges.len() < target.min(n * (n - 1) / 2) {
                 let (u, v) = (rng.gen_range(0..n), rng.gen_range(0..n));
                 add(&mut edges, u, v);
             }
         }
         1 => {
-            let k = rng.gen_range(1..=4usize).min(n - 1);
+            let k = rng.gen_range(1..=10usize).min(n - 1);
             let mut ends: Vec<usize> = Vec::new();
             for i in 0..=k {
                 for j in 0..i {
@@ -115,7 +115,7 @@ pub fn training_model(rng: &mut ChaCha8Rng, n: usize) -> IsingModel {
             }
         }
         2 => {
-            let degree = rng.gen_range(3..=6usize);
+            let degree = rng.gen_range(3..=16usize);
             let mut stubs: Vec<usize> = (0..n).flat_map(|i| std::iter::repeat_n(i, degree)).collect();
             for i in (1..stubs.len()).rev() {
                 stubs.swap(i, rng.gen_range(0..=i));
