@@ -55,6 +55,7 @@ pub struct HttpMetrics {
     latency: Family<RouteLabels, Histogram, fn() -> Histogram>,
     solver: Family<ProblemLabels, Histogram, fn() -> Histogram>,
     jobs: Family<JobLabels, Gauge>,
+    solves_in_flight: Gauge,
 }
 
 impl Default for HttpMetrics {
@@ -73,7 +74,13 @@ impl Default for HttpMetrics {
         registry.register_with_unit("solver", "Solver wall time by problem", Unit::Seconds, solver.clone());
         let jobs = Family::<JobLabels, Gauge>::default();
         registry.register("jobs", "Jobs by kind and state", jobs.clone());
-        HttpMetrics { registry, requests, latency, solver, jobs }
+        let solves_in_flight = Gauge::default();
+        registry.register(
+            "solves_in_flight",
+            "Synchronous solves holding a solver slot (503 when all max_concurrent_solves are held)",
+            solves_in_flight.clone(),
+        );
+        HttpMetrics { registry, requests, latency, solver, jobs, solves_in_flight }
     }
 }
 
@@ -88,8 +95,10 @@ impl HttpMetrics {
         self.solver.get_or_create(&ProblemLabels { problem: problem.to_string() }).observe(seconds);
     }
 
-    /// The exposition, with the job gauges set from the store's counts of this scrape.
-    fn render(&self, jobs: &[(String, String, i64)]) -> String {
+    /// The exposition, with the job gauges set from the store's counts of this scrape and the
+    /// solves in flight from the solver slots held now.
+    fn render(&self, jobs: &[(String, String, i64)], solves_in_flight: i64) -> String {
+        self.solves_in_flight.set(solves_in_flight);
         // A state no job is in any more must not keep its last count.
         self.jobs.clear();
         for (kind, state, n) in jobs {
@@ -112,7 +121,8 @@ pub fn router() -> Router<AppState> {
 pub async fn metrics(State(state): State<AppState>) -> Response {
     let jobs = state.jobs.store().count_by_state().await.unwrap_or_default();
     let content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-    ([(header::CONTENT_TYPE, content_type)], state.metrics.render(&jobs)).into_response()
+    let held = state.config.max_concurrent_solves.max(1).saturating_sub(state.solve_slots.available_permits());
+    ([(header::CONTENT_TYPE, content_type)], state.metrics.render(&jobs, held as i64)).into_response()
 }
 
 /// Middleware: counts every request under its route template (unmatched: `other`).
