@@ -22,7 +22,7 @@ enum Command {
     /// Run the HTTP service.
     Serve(ServeArgs),
     /// Solve one instance and print the result as JSON.
-    Solve(SolveArgs),
+    Solve(Box<SolveArgs>),
     /// Benchmark a problem on a folder of instances and write a markdown table.
     Bench(BenchArgs),
     /// Print the OpenAPI document.
@@ -157,6 +157,9 @@ struct SolveArgs {
     /// Iteration budget in rounds (reproducible with the same seed).
     #[arg(long)]
     max_rounds: Option<usize>,
+    /// Chain kernels: auto, native, tensor, bifurcation or tempering.
+    #[arg(long)]
+    backend: Option<String>,
     /// `search` (default) or a baseline (maxcut: greedy, sa, rank2; mimo: mrt, zf, rzf, wmmse, policy; compressive_sensing: omp, ista, fista, policy; max_independent_set, min_vertex_cover, max_clique: greedy; set_cover: greedy, ising; knapsack: dp, greedy, ising; graph_coloring: dsatur, ising; graph_partitioning: bfs, ising; number_partitioning: anneal, kk, ckk, ising; tensor_network: greedy, random-greedy, policy; portfolio: unconstrained, greedy, ga, branch-and-bound; tsp: nn-2opt).
     #[arg(long)]
     method: Option<String>,
@@ -203,6 +206,18 @@ struct TuningArgs {
     /// How strongly the moves follow the proposal policy (default 0.1).
     #[arg(long)]
     proposal_strength: Option<f64>,
+    /// Lock-step backends: chains polished by tabu search per round.
+    #[arg(long)]
+    polish_chains: Option<usize>,
+    /// Tempering: rungs of the temperature ladder.
+    #[arg(long)]
+    rungs: Option<usize>,
+    /// Tempering: the hottest and coldest rung factors, e.g. 1.5,0.1.
+    #[arg(long, value_delimiter = ',')]
+    ladder: Option<Vec<f64>>,
+    /// Lock-step backends: bifurcation steps or tempering sweeps per round.
+    #[arg(long)]
+    lockstep_steps: Option<usize>,
 }
 
 impl TuningArgs {
@@ -234,6 +249,18 @@ impl TuningArgs {
         params.proposal.enabled |= self.proposal_policy;
         if let Some(strength) = self.proposal_strength {
             params.proposal.strength = strength;
+        }
+        params.polish_chains = self.polish_chains.or(params.polish_chains);
+        if let Some(rungs) = self.rungs {
+            params.tempering.rungs = rungs;
+        }
+        if let Some(ladder) = &self.ladder {
+            params.tempering.hot = ladder[0];
+            params.tempering.cold = *ladder.get(1).unwrap_or(&ladder[0]);
+        }
+        if let Some(steps) = self.lockstep_steps {
+            params.tempering.sweeps = steps;
+            params.bifurcation.steps = steps;
         }
     }
 }
@@ -292,6 +319,10 @@ struct TrainArgs {
     /// Envs stepped as one batch (multi-agent runs; default: the algorithm's).
     #[arg(long)]
     num_envs: Option<usize>,
+    /// On-policy runs on classic control: this many envs as tensors on --device, stepped
+    /// without leaving it (e.g. 4096; no --out checkpoints yet).
+    #[arg(long)]
+    device_envs: Option<usize>,
     /// cpu, cuda or auto.
     #[arg(long, default_value = "cpu")]
     device: String,
@@ -395,7 +426,10 @@ struct BenchArgs {
     /// (contraction orders against cotengra), portfolio (Chang et al.'s frontiers), tsp (TSPLIB
     /// tours against their optima), orgym (OR-Gym policies against their references, env
     /// throughput against or-gymnasium), bifurcation (simulated bifurcation on Gset at each
-    /// time limit, --chains chains, default 1024, on --device) or ising-policy (the pretrained
+    /// time limit, --chains chains, default 1024, on --device), backends (the search with each
+    /// of --backends at each time limit on --device: the Gset graphs named by --only, default
+    /// G14,G15,G22,G49,G50, and a generated --torus-side torus), device-envs (classic control as
+    /// tensors on --device and PPO on them against the native envs and loop) or ising-policy (the pretrained
     /// Ising policy against greedy and SA, and the search with and without it, on the Gset
     /// graphs named by --only, default G14,G15,G22,G49,G50, and generated 5,000 and 10,000-node
     /// graphs, at the first --time-limit).
@@ -430,7 +464,7 @@ struct BenchArgs {
     /// maxcut, nphard, tnco, portfolio, tsp: seeds of our runs (median and worst per cell); drl: seeds of the time-to-threshold runs.
     #[arg(long, default_value = "0,1,2,3,4", value_delimiter = ',')]
     seeds: Vec<u64>,
-    /// nphard: only these problems' suites; ising-policy: only these Gset graphs; orgym: only these sections (knapsack,
+    /// nphard: only these problems' suites; ising-policy, backends: only these Gset graphs; orgym: only these sections (knapsack,
     /// knapsack-online (its v3 rows), binpacking, newsvendor, inventory, portfolio, tsp,
     /// vmpacking, routing, throughput); comma-separated (default: all).
     #[arg(long, value_delimiter = ',')]
@@ -438,6 +472,13 @@ struct BenchArgs {
     /// orgym: evaluation episodes per row.
     #[arg(long, default_value_t = 1000)]
     episodes: usize,
+    /// backends: the search backends compared (native, tensor, tempering, bifurcation;
+    /// default native,tempering,bifurcation).
+    #[arg(long, value_delimiter = ',')]
+    backends: Vec<String>,
+    /// backends: side of the generated toroidal spin glass (default 100: 10,000 nodes; 0: none).
+    #[arg(long)]
+    torus_side: Option<usize>,
 }
 
 /// A user error is one line on stderr and exit status 2: anyhow's `Debug` (what returning the
@@ -461,7 +502,7 @@ fn run() -> Result<()> {
         .init();
     match Cli::parse().command {
         Command::Serve(args) => serve(args),
-        Command::Solve(args) => solve(args),
+        Command::Solve(args) => solve(*args),
         Command::Bench(args) => bench(args),
         Command::Openapi => {
             print!("{}", rlsolver::api::openapi::openapi_json());
@@ -542,6 +583,7 @@ fn run() -> Result<()> {
                 prioritized: args.per,
                 h_term_lambda: args.h_term_lambda,
                 num_envs: args.num_envs,
+                device_envs: args.device_envs,
                 hooks: Default::default(),
             };
             let summary = rlsolver::drl::train(&request)?;
@@ -633,6 +675,7 @@ fn solve(args: SolveArgs) -> Result<()> {
         target: args.target,
         device: args.device,
         max_rounds: args.max_rounds,
+        backend: args.backend,
         method: args.method,
         model: args.model,
     };
@@ -768,6 +811,36 @@ fn bench(args: BenchArgs) -> Result<()> {
                 chains: args.chains.unwrap_or(1024),
             })?
         }
+        "device-envs" => {
+            use rlsolver::bench::device_envs::{run_device_envs, DeviceEnvsBenchConfig};
+            run_device_envs(&DeviceEnvsBenchConfig {
+                device: problems::parse_device(Some(&args.device))?,
+                seeds: args.seeds.clone(),
+                ..DeviceEnvsBenchConfig::default()
+            })?
+        }
+        "backends" => {
+            use rlsolver::bench::backends::{run_backends, BackendsBenchConfig};
+            let defaults = BackendsBenchConfig::default();
+            let backends = args
+                .backends
+                .iter()
+                .map(|name| {
+                    problems::parse_backend(Some(name))?
+                        .ok_or_else(|| anyhow::anyhow!("--backends: name one, not auto"))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            run_backends(&BackendsBenchConfig {
+                instances: args.instances,
+                graphs: if args.only.is_empty() { defaults.graphs } else { args.only.clone() },
+                torus_side: args.torus_side.unwrap_or(defaults.torus_side),
+                backends: if backends.is_empty() { defaults.backends } else { backends },
+                time_limits_s: args.time_limit,
+                seeds: args.seeds.clone(),
+                device: problems::parse_device(Some(&args.device))?,
+                chains: args.chains,
+            })?
+        }
         "ising-policy" => {
             use rlsolver::bench::ising_policy::{run_ising_policy, IsingPolicyBenchConfig};
             let defaults = IsingPolicyBenchConfig::default();
@@ -830,7 +903,7 @@ fn bench(args: BenchArgs) -> Result<()> {
             ..Default::default()
         })?,
         other => {
-            anyhow::bail!("bench supports maxcut, drl, mimo, cs, nphard, tnco, portfolio, tsp, orgym, bifurcation and ising-policy, not '{other}'")
+            anyhow::bail!("bench supports maxcut, drl, mimo, cs, nphard, tnco, portfolio, tsp, orgym, bifurcation, backends, device-envs and ising-policy, not '{other}'")
         }
     };
     print!("{report}");

@@ -198,3 +198,28 @@ fn env_config_travels_with_the_run() {
     assert!(error.contains("env_config") && error.contains("nodes"), "{error}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// PPO-discrete on 256 CartPole envs held as tensors (issue 17) reaches the 475 threshold, as
+/// confirmed by the monitor's fresh native episodes; runs the device loop cannot honour are refused.
+#[test]
+fn ppo_on_device_envs_solves_cartpole_and_refuses_what_it_cannot_do() {
+    let run = |overrides: TrainConfig| rlsolver::drl::run::train_on_device(&overrides, 256);
+    let base = TrainConfig {
+        eval_every: 16 * 256,
+        target_return: Some(475.0),
+        ..TrainConfig::new("ppo_discrete", "CartPole-v1", 1_000_000, 0)
+    };
+    let outcome = run(base.clone()).unwrap();
+    let reached = outcome.reached_target_at.expect("475 within 1M steps on 256 device envs");
+    assert!(outcome.evaluations.iter().any(|e| e.return_mean >= 475.0));
+    assert!(reached % (16 * 256) == 0, "steps come in whole rollouts: {reached}");
+    for (bad, says) in [
+        (TrainConfig { out_dir: Some(std::env::temp_dir()), ..base.clone() }, "checkpoints"),
+        (TrainConfig { env_id: "Knapsack-v1".into(), ..base.clone() }, "device envs exist for"),
+        (TrainConfig { algorithm: "sac".into(), env_id: "Pendulum-v1".into(), ..base.clone() }, "on-policy"),
+    ] {
+        let Err(error) = run(bad) else { panic!("accepted a run that needs '{says}'") };
+        let error = error.to_string();
+        assert!(error.contains(says), "{error}");
+    }
+}

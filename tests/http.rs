@@ -24,6 +24,17 @@ fn brute_force_max_cut(n: usize, edges: &[(usize, usize, f64)]) -> f64 {
         .fold(f64::NEG_INFINITY, f64::max)
 }
 
+/// The 0-based weighted edges of a Gset text.
+fn edges_of(text: &str) -> Vec<(usize, usize, f64)> {
+    text.lines()
+        .skip(1)
+        .map(|l| {
+            let t: Vec<usize> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
+            (t[0] - 1, t[1] - 1, t[2] as f64)
+        })
+        .collect()
+}
+
 fn cut_of(solution: &Value, edges: &[(usize, usize, f64)]) -> f64 {
     let side: Vec<u64> = solution.as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
     edges.iter().filter(|&&(u, v, _)| side[u] != side[v]).map(|e| e.2).sum()
@@ -101,6 +112,29 @@ fn gset_text_solve_with_query_options_reaches_its_target() {
     assert_eq!(report["status"], "target_reached");
 }
 
+/// The lock-step backends answer through the same endpoint: a random graph's cut, re-scored
+/// here, matches the reported objective, and the same seed and round budget repeat the answer.
+#[test]
+fn lockstep_backends_answer_true_cuts_reproducibly_over_http() {
+    let base = server();
+    let text = random_gset(120, 480, 3);
+    let edges = edges_of(&text);
+    for backend in ["tempering", "bifurcation"] {
+        let solve = || -> Value {
+            let url = format!("{base}/v1/problems/maxcut/solve?backend={backend}&max_rounds=2&chains=32&seed=4");
+            let response = client().post(url).header("content-type", "text/plain").body(text.clone()).send().unwrap();
+            assert_eq!(response.status(), 200, "{backend}");
+            response.json().unwrap()
+        };
+        let (first, again) = (solve(), solve());
+        let cut = cut_of(&first["solution"], &edges);
+        assert_eq!(first["objective"].as_f64().unwrap(), cut, "{backend}");
+        // A random cut of this graph is about half its 480 edges; the search is far above.
+        assert!(cut > 330.0, "{backend}: {cut}");
+        assert_eq!(first["solution"], again["solution"], "{backend}");
+    }
+}
+
 fn expect_problem(response: reqwest::blocking::Response, status: u16, field: Option<&str>) {
     assert_eq!(response.status().as_u16(), status);
     assert_eq!(response.headers()["content-type"], "application/problem+json");
@@ -149,6 +183,7 @@ fn every_bad_input_gets_a_problem_json_4xx_naming_the_field() {
     expect_problem(text("3 1\n1 2 1", "?chains=0"), 422, Some("chains"));
     expect_problem(text("3 1\n1 2 1", "?colour=red"), 400, Some("query"));
     expect_problem(text("3 1\n1 2 1", "?method=magic"), 422, Some("method"));
+    expect_problem(text("3 1\n1 2 1", "?backend=warp"), 422, Some("backend"));
     expect_problem(
         c.post(&solve).header("content-type", "application/json").body("{\"instance\": ").send().unwrap(),
         400,
@@ -214,14 +249,7 @@ fn every_listed_baseline_runs_over_http_and_reports_a_true_cut() {
     let baselines = problems[0]["baselines"].as_array().unwrap().clone();
     assert!(baselines.len() >= 3, "{problems}");
     let text = random_gset(60, 200, 4);
-    let edges: Vec<(usize, usize, f64)> = text
-        .lines()
-        .skip(1)
-        .map(|l| {
-            let t: Vec<usize> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
-            (t[0] - 1, t[1] - 1, t[2] as f64)
-        })
-        .collect();
+    let edges = edges_of(&text);
     for baseline in baselines {
         let name = baseline.as_str().unwrap();
         let report: Value = c

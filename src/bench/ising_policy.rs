@@ -10,9 +10,10 @@
 //!
 //! Every cut is re-scored from the graph (`cut_value`), not taken from the solver's energy.
 
-use super::maxcut::{best_known, instance_files};
+use super::maxcut::named_graphs;
+use super::median_and_worst;
 use crate::problems::maxcut::generate::{random_gset, torus_gset};
-use crate::problems::maxcut::{baselines, parse_gset, MaxCutInstance};
+use crate::problems::maxcut::{baselines, parse_gset};
 use crate::problems::{IsingProblem, Limits};
 use crate::search::ising_policy::find_in;
 use crate::search::{minimize, SearchParams};
@@ -44,13 +45,6 @@ impl Default for IsingPolicyBenchConfig {
     }
 }
 
-fn median_and_worst(values: &mut [f64], higher_is_better: bool) -> (f64, f64) {
-    values.sort_by(f64::total_cmp);
-    let median = values[values.len() / 2];
-    let worst = if higher_is_better { values[0] } else { values[values.len() - 1] };
-    (median, worst)
-}
-
 fn cell(values: &mut [f64], higher_is_better: bool, decimals: usize) -> String {
     let (median, worst) = median_and_worst(values, higher_is_better);
     let show = |v: f64| if v.is_finite() { format!("{v:.decimals$}") } else { "not reached".into() };
@@ -64,19 +58,7 @@ pub fn run_ising_policy(config: &IsingPolicyBenchConfig) -> Result<String> {
     let (policy, model) = find_in(&registry).context("no Ising policy in the model registry (make models)")?;
     let policy = policy.lock().expect("policy lock");
     let model_name = &model.manifest.name;
-    let known = best_known(&config.instances);
-    let mut graphs: Vec<(String, MaxCutInstance, Option<f64>)> = Vec::new();
-    let files = instance_files(&config.instances)?;
-    for name in &config.graphs {
-        let path = files
-            .iter()
-            .find(|p| p.file_stem().is_some_and(|s| s.to_string_lossy() == *name))
-            .with_context(|| format!("{name} is not in {}", config.instances.display()))?;
-        let text = std::fs::read_to_string(path)?;
-        let graph = parse_gset(&text, &Limits::default()).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
-        let best = known.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
-        graphs.push((name.clone(), graph, best));
-    }
+    let mut graphs = named_graphs(&config.instances, &config.graphs)?;
     let generated = [
         ("er-5000-d6", random_gset(5000, 15_000, &[-1, 1], 17)),
         ("er-10000-d6", random_gset(10_000, 30_000, &[-1, 1], 18)),

@@ -51,6 +51,24 @@ pub(crate) fn instance_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// The Gset graphs `names` of `dir`, each with its best-known cut when the README has one.
+pub(crate) fn named_graphs(dir: &Path, names: &[String]) -> Result<Vec<(String, MaxCutInstance, Option<f64>)>> {
+    let known = best_known(dir);
+    let files = if names.is_empty() { Vec::new() } else { instance_files(dir)? };
+    names
+        .iter()
+        .map(|name| {
+            let path = files
+                .iter()
+                .find(|p| p.file_stem().is_some_and(|s| s.to_string_lossy() == *name))
+                .with_context(|| format!("{name} is not in {}", dir.display()))?;
+            let text = std::fs::read_to_string(path)?;
+            let graph = parse_gset(&text, &Limits::default()).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+            Ok((name.clone(), graph, known.iter().find(|(k, _)| k == name).map(|(_, v)| *v)))
+        })
+        .collect()
+}
+
 /// Runs the benchmark and returns the markdown report; progress goes to stderr.
 pub fn run_maxcut(config: &BenchConfig) -> Result<String> {
     let known = best_known(&config.instances);

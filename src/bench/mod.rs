@@ -4,9 +4,13 @@
 //! set), `cs` (the phase transition of the recovery methods) and `nphard` (the classical NP-hard
 //! problems on benchmark sets with proven optima) and `tnco` (contraction orders against cotengra).
 
+/// The search's chain backends at equal wall time, any device (issue 17).
+pub mod backends;
 /// Simulated bifurcation on Gset at a wall time, any device (issue 17).
 pub mod bifurcation;
 pub mod cs;
+/// Classic-control envs as device tensors and PPO on them, against the native ones (issue 17).
+pub mod device_envs;
 pub mod drl;
 pub mod ising_policy;
 pub mod maxcut;
@@ -18,6 +22,13 @@ pub mod tnco;
 pub mod tsp;
 
 pub use maxcut::{run_maxcut, BenchConfig};
+
+/// (median, worst) of `values` (sorted in place); the worst is the lowest when higher is better.
+pub(crate) fn median_and_worst(values: &mut [f64], higher_is_better: bool) -> (f64, f64) {
+    values.sort_by(f64::total_cmp);
+    let worst = if higher_is_better { values[0] } else { values[values.len() - 1] };
+    (median(values), worst)
+}
 
 /// The median of sorted values (the mean of the middle two for an even count).
 pub(crate) fn median(sorted: &[f64]) -> f64 {

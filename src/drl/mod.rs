@@ -60,6 +60,9 @@ pub struct TrainRequest {
     pub h_term_lambda: f64,
     /// Multi-agent only (None: the algorithm's batch).
     pub num_envs: Option<usize>,
+    /// Single-agent on-policy only: train on this many classic-control envs held as tensors on
+    /// `device` (`run::train_on_device`; no checkpoints yet) instead of the algorithm's native batch.
+    pub device_envs: Option<usize>,
     pub hooks: hooks::RunHooks,
 }
 
@@ -93,6 +96,7 @@ pub fn train(request: &TrainRequest) -> Result<TrainSummary> {
             (request.prioritized, "prioritized replay"),
             (request.h_term_lambda != 0.0, "the H-term"),
             (!request.env_config.is_null(), "an env_config"),
+            (request.device_envs.is_some(), "device envs"),
         ];
         if let Some((_, what)) = single_only.iter().find(|(set, _)| *set) {
             bail!("{} is multi-agent: {what} applies to single-agent runs only", algorithm.name);
@@ -138,7 +142,10 @@ pub fn train(request: &TrainRequest) -> Result<TrainSummary> {
             hooks: request.hooks.clone(),
             ..defaults
         };
-        let outcome = run::train(&config)?;
+        let outcome = match request.device_envs {
+            Some(envs) => run::train_on_device(&config, envs)?,
+            None => run::train(&config)?,
+        };
         Ok(TrainSummary {
             steps: outcome.steps,
             wall_s: outcome.wall_s,

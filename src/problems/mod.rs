@@ -44,6 +44,7 @@ pub mod tsp;
 pub use crate::search::ising;
 
 use crate::models::{ModelRegistry, PolicyLoader, RegisteredModel};
+use crate::search::chains::Backend;
 use crate::search::{Incumbent, SearchOutcome, SearchParams, StopReason};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
@@ -149,6 +150,11 @@ pub struct SolveOptions {
     pub device: Option<String>,
     /// Iteration budget in search rounds; with it, equal seeds give equal results.
     pub max_rounds: Option<usize>,
+    /// The search's chain kernels: `auto` (default: `native` on the CPU, `tensor` on CUDA),
+    /// `native`, `tensor` (batched Metropolis and tabu), or the lock-step dynamics that move every
+    /// spin of every chain at once: `bifurcation` (simulated bifurcation) and `tempering`
+    /// (parallel tempering over colour classes).
+    pub backend: Option<String>,
     /// `search` (default) or one of the problem's classical baselines (`GET /v1/problems`),
     /// run for `time_limit_s` on one CPU core, for side-by-side comparisons.
     pub method: Option<String>,
@@ -167,6 +173,7 @@ impl SolveOptions {
             target: overrides.target.or(self.target),
             device: overrides.device.or(self.device),
             max_rounds: overrides.max_rounds.or(self.max_rounds),
+            backend: overrides.backend.or(self.backend),
             method: overrides.method.or(self.method),
             model: overrides.model.or(self.model),
         }
@@ -201,6 +208,7 @@ impl SolveOptions {
             chains: self.chains,
             device: parse_device(self.device.as_deref())?,
             max_rounds: self.max_rounds,
+            backend: parse_backend(self.backend.as_deref())?,
             ..SearchParams::default()
         })
     }
@@ -235,6 +243,23 @@ pub fn parse_device(name: Option<&str>) -> Result<Device, ProblemError> {
             Ok(Device::Cuda(index))
         }
     }
+}
+
+/// `auto` (None: chosen by device), `native`, `tensor`, `bifurcation` or `tempering`.
+pub fn parse_backend(name: Option<&str>) -> Result<Option<Backend>, ProblemError> {
+    Ok(match name.unwrap_or("auto") {
+        "auto" => None,
+        "native" => Some(Backend::Native),
+        "tensor" => Some(Backend::Tensor),
+        "bifurcation" => Some(Backend::Bifurcation),
+        "tempering" => Some(Backend::Tempering),
+        other => {
+            return Err(ProblemError::invalid(
+                "backend",
+                format!("unknown backend '{other}': use auto, native, tensor, bifurcation or tempering"),
+            ))
+        }
+    })
 }
 
 pub fn device_name(device: Device) -> String {

@@ -18,6 +18,10 @@ pub enum Backend {
     Native,
     /// Batched tensor ops on the search's device.
     Tensor,
+    /// Simulated bifurcation on the search's device, every spin per step (lockstep.rs).
+    Bifurcation,
+    /// Colour-class parallel tempering on the search's device (lockstep.rs).
+    Tempering,
 }
 
 /// Below this much work per chain and round (Metropolis proposals plus tabu flips times n) the
@@ -97,7 +101,7 @@ impl<'a> Chains<'a> {
                 chains.refresh();
                 chains
             }
-            Backend::Tensor => {
+            Backend::Tensor | Backend::Bifurcation | Backend::Tempering => {
                 let tensors = model.tensors(device);
                 let dense = tensors.dense_couplings();
                 let spins = spins_to_tensor(&states, chains, n, device);

@@ -81,6 +81,20 @@ impl IsingModel {
         }
     }
 
+    /// A proper colouring of the coupling graph as its colour classes (spins of one class share
+    /// no coupling, so they can flip together exactly), by petgraph's DSatur heuristic; every
+    /// class is non-empty and sorted.
+    pub fn colour_classes(&self) -> Vec<Vec<u32>> {
+        let (colours, count) = petgraph::algo::dsatur_coloring(&self.adjacency);
+        let mut classes = vec![Vec::new(); count];
+        for (node, colour) in colours {
+            classes[colour].push(node);
+        }
+        classes.retain(|c| !c.is_empty());
+        classes.iter_mut().for_each(|c| c.sort_unstable());
+        classes
+    }
+
     /// Tensors of the couplings on `device`, for batched energies and the tensor polisher.
     pub fn tensors(&self, device: Device) -> IsingTensors {
         let rows: Vec<i64> = self.couplings.iter().map(|c| i64::from(c.0)).collect();

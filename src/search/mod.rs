@@ -8,6 +8,9 @@
 //! Hamiltonians (policy.rs), and the best chains periodically re-seed the worst. The search stops
 //! as converged after a patience measured in sweeps (`patience_sweeps`), and tiny models are
 //! enumerated exactly instead (exact.rs). The Ising model itself lives here too (ising.rs).
+//! The lock-step backends (`Backend::Bifurcation`, `Backend::Tempering`) replace the chains'
+//! dynamics by kernels that move every spin of every chain at once, with the same polish and
+//! bookkeeping (lockstep.rs).
 
 pub mod anneal;
 /// Simulated bifurcation: every spin of every chain per step, for accelerators (issue 17).
@@ -18,12 +21,16 @@ pub mod hooks;
 pub mod ising;
 /// The pretrained message-passing policy for every Ising model (issue 17).
 pub mod ising_policy;
+/// The search loop of the lock-step backends (bifurcation, tempering).
+pub mod lockstep;
 pub mod moves;
 pub mod policy;
 /// Convex programs (LP, QP, SOCP) by Clarabel, for the exact references and relaxations.
 pub mod program;
 pub mod proposal;
 pub mod tabu;
+/// Colour-class parallel tempering as batched tensors (issue 17).
+pub mod tempering;
 pub mod tensor_anneal;
 pub mod tensor_tabu;
 
@@ -52,6 +59,13 @@ pub struct SearchParams {
     pub device: Device,
     /// Chain kernels; `None`: native on CPU, tensor on an accelerator.
     pub backend: Option<Backend>,
+    /// `Backend::Bifurcation`: the dynamics of each round (one pump from 0 to a0).
+    pub bifurcation: bifurcation::BifurcationParams,
+    /// `Backend::Tempering`: the ladder and the sweeps of each round.
+    pub tempering: tempering::TemperingParams,
+    /// Lock-step backends: the lowest-energy chains polished by tabu search each round
+    /// (`None`: two per CPU thread).
+    pub polish_chains: Option<usize>,
     /// Tensor backend: subset-update steps per round (default 256).
     pub tensor_steps_per_round: usize,
     /// Tensor backend: chance that a spin is proposed in a subset-update step (default 0.05).
@@ -102,6 +116,9 @@ impl Default for SearchParams {
             chains: None,
             device: Device::Cpu,
             backend: None,
+            bifurcation: bifurcation::BifurcationParams::default(),
+            tempering: tempering::TemperingParams::default(),
+            polish_chains: None,
             tensor_steps_per_round: 256,
             proposal_fraction: 0.05,
             target_energy: None,
@@ -270,11 +287,16 @@ pub fn minimize(model: &IsingModel, params: &SearchParams) -> SearchOutcome {
     }
     let backend =
         params.backend.unwrap_or(if params.device == Device::Cpu { Backend::Native } else { Backend::Tensor });
+    match backend {
+        Backend::Bifurcation => return lockstep::minimize_lockstep(model, params, lockstep::LockStep::Bifurcation),
+        Backend::Tempering => return lockstep::minimize_lockstep(model, params, lockstep::LockStep::Tempering),
+        Backend::Native | Backend::Tensor => {}
+    }
     let chain_count = params.chains.unwrap_or_else(|| auto_chains(n, params.device)).max(1);
     let default_tabu = match backend {
         Backend::Native => auto_tabu_steps(n),
         // Lock-step flips cost a kernel launch each: fewer, on many more chains.
-        Backend::Tensor => auto_tabu_steps(n).min(4 * n).min(2000),
+        Backend::Tensor | Backend::Bifurcation | Backend::Tempering => auto_tabu_steps(n).min(4 * n).min(2000),
     };
     let patience = patience_sweeps(n, params.patience);
     let metropolis_sweeps = round_sweeps(params.sweeps_per_round, patience, chain_count);

@@ -1,11 +1,14 @@
-//! CartPole-v1 and Pendulum-v1 as batched tensor ops (issue 17): the whole batch [B] steps in a
+//! The classic-control envs (CartPole-v1, Acrobot-v1, MountainCar-v0, MountainCarContinuous-v0,
+//! Pendulum-v1) as batched tensor ops (issue 17): the whole batch [B] steps in a
 //! few element-wise kernels on the env's device, with gymnasium's auto-reset (the final
 //! observation kept, the env reset in place) and time limit, and no host synchronisation, so a
 //! learner on an accelerator can keep 65,536 envs on it. The dynamics are the native envs'
-//! (`cartpole.rs`, `pendulum.rs`) line for line in float64; a unit test steps both from the same
-//! states and actions. Resets draw from hashed uniforms of (seed, reset count, env) on the device,
-//! not from the native envs' ChaCha streams, so episodes are reproducible per seed but not the
-//! native envs' episodes.
+//! (`cartpole.rs`, `acrobot.rs`, `mountain_car.rs`, `pendulum.rs`) line for line in float64
+//! (MountainCarContinuous in float32, as gymnasium stores its state); a unit test steps both
+//! from the same states and actions. Resets draw from hashed uniforms of (seed, reset count, env)
+//! on the device, not from the native envs' ChaCha streams, so episodes are reproducible per seed
+//! but not the native envs' episodes; MountainCarContinuous's reset position is rounded to
+//! float32 (gymnasium keeps the first step's state in float64: a difference below 1e-8).
 
 use crate::search::tensor_anneal::hashed_uniform;
 use std::f64::consts::PI;
@@ -14,28 +17,49 @@ use tch::{Device, Kind, Tensor};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TensorClassic {
     CartPole,
+    Acrobot,
+    MountainCar,
+    MountainCarContinuous,
     Pendulum,
 }
 
 impl TensorClassic {
+    /// The Gymnasium ids with a tensor implementation.
+    pub const ENV_IDS: [&'static str; 5] =
+        ["CartPole-v1", "Acrobot-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Pendulum-v1"];
+
+    pub fn from_env_id(id: &str) -> Option<Self> {
+        match id {
+            "CartPole-v1" => Some(TensorClassic::CartPole),
+            "Acrobot-v1" => Some(TensorClassic::Acrobot),
+            "MountainCar-v0" => Some(TensorClassic::MountainCar),
+            "MountainCarContinuous-v0" => Some(TensorClassic::MountainCarContinuous),
+            "Pendulum-v1" => Some(TensorClassic::Pendulum),
+            _ => None,
+        }
+    }
+
     fn state_dim(self) -> i64 {
         match self {
-            TensorClassic::CartPole => 4,
-            TensorClassic::Pendulum => 2,
+            TensorClassic::CartPole | TensorClassic::Acrobot => 4,
+            TensorClassic::MountainCar | TensorClassic::MountainCarContinuous | TensorClassic::Pendulum => 2,
         }
     }
 
     pub fn observation_dim(self) -> i64 {
         match self {
             TensorClassic::CartPole => 4,
+            TensorClassic::Acrobot => 6,
+            TensorClassic::MountainCar | TensorClassic::MountainCarContinuous => 2,
             TensorClassic::Pendulum => 3,
         }
     }
 
     fn max_episode_steps(self) -> i64 {
         match self {
-            TensorClassic::CartPole => 500,
-            TensorClassic::Pendulum => 200,
+            TensorClassic::CartPole | TensorClassic::Acrobot => 500,
+            TensorClassic::MountainCar | TensorClassic::Pendulum => 200,
+            TensorClassic::MountainCarContinuous => 999,
         }
     }
 }
@@ -77,7 +101,8 @@ impl TensorClassicEnv {
     }
 
     /// Fresh initial states [B, state_dim] as the native `reset`s draw them (CartPole: each
-    /// coordinate U(-0.05, 0.05); Pendulum: theta U(-pi, pi), theta_dot U(-1, 1)).
+    /// coordinate U(-0.05, 0.05); Acrobot: each U(-0.1, 0.1) rounded to float32; MountainCar:
+    /// position U(-0.6, -0.4), velocity 0; Pendulum: theta U(-pi, pi), theta_dot U(-1, 1)).
     fn initial_states(&mut self) -> Tensor {
         let (b, d) = (self.num_envs(), self.kind.state_dim());
         let index = Tensor::arange(b * d, (Kind::Int64, self.state.device()));
@@ -85,6 +110,16 @@ impl TensorClassicEnv {
         self.resets += 1;
         match self.kind {
             TensorClassic::CartPole => u * 0.1 - 0.05,
+            TensorClassic::Acrobot => (u * 0.2 - 0.1).to_kind(Kind::Float).to_kind(Kind::Double),
+            TensorClassic::MountainCar | TensorClassic::MountainCarContinuous => {
+                let position = u.select(1, 0) * 0.2 - 0.6;
+                let position = if self.kind == TensorClassic::MountainCarContinuous {
+                    position.to_kind(Kind::Float).to_kind(Kind::Double)
+                } else {
+                    position
+                };
+                Tensor::stack(&[position.shallow_clone(), position.zeros_like()], 1)
+            }
             TensorClassic::Pendulum => {
                 let scale = Tensor::from_slice(&[2.0 * PI, 2.0]).to(self.state.device());
                 let low = Tensor::from_slice(&[-PI, -1.0]).to(self.state.device());
@@ -95,7 +130,14 @@ impl TensorClassicEnv {
 
     fn observe(&self, state: &Tensor) -> Tensor {
         match self.kind {
-            TensorClassic::CartPole => state.to_kind(Kind::Float),
+            TensorClassic::CartPole | TensorClassic::MountainCar | TensorClassic::MountainCarContinuous => {
+                state.to_kind(Kind::Float)
+            }
+            TensorClassic::Acrobot => {
+                let (t1, t2) = (state.select(1, 0), state.select(1, 1));
+                Tensor::stack(&[t1.cos(), t1.sin(), t2.cos(), t2.sin(), state.select(1, 2), state.select(1, 3)], 1)
+                    .to_kind(Kind::Float)
+            }
             TensorClassic::Pendulum => {
                 let theta = state.select(1, 0);
                 Tensor::stack(&[theta.cos(), theta.sin(), state.select(1, 1)], 1).to_kind(Kind::Float)
@@ -117,11 +159,14 @@ impl TensorClassicEnv {
         self.state = states.to_kind(Kind::Double).to_device(self.state.device());
     }
 
-    /// One step of every env; `actions` [B] (CartPole: 0/1) or [B, 1] (Pendulum: torque).
+    /// One step of every env; `actions` [B] or [B, 1] (discrete: the index; continuous: the force).
     pub fn step(&mut self, actions: &Tensor) -> TensorStep {
         let actions = actions.to_device(self.state.device());
         let (next, rewards, terminated) = match self.kind {
             TensorClassic::CartPole => cartpole_step(&self.state, &actions.reshape([-1])),
+            TensorClassic::Acrobot => acrobot_step(&self.state, &actions.reshape([-1])),
+            TensorClassic::MountainCar => mountain_car_step(&self.state, &actions.reshape([-1])),
+            TensorClassic::MountainCarContinuous => mountain_car_continuous_step(&self.state, &actions.reshape([-1])),
             TensorClassic::Pendulum => pendulum_step(&self.state, &actions.reshape([-1])),
         };
         self.steps += 1;
@@ -168,6 +213,83 @@ fn cartpole_step(state: &Tensor, actions: &Tensor) -> (Tensor, Tensor, Tensor) {
     (next, rewards, terminated)
 }
 
+/// Acrobot-v1's RK4 step of dt 0.2 (`acrobot.rs`, gymnasium's "book" dynamics).
+fn acrobot_step(state: &Tensor, actions: &Tensor) -> (Tensor, Tensor, Tensor) {
+    const DT: f64 = 0.2;
+    let torque = actions.round().clamp(0.0, 2.0).to_kind(Kind::Double) - 1.0;
+    let derivatives = |s: &Tensor| {
+        let (m1, m2, l1, lc1, lc2, i1, i2, g) = (1.0, 1.0, 1.0, 0.5, 0.5, 1.0, 1.0, 9.8);
+        let (theta1, theta2, dtheta1, dtheta2) = (s.select(1, 0), s.select(1, 1), s.select(1, 2), s.select(1, 3));
+        let cos2 = theta2.cos();
+        let sin2 = theta2.sin();
+        let d1 = (&cos2 * (2.0 * l1 * lc2) + (l1 * l1 + lc2 * lc2)) * m2 + (m1 * lc1 * lc1 + i1 + i2);
+        let d2 = (&cos2 * (l1 * lc2) + lc2 * lc2) * m2 + i2;
+        let phi2 = (&theta1 + &theta2 - PI / 2.0).cos() * (m2 * lc2 * g);
+        let phi1 = -(dtheta2.square() * &sin2 * (m2 * l1 * lc2)) - &dtheta2 * &dtheta1 * &sin2 * (2.0 * m2 * l1 * lc2)
+            + (&theta1 - PI / 2.0).cos() * ((m1 * lc1 + m2 * l1) * g)
+            + &phi2;
+        let ddtheta2 = (&torque + &d2 / &d1 * &phi1 - dtheta1.square() * &sin2 * (m2 * l1 * lc2) - &phi2)
+            / (-(d2.square() / &d1) + (m2 * lc2 * lc2 + i2));
+        let ddtheta1 = -(&d2 * &ddtheta2 + &phi1) / &d1;
+        Tensor::stack(&[dtheta1, dtheta2, ddtheta1, ddtheta2], 1)
+    };
+    let k1 = derivatives(state);
+    let k2 = derivatives(&(state + &k1 * (DT / 2.0)));
+    let k3 = derivatives(&(state + &k2 * (DT / 2.0)));
+    let k4 = derivatives(&(state + &k3 * DT));
+    let next = state + (k1 + k2 * 2.0 + k3 * 2.0 + k4) * (DT / 6.0);
+    // gymnasium's wrap: whole turns off until the angle is back in [-pi, pi].
+    let wrap = |x: Tensor| {
+        let turn = 2.0 * PI;
+        let above = ((&x - PI) / turn).ceil().clamp_min(0.0);
+        let below = ((-PI - &x) / turn).ceil().clamp_min(0.0);
+        x - above * turn + below * turn
+    };
+    let theta1 = wrap(next.select(1, 0));
+    let theta2 = wrap(next.select(1, 1));
+    let next = Tensor::stack(
+        &[
+            theta1.shallow_clone(),
+            theta2.shallow_clone(),
+            next.select(1, 2).clamp(-4.0 * PI, 4.0 * PI),
+            next.select(1, 3).clamp(-9.0 * PI, 9.0 * PI),
+        ],
+        1,
+    );
+    let terminated = (-theta1.cos() - (&theta2 + &theta1).cos()).gt(1.0);
+    let rewards = terminated.to_kind(Kind::Double) - 1.0;
+    (next, rewards, terminated)
+}
+
+/// MountainCar-v0's step (`mountain_car.rs`): push (a - 1) 0.001 against gravity.
+fn mountain_car_step(state: &Tensor, actions: &Tensor) -> (Tensor, Tensor, Tensor) {
+    let push = (actions.round().clamp(0.0, 2.0).to_kind(Kind::Double) - 1.0) * 0.001;
+    let (position, velocity) = (state.select(1, 0), state.select(1, 1));
+    let velocity = (&velocity + push - (&position * 3.0).cos() * 0.0025).clamp(-0.07, 0.07);
+    let position = (&position + &velocity).clamp(-1.2, 0.6);
+    let velocity = velocity.zeros_like().where_self(&position.eq(-1.2).logical_and(&velocity.lt(0.0)), &velocity);
+    let terminated = position.ge(0.5).logical_and(&velocity.ge(0.0));
+    let rewards = position.full_like(-1.0);
+    (Tensor::stack(&[position, velocity], 1), rewards, terminated)
+}
+
+/// MountainCarContinuous-v0's step (`mountain_car.rs`) in float32, as gymnasium stores the state.
+fn mountain_car_continuous_step(state: &Tensor, actions: &Tensor) -> (Tensor, Tensor, Tensor) {
+    let raw = actions.to_kind(Kind::Float);
+    let push = raw.clamp(-1.0, 1.0) * 0.0015f64;
+    let position = state.select(1, 0).to_kind(Kind::Float);
+    let gravity = ((&position * 3.0).to_kind(Kind::Double).cos() * 0.0025).to_kind(Kind::Float);
+    let velocity = (state.select(1, 1).to_kind(Kind::Float) + (push - gravity)).clamp(-0.07, 0.07);
+    let position = (position + &velocity).clamp(-1.2, 0.6);
+    let at_wall = position.eq(-1.2f32 as f64).logical_and(&velocity.lt(0.0));
+    let velocity = velocity.zeros_like().where_self(&at_wall, &velocity);
+    // The goal test reads the float32 state as float64, as the native env does.
+    let terminated = position.to_kind(Kind::Double).ge(0.45).logical_and(&velocity.ge(0.0));
+    let raw = raw.to_kind(Kind::Double);
+    let rewards = terminated.to_kind(Kind::Double) * 100.0 - &raw * &raw * 0.1;
+    (Tensor::stack(&[position, velocity], 1).to_kind(Kind::Double), rewards, terminated)
+}
+
 /// Pendulum-v1's step (`pendulum.rs`, the float32 rounding of the action terms included).
 fn pendulum_step(state: &Tensor, actions: &Tensor) -> (Tensor, Tensor, Tensor) {
     let (theta, theta_dot) = (state.select(1, 0), state.select(1, 1));
@@ -184,8 +306,10 @@ fn pendulum_step(state: &Tensor, actions: &Tensor) -> (Tensor, Tensor, Tensor) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::drl::env::acrobot::Acrobot;
     use crate::drl::env::cartpole::CartPole;
     use crate::drl::env::classic::ClassicDynamics;
+    use crate::drl::env::mountain_car::{MountainCar, MountainCarContinuous};
     use crate::drl::env::pendulum::Pendulum;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
@@ -219,6 +343,37 @@ mod tests {
             assert!((reward as f32 - rewards[i]).abs() < 1e-5, "env {i}: {reward} vs {}", rewards[i]);
             assert_eq!(done, terminated[i], "env {i}");
         }
+    }
+
+    #[test]
+    fn acrobot_and_mountain_cars_step_as_the_native_envs() {
+        compare::<Acrobot>(
+            TensorClassic::Acrobot,
+            |rng| (0..4).map(|k| rng.gen_range(-1.0..1.0) * [3.1, 3.1, 12.0, 28.0][k]).collect(),
+            |rng| f32::from(rng.gen_range(0u8..3)),
+        );
+        compare::<MountainCar>(
+            TensorClassic::MountainCar,
+            |rng| vec![rng.gen_range(-1.2..0.6), rng.gen_range(-0.07..0.07)],
+            |rng| f32::from(rng.gen_range(0u8..3)),
+        );
+        // Float32 states, as the env holds them after its first step.
+        compare::<MountainCarContinuous>(
+            TensorClassic::MountainCarContinuous,
+            |rng| vec![f64::from(rng.gen_range(-1.2f32..0.6)), f64::from(rng.gen_range(-0.07f32..0.07))],
+            |rng| rng.gen_range(-1.5f32..1.5),
+        );
+        // Next to the goal and the wall, where the branches decide.
+        compare::<MountainCarContinuous>(
+            TensorClassic::MountainCarContinuous,
+            |rng| vec![f64::from(rng.gen_range(0.40f32..0.46)), f64::from(rng.gen_range(-0.01f32..0.07))],
+            |rng| rng.gen_range(-1.0f32..1.0),
+        );
+        compare::<MountainCar>(
+            TensorClassic::MountainCar,
+            |rng| vec![rng.gen_range(-1.2..-1.15), rng.gen_range(-0.07..0.0)],
+            |_| 0.0,
+        );
     }
 
     #[test]

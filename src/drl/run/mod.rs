@@ -6,6 +6,7 @@
 //! a run folder for evaluation and serving.
 
 mod off_policy;
+mod on_device;
 mod on_policy;
 mod state;
 
@@ -17,6 +18,7 @@ use super::marl;
 pub use super::monitor::{evaluation_seed, Evaluation};
 use super::monitor::{EvaluationPlan, Monitor};
 use anyhow::{bail, Context, Result};
+pub use on_device::{train_on_device, MAX_DEVICE_ENVS};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -54,6 +56,20 @@ pub struct TrainConfig {
     pub resume: bool,
     /// Progress and evaluation callbacks, and the cancel flag (the job service's).
     pub hooks: RunHooks,
+}
+
+impl TrainConfig {
+    /// When and how the run is evaluated, as the monitor takes it.
+    pub(crate) fn evaluation_plan(&self) -> EvaluationPlan {
+        EvaluationPlan {
+            seed: self.seed,
+            eval_every: self.eval_every,
+            eval_episodes: self.eval_episodes,
+            target_return: self.target_return,
+            confirm_episodes: self.confirm_episodes,
+            total_steps: self.total_steps,
+        }
+    }
 }
 
 impl TrainConfig {
@@ -145,14 +161,7 @@ pub fn train(config: &TrainConfig) -> Result<TrainOutcome> {
         "total_steps": config.total_steps, "prioritized": config.prioritized,
         "overrides": config.overrides, "hyperparameters": hyperparameters, "env_config": config.env_config,
     });
-    let plan = EvaluationPlan {
-        seed: config.seed,
-        eval_every: config.eval_every,
-        eval_episodes: config.eval_episodes,
-        target_return: config.target_return,
-        confirm_episodes: config.confirm_episodes,
-        total_steps: config.total_steps,
-    };
+    let plan = config.evaluation_plan();
     let mut monitor = Monitor::new(
         plan,
         config.hooks.clone(),
