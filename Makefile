@@ -10,7 +10,7 @@ BENCH_LIMITS ?= 10,60
 GSET ?= ../shared/data/gset
 
 # fmt and clippy, as CI runs them before the tests.
-.PHONY: setup lint peers client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard bench-portfolio bench-tsp bench-orgym bench-ising-policy bench-backends bench-device-envs models openapi clean
+.PHONY: setup lint peers client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard bench-portfolio bench-tsp bench-orgym bench-ising-policy bench-backends bench-device-envs postgres models openapi clean
 
 # Idempotent: skipped when the venv already imports the pinned torch.
 setup:
@@ -54,6 +54,11 @@ load: build
 # podman, debootstrap; ~40 minutes the first time on 2 cores). In verify, not in CI.
 container-test:
 	bash benches/service/container-test.sh
+
+# A PostgreSQL server on loopback for tests/store.rs (Debian's package; root or sudo); prints the URL
+# for RLSOLVER_TEST_DATABASE_URL (the tests' default). CI runs it before `make test`.
+postgres:
+	bash .ci/postgres.sh
 
 build: setup
 	$(CARGO_ENV) cargo build --release

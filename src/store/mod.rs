@@ -1,13 +1,23 @@
-//! The durable store: jobs and their evaluation curves in SQLite (through sqlx, so a Postgres
-//! pool can replace it for several replicas). Schema migrations live in `migrations/` and run at
-//! open. Timestamps are unix seconds.
+//! The durable store: jobs and their evaluation curves, in SQLite (the embedded default) or in
+//! PostgreSQL (several replicas on one database, issue 18), both through sqlx with the same
+//! methods. Each has its migrations (`migrations/`, `migrations_postgres/`), run at open (sqlx
+//! takes an advisory lock on Postgres, so replicas starting together migrate once). Timestamps
+//! are unix seconds.
+//!
+//! Leases: `claim` hands the oldest claimable job (queued, interrupted, or running under a lease
+//! that has expired) to one owner with a lease, `FOR UPDATE SKIP LOCKED` on Postgres so that
+//! concurrent claimers never take the same row nor wait for each other; the owner renews the
+//! lease while it works, and `finish_claimed` ends the job only while the owner still holds it,
+//! so a job taken over after its lease lapsed ends exactly once.
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
+use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::Row;
+use sqlx::{ColumnIndex, Decode, Row, Type};
 use std::path::Path;
 use std::str::FromStr;
+use std::time::Duration;
 use utoipa::ToSchema;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -83,15 +93,29 @@ pub fn now() -> f64 {
 }
 
 #[derive(Clone)]
+enum Pool {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+#[derive(Clone)]
 pub struct Store {
-    pool: SqlitePool,
+    pool: Pool,
 }
 
 fn parse_json(text: Option<String>) -> Option<serde_json::Value> {
     text.and_then(|t| serde_json::from_str(&t).ok())
 }
 
-fn record(row: &sqlx::sqlite::SqliteRow) -> Result<JobRecord> {
+/// A job row of either database.
+fn record<R>(row: &R) -> Result<JobRecord>
+where
+    R: Row,
+    for<'a> &'a str: ColumnIndex<R>,
+    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> f64: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
+{
     let state: String = row.try_get("state")?;
     Ok(JobRecord {
         id: row.try_get("id")?,
@@ -109,6 +133,77 @@ fn record(row: &sqlx::sqlite::SqliteRow) -> Result<JobRecord> {
     })
 }
 
+/// A (kind, state, count) row of either database.
+fn state_count<R>(row: &R) -> Result<(String, String, i64)>
+where
+    R: Row,
+    for<'a> &'a str: ColumnIndex<R>,
+    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
+{
+    Ok((row.try_get("kind")?, row.try_get("state")?, row.try_get("n")?))
+}
+
+/// A metric row of either database.
+fn metric_value<R>(row: &R) -> Result<serde_json::Value>
+where
+    R: Row,
+    for<'a> &'a str: ColumnIndex<R>,
+    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
+{
+    Ok(serde_json::from_str(&row.try_get::<String, _>("value")?)?)
+}
+
+/// SQLite's `?` placeholders as Postgres's `$1, $2, ...` (no statement here has a `?` in a literal).
+fn numbered(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut n = 0;
+    for c in sql.chars() {
+        if c == '?' {
+            n += 1;
+            out.push_str(&format!("${n}"));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Runs one statement with its bound arguments on whichever database: `execute` (rows
+/// affected), `all` (every row through a decoder) or `optional` (at most one row).
+macro_rules! statement {
+    ($store:expr, execute, $sql:expr $(, $arg:expr)*) => {
+        match &$store.pool {
+            Pool::Sqlite(pool) => sqlx::query($sql)$(.bind($arg))*.execute(pool).await?.rows_affected(),
+            Pool::Postgres(pool) => sqlx::query(&numbered($sql))$(.bind($arg))*.execute(pool).await?.rows_affected(),
+        }
+    };
+    ($store:expr, all($decode:expr), $sql:expr $(, $arg:expr)*) => {
+        match &$store.pool {
+            Pool::Sqlite(pool) => {
+                sqlx::query($sql)$(.bind($arg))*.fetch_all(pool).await?.iter().map($decode).collect::<Result<Vec<_>>>()?
+            }
+            Pool::Postgres(pool) => {
+                sqlx::query(&numbered($sql))$(.bind($arg))*.fetch_all(pool).await?.iter().map($decode).collect::<Result<Vec<_>>>()?
+            }
+        }
+    };
+    ($store:expr, optional($decode:expr), $sql:expr $(, $arg:expr)*) => {
+        match &$store.pool {
+            Pool::Sqlite(pool) => sqlx::query($sql)$(.bind($arg))*.fetch_optional(pool).await?.as_ref().map($decode).transpose()?,
+            Pool::Postgres(pool) => {
+                sqlx::query(&numbered($sql))$(.bind($arg))*.fetch_optional(pool).await?.as_ref().map($decode).transpose()?
+            }
+        }
+    };
+}
+
+/// Claims the oldest claimable job; `{lock}` is where Postgres's row lock goes.
+const CLAIM: &str = "UPDATE jobs SET state = 'running', lease_owner = ?, lease_until = ?, \
+     started_at = COALESCE(started_at, ?), restarts = restarts + (CASE WHEN state = 'running' THEN 1 ELSE 0 END) \
+     WHERE id = (SELECT id FROM jobs WHERE state IN ('queued', 'interrupted') OR (state = 'running' AND lease_until < ?) \
+     ORDER BY created_at, id LIMIT 1 {lock}) RETURNING *";
+
 impl Store {
     /// Opens (creating) `data_dir/rlsolver.db` and migrates it. WAL + synchronous=FULL: a
     /// committed row survives a crash of the process or the machine.
@@ -119,73 +214,96 @@ impl Store {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
-            .busy_timeout(std::time::Duration::from_secs(10));
+            .busy_timeout(Duration::from_secs(10));
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
             .connect_with(options)
             .await
             .context("opening the SQLite store")?;
         sqlx::migrate!("src/store/migrations").run(&pool).await.context("migrating the store")?;
-        Ok(Store { pool })
+        Ok(Store { pool: Pool::Sqlite(pool) })
+    }
+
+    /// Connects to a PostgreSQL database (`postgres://user:password@host:port/db`) and migrates
+    /// it; gives up after `timeout` when the server does not answer.
+    pub async fn connect_postgres(url: &str, timeout: Duration) -> Result<Store> {
+        let pool = PgPoolOptions::new()
+            .max_connections(8)
+            .acquire_timeout(timeout)
+            .connect(url)
+            .await
+            .context("connecting to the PostgreSQL store")?;
+        sqlx::migrate!("src/store/migrations_postgres").run(&pool).await.context("migrating the PostgreSQL store")?;
+        Ok(Store { pool: Pool::Postgres(pool) })
+    }
+
+    /// `sqlite` or `postgres`.
+    pub fn backend(&self) -> &'static str {
+        match self.pool {
+            Pool::Sqlite(_) => "sqlite",
+            Pool::Postgres(_) => "postgres",
+        }
     }
 
     /// True when the database answers.
     pub async fn ping(&self) -> bool {
-        sqlx::query("SELECT 1").execute(&self.pool).await.is_ok()
+        async fn select_one(store: &Store) -> Result<u64> {
+            Ok(statement!(store, execute, "SELECT 1"))
+        }
+        select_one(self).await.is_ok()
     }
 
     pub async fn insert_job(&self, id: &str, kind: &str, request: &serde_json::Value) -> Result<()> {
-        sqlx::query("INSERT INTO jobs (id, kind, state, request, created_at) VALUES (?, ?, 'queued', ?, ?)")
-            .bind(id)
-            .bind(kind)
-            .bind(request.to_string())
-            .bind(now())
-            .execute(&self.pool)
-            .await?;
+        statement!(
+            self,
+            execute,
+            "INSERT INTO jobs (id, kind, state, request, created_at) VALUES (?, ?, 'queued', ?, ?)",
+            id,
+            kind,
+            request.to_string(),
+            now()
+        );
         Ok(())
     }
 
     pub async fn job(&self, id: &str) -> Result<Option<JobRecord>> {
-        let row = sqlx::query("SELECT * FROM jobs WHERE id = ?").bind(id).fetch_optional(&self.pool).await?;
-        row.as_ref().map(record).transpose()
+        Ok(statement!(self, optional(record), "SELECT * FROM jobs WHERE id = ?", id))
     }
 
     /// Jobs of `kind`, newest first, optionally in one state.
     pub async fn jobs(&self, kind: &str, state: Option<JobState>, limit: i64) -> Result<Vec<JobRecord>> {
-        let rows = match state {
-            Some(s) => {
-                sqlx::query("SELECT * FROM jobs WHERE kind = ? AND state = ? ORDER BY created_at DESC LIMIT ?")
-                    .bind(kind)
-                    .bind(s.as_str())
-                    .bind(limit)
-                    .fetch_all(&self.pool)
-                    .await?
-            }
-            None => {
-                sqlx::query("SELECT * FROM jobs WHERE kind = ? ORDER BY created_at DESC LIMIT ?")
-                    .bind(kind)
-                    .bind(limit)
-                    .fetch_all(&self.pool)
-                    .await?
-            }
-        };
-        rows.iter().map(record).collect()
+        Ok(match state {
+            Some(s) => statement!(
+                self,
+                all(record),
+                "SELECT * FROM jobs WHERE kind = ? AND state = ? ORDER BY created_at DESC LIMIT ?",
+                kind,
+                s.as_str(),
+                limit
+            ),
+            None => statement!(
+                self,
+                all(record),
+                "SELECT * FROM jobs WHERE kind = ? ORDER BY created_at DESC LIMIT ?",
+                kind,
+                limit
+            ),
+        })
     }
 
     /// Jobs per state (all kinds), for `/metrics`.
     pub async fn count_by_state(&self) -> Result<Vec<(String, String, i64)>> {
-        let rows = sqlx::query("SELECT kind, state, COUNT(*) AS n FROM jobs GROUP BY kind, state")
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(|r| Ok((r.try_get("kind")?, r.try_get("state")?, r.try_get("n")?))).collect()
+        Ok(statement!(self, all(state_count), "SELECT kind, state, COUNT(*) AS n FROM jobs GROUP BY kind, state"))
     }
 
     pub async fn mark_running(&self, id: &str) -> Result<()> {
-        sqlx::query("UPDATE jobs SET state = 'running', started_at = COALESCE(started_at, ?) WHERE id = ?")
-            .bind(now())
-            .bind(id)
-            .execute(&self.pool)
-            .await?;
+        statement!(
+            self,
+            execute,
+            "UPDATE jobs SET state = 'running', started_at = COALESCE(started_at, ?) WHERE id = ?",
+            now(),
+            id
+        );
         Ok(())
     }
 
@@ -197,63 +315,151 @@ impl Store {
         result: Option<&serde_json::Value>,
         error: Option<&str>,
     ) -> Result<()> {
-        sqlx::query("UPDATE jobs SET state = ?, finished_at = ?, result = ?, error = ? WHERE id = ?")
-            .bind(state.as_str())
-            .bind(now())
-            .bind(result.map(|r| r.to_string()))
-            .bind(error)
-            .bind(id)
-            .execute(&self.pool)
-            .await?;
+        statement!(
+            self,
+            execute,
+            "UPDATE jobs SET state = ?, finished_at = ?, result = ?, error = ? WHERE id = ?",
+            state.as_str(),
+            now(),
+            result.map(|r| r.to_string()),
+            error,
+            id
+        );
         Ok(())
     }
 
     pub async fn set_steps(&self, id: &str, steps: i64) -> Result<()> {
-        sqlx::query("UPDATE jobs SET steps = ? WHERE id = ?").bind(steps).bind(id).execute(&self.pool).await?;
+        statement!(self, execute, "UPDATE jobs SET steps = ? WHERE id = ?", steps, id);
         Ok(())
     }
 
-    /// Appends an evaluation to the job's curve and makes it the latest.
+    /// Appends an evaluation to the job's curve and makes it the latest, in one transaction.
     pub async fn add_metric(&self, id: &str, value: &serde_json::Value) -> Result<()> {
+        const APPEND: &str = "INSERT INTO job_metrics (job_id, seq, value) \
+             VALUES (?, (SELECT COALESCE(MAX(seq), -1) + 1 FROM job_metrics WHERE job_id = ?), ?)";
+        const LATEST: &str = "UPDATE jobs SET latest = ? WHERE id = ?";
         let text = value.to_string();
-        let mut tx = self.pool.begin().await?;
-        sqlx::query("INSERT INTO job_metrics (job_id, seq, value) VALUES (?, (SELECT COALESCE(MAX(seq), -1) + 1 FROM job_metrics WHERE job_id = ?), ?)")
-            .bind(id)
-            .bind(id)
-            .bind(&text)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query("UPDATE jobs SET latest = ? WHERE id = ?").bind(&text).bind(id).execute(&mut *tx).await?;
-        tx.commit().await?;
+        match &self.pool {
+            Pool::Sqlite(pool) => {
+                let mut tx = pool.begin().await?;
+                sqlx::query(APPEND).bind(id).bind(id).bind(&text).execute(&mut *tx).await?;
+                sqlx::query(LATEST).bind(&text).bind(id).execute(&mut *tx).await?;
+                tx.commit().await?;
+            }
+            Pool::Postgres(pool) => {
+                let mut tx = pool.begin().await?;
+                sqlx::query(&numbered(APPEND)).bind(id).bind(id).bind(&text).execute(&mut *tx).await?;
+                sqlx::query(&numbered(LATEST)).bind(&text).bind(id).execute(&mut *tx).await?;
+                tx.commit().await?;
+            }
+        }
         Ok(())
     }
 
     /// Drops a job's curve (a job restarted from scratch records it again).
     pub async fn clear_metrics(&self, id: &str) -> Result<()> {
-        sqlx::query("DELETE FROM job_metrics WHERE job_id = ?").bind(id).execute(&self.pool).await?;
+        statement!(self, execute, "DELETE FROM job_metrics WHERE job_id = ?", id);
         Ok(())
     }
 
     pub async fn metrics(&self, id: &str) -> Result<Vec<serde_json::Value>> {
-        let rows = sqlx::query("SELECT value FROM job_metrics WHERE job_id = ? ORDER BY seq")
-            .bind(id)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(|r| Ok(serde_json::from_str(&r.try_get::<String, _>("value")?)?)).collect()
+        Ok(statement!(self, all(metric_value), "SELECT value FROM job_metrics WHERE job_id = ? ORDER BY seq", id))
     }
 
-    /// At start: every job left `running` by a stopped server becomes `interrupted`; returns
-    /// the ids to re-queue (interrupted and queued, oldest first) and counts the restart.
+    /// At start of a single server: every job left `running` by a stopped server becomes
+    /// `interrupted`; returns the ids to re-queue (interrupted and queued, oldest first) and counts
+    /// the restart. (Replicas sharing a database claim with leases instead.)
     pub async fn recover(&self) -> Result<Vec<JobRecord>> {
-        let mut tx = self.pool.begin().await?;
-        sqlx::query("UPDATE jobs SET state = 'interrupted', restarts = restarts + 1 WHERE state = 'running'")
-            .execute(&mut *tx)
-            .await?;
-        let rows = sqlx::query("SELECT * FROM jobs WHERE state IN ('interrupted', 'queued') ORDER BY created_at")
-            .fetch_all(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        rows.iter().map(record).collect()
+        const INTERRUPT: &str =
+            "UPDATE jobs SET state = 'interrupted', restarts = restarts + 1 WHERE state = 'running'";
+        const PENDING: &str = "SELECT * FROM jobs WHERE state IN ('interrupted', 'queued') ORDER BY created_at";
+        match &self.pool {
+            Pool::Sqlite(pool) => {
+                let mut tx = pool.begin().await?;
+                sqlx::query(INTERRUPT).execute(&mut *tx).await?;
+                let rows = sqlx::query(PENDING).fetch_all(&mut *tx).await?;
+                tx.commit().await?;
+                rows.iter().map(record).collect()
+            }
+            Pool::Postgres(pool) => {
+                let mut tx = pool.begin().await?;
+                sqlx::query(INTERRUPT).execute(&mut *tx).await?;
+                let rows = sqlx::query(PENDING).fetch_all(&mut *tx).await?;
+                tx.commit().await?;
+                rows.iter().map(record).collect()
+            }
+        }
+    }
+
+    /// Hands the oldest claimable job to `owner` with a lease of `lease`: a queued or
+    /// interrupted job, or a running one whose lease has expired (its worker died, hung or lost
+    /// the database; that counts as a restart). None when nothing is claimable.
+    pub async fn claim(&self, owner: &str, lease: Duration) -> Result<Option<JobRecord>> {
+        let now = now();
+        let until = now + lease.as_secs_f64();
+        let (sqlite, postgres) = (CLAIM.replace("{lock}", ""), CLAIM.replace("{lock}", "FOR UPDATE SKIP LOCKED"));
+        Ok(match &self.pool {
+            Pool::Sqlite(pool) => sqlx::query(&sqlite)
+                .bind(owner)
+                .bind(until)
+                .bind(now)
+                .bind(now)
+                .fetch_optional(pool)
+                .await?
+                .as_ref()
+                .map(record)
+                .transpose()?,
+            Pool::Postgres(pool) => sqlx::query(&numbered(&postgres))
+                .bind(owner)
+                .bind(until)
+                .bind(now)
+                .bind(now)
+                .fetch_optional(pool)
+                .await?
+                .as_ref()
+                .map(record)
+                .transpose()?,
+        })
+    }
+
+    /// Extends `owner`'s lease on job `id`; false when the owner no longer holds it (the lease
+    /// lapsed and another owner claimed the job, or the job ended).
+    pub async fn renew(&self, id: &str, owner: &str, lease: Duration) -> Result<bool> {
+        let until = now() + lease.as_secs_f64();
+        let updated = statement!(
+            self,
+            execute,
+            "UPDATE jobs SET lease_until = ? WHERE id = ? AND lease_owner = ? AND state = 'running'",
+            until,
+            id,
+            owner
+        );
+        Ok(updated == 1)
+    }
+
+    /// `finish` for a claimed job: only while `owner` holds its lease (false otherwise, and
+    /// nothing is written), so a job that changed hands ends exactly once.
+    pub async fn finish_claimed(
+        &self,
+        id: &str,
+        owner: &str,
+        state: JobState,
+        result: Option<&serde_json::Value>,
+        error: Option<&str>,
+    ) -> Result<bool> {
+        let updated = statement!(
+            self,
+            execute,
+            "UPDATE jobs SET state = ?, finished_at = ?, result = ?, error = ?, lease_owner = NULL, lease_until = NULL \
+             WHERE id = ? AND lease_owner = ? AND state = 'running'",
+            state.as_str(),
+            now(),
+            result.map(|r| r.to_string()),
+            error,
+            id,
+            owner
+        );
+        Ok(updated == 1)
     }
 }
 
