@@ -105,9 +105,21 @@ struct ServeArgs {
     /// The model registry folder (`<name>/manifest.json` + `weights.safetensors` each).
     #[arg(long, env = "RLSOLVER_MODELS_DIR", default_value = "models")]
     models_dir: PathBuf,
-    /// SQLite store (rlsolver.db) and job folders.
+    /// SQLite store (rlsolver.db) and job folders (checkpoints, artifacts); replicas sharing a
+    /// PostgreSQL store must share this folder too.
     #[arg(long, env = "RLSOLVER_DATA_DIR", default_value = "data")]
     data_dir: PathBuf,
+    /// A PostgreSQL store shared by several replicas (postgres://user:password@host:port/db)
+    /// instead of the embedded SQLite one.
+    #[arg(long, env = "RLSOLVER_DATABASE_URL")]
+    database_url: Option<String>,
+    /// Seconds of a running job's lease: a replica that stops renewing it (killed, hung, cut off)
+    /// loses the job to another replica this long after its last renewal.
+    #[arg(long, env = "RLSOLVER_JOB_LEASE_S", default_value_t = rlsolver::jobs::JobsConfig::default().lease.as_secs_f64())]
+    job_lease_s: f64,
+    /// This replica's name in job leases (a job's `runner`; default: a fresh one).
+    #[arg(long, env = "RLSOLVER_REPLICA")]
+    replica: Option<String>,
     /// API keys, one per line; mutating requests then need `Authorization: Bearer <key>`.
     #[arg(long, env = "RLSOLVER_API_KEYS_FILE")]
     api_keys_file: Option<PathBuf>,
@@ -641,7 +653,17 @@ fn serve(args: ServeArgs) -> Result<()> {
         max_body_bytes: args.max_body_bytes,
         max_concurrent_solves: args.max_concurrent_solves,
         data_dir: args.data_dir.clone(),
-        jobs: rlsolver::jobs::JobsConfig { workers: args.training_workers, max_queued: args.max_queued_jobs },
+        database_url: args.database_url.clone(),
+        jobs: rlsolver::jobs::JobsConfig {
+            workers: args.training_workers,
+            max_queued: args.max_queued_jobs,
+            lease: std::time::Duration::try_from_secs_f64(args.job_lease_s)
+                .ok()
+                .filter(|d| *d >= std::time::Duration::from_millis(300))
+                .context("--job-lease-s: at least 0.3 seconds")?,
+            replica: args.replica.clone(),
+            ..Default::default()
+        },
         training_limits: rlsolver::jobs::training::TrainingLimits {
             max_total_steps: args.max_training_steps,
             resources: rlsolver::jobs::budget::ResourceLimits {

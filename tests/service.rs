@@ -137,7 +137,7 @@ fn a_multi_agent_job_is_promoted_with_its_policy_and_without_its_run_state() {
 fn keys_guard_mutations_a_full_queue_answers_429_and_cancel_ends_queued_and_running_jobs() {
     let config = ServerConfig {
         api_keys: vec!["secret".into()],
-        jobs: JobsConfig { workers: 1, max_queued: 1 },
+        jobs: JobsConfig { workers: 1, max_queued: 1, ..JobsConfig::default() },
         ..ServerConfig::default()
     };
     let base = start_server(config);

@@ -5,7 +5,7 @@
 //! Debian's package with `.ci/postgres.sh`), each test in a database of its own; without a server
 //! they skip with a printed reason, and fail under CI=true.
 
-use rlsolver::store::{JobState, Store};
+use rlsolver::store::{JobState, Lease, Store};
 use serde_json::json;
 use sqlx::postgres::PgPoolOptions;
 use std::collections::HashMap;
@@ -95,16 +95,28 @@ async fn an_expired_lease_changes_hands_once(store: Store) {
     let first = store.claim("a", lease).await.unwrap().expect("a claims the queued job");
     assert_eq!(first.id, "j");
     assert!(store.claim("b", lease).await.unwrap().is_none(), "a holds a live lease");
-    assert!(store.renew("j", "a", lease).await.unwrap());
+    assert_eq!(store.renew("j", "a", lease).await.unwrap(), Lease::Held { cancel_requested: false });
+    assert_eq!(first.runner.as_deref(), Some("a"));
     tokio::time::sleep(lease + Duration::from_millis(200)).await;
     let second = store.claim("b", Duration::from_secs(30)).await.unwrap().expect("b takes over the lapsed lease");
     assert_eq!((second.id.as_str(), second.restarts), ("j", 1));
-    assert!(!store.renew("j", "a", lease).await.unwrap(), "a's lease is gone");
+    assert_eq!(store.renew("j", "a", lease).await.unwrap(), Lease::Lost, "a's lease is gone");
+    // A cancel through any replica reaches the holder at its next renewal.
+    assert!(store.request_cancel("j").await.unwrap());
+    assert_eq!(store.renew("j", "b", lease).await.unwrap(), Lease::Held { cancel_requested: true });
     assert!(!store.finish_claimed("j", "a", JobState::Succeeded, Some(&json!({"by": "a"})), None).await.unwrap());
     assert!(store.finish_claimed("j", "b", JobState::Succeeded, Some(&json!({"by": "b"})), None).await.unwrap());
     let job = store.job("j").await.unwrap().unwrap();
     assert_eq!((job.state, job.result), (JobState::Succeeded, Some(json!({"by": "b"}))));
     assert!(!store.finish_claimed("j", "b", JobState::Failed, None, Some("again")).await.unwrap(), "ends once");
+    assert_eq!(store.job("j").await.unwrap().unwrap().runner, None, "the lease goes with the end");
+    // A job nobody claimed yet is cancelled in place, and then no longer claimable.
+    store.insert_job("k", "solve", &json!({})).await.unwrap();
+    assert_eq!(store.waiting_count().await.unwrap(), 1);
+    assert!(store.cancel_waiting("k").await.unwrap());
+    assert!(!store.cancel_waiting("k").await.unwrap());
+    assert_eq!(store.waiting_count().await.unwrap(), 0);
+    assert!(store.claim("c", lease).await.unwrap().is_none());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -23,6 +23,9 @@ pub struct ServerConfig {
     pub max_concurrent_solves: usize,
     /// SQLite store and job folders live here.
     pub data_dir: PathBuf,
+    /// A PostgreSQL store shared by replicas instead of `data_dir`'s SQLite (which then holds
+    /// only the job folders, shared by the replicas too).
+    pub database_url: Option<String>,
     /// Training worker pool and queue bound.
     pub jobs: JobsConfig,
     pub training_limits: TrainingLimits,
@@ -48,6 +51,7 @@ impl Default for ServerConfig {
             max_body_bytes: 64 << 20,
             max_concurrent_solves: 2,
             data_dir: std::env::temp_dir().join(unique),
+            database_url: None,
             jobs: JobsConfig::default(),
             training_limits: TrainingLimits::default(),
             api_keys: Vec::new(),
@@ -78,7 +82,10 @@ impl AppState {
         models.load_promoted(&config.data_dir.join("models"));
         let dir = config.models_dir.display().to_string();
         tracing::info!(loaded = models.models.len(), refused = models.rejected.len(), %dir, "model registry");
-        let store = Store::open(&config.data_dir).await?;
+        let store = match &config.database_url {
+            Some(url) => Store::connect_postgres(url, std::time::Duration::from_secs(10)).await?,
+            None => Store::open(&config.data_dir).await?,
+        };
         let solve = SolveContext { problems: config.problems.clone(), models, limits: config.limits.clone() };
         let jobs = JobManager::start(store, &config.data_dir, config.jobs.clone(), solve.clone()).await?;
         Ok(AppState {

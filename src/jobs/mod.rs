@@ -1,9 +1,13 @@
 //! Background jobs (training runs and long solves): accepted requests are rows in the store
-//! before the client hears 202; a bounded pool of workers runs them off the async runtime
-//! (`spawn_blocking`); progress, evaluations and incumbents go to the store and to per-job event
-//! channels (the SSE streams). At start, `JobManager::start` re-queues what a stopped server left
-//! queued or running; single-agent training resumes from its last checkpoint (multi-agent runs
-//! and solves start over).
+//! before the client hears 202; a bounded pool of workers claims them from the store under a
+//! lease (`Store::claim`) and runs them off the async runtime (`spawn_blocking`), renewing the
+//! lease every third of its length; progress, evaluations and incumbents go to the store and to
+//! per-job event channels (the SSE streams). Any number of replicas can share a PostgreSQL store:
+//! a job whose replica stops renewing (killed, hung, cut off from the database) is claimed by
+//! another once the lease lapses and resumes from its last checkpoint; a cancel through any
+//! replica reaches the runner at its next renewal. With the embedded SQLite store (one server),
+//! `JobManager::start` re-queues at once what a stopped server left running. Single-agent
+//! training resumes from its last checkpoint (multi-agent runs and solves start over).
 
 pub mod budget;
 pub mod solve;
@@ -12,16 +16,16 @@ pub mod training;
 use crate::drl::hooks::RunHooks;
 use crate::problems::SolveContext;
 use crate::search::hooks::SearchHooks;
-use crate::store::{JobRecord, JobState, Store};
+use crate::store::{JobRecord, JobState, Lease, Store};
 use anyhow::Result;
 use serde::Serialize;
 use solve::SolveJobRequest;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{broadcast, Notify};
 use training::TrainingRequest;
 
 /// A job's run, off the async runtime: (result summary, cancelled).
@@ -30,18 +34,33 @@ type JobWork = Box<dyn FnOnce() -> Result<(serde_json::Value, bool)> + Send>;
 pub const TRAINING: &str = "training";
 pub const SOLVE: &str = "solve";
 
-/// Pool size and queue bound.
+/// Pool size, queue bound and leases.
 #[derive(Debug, Clone)]
 pub struct JobsConfig {
-    /// Training jobs running at once.
+    /// Jobs this replica runs at once (0: it claims none, an API-only replica).
     pub workers: usize,
-    /// Jobs waiting for a worker; beyond this a submission gets 429 with Retry-After.
+    /// Jobs waiting for a worker, over every replica; beyond this a submission gets 429 with
+    /// Retry-After.
     pub max_queued: usize,
+    /// A running job's lease (default 30 s): renewed every third of it; once it lapses another
+    /// replica may take the job over.
+    pub lease: Duration,
+    /// How often an idle worker looks for jobs submitted through other replicas (default 1 s;
+    /// a submission to this replica wakes one at once).
+    pub poll: Duration,
+    /// This replica's name in the leases (`runner` of a job; default: `replica-` and a fresh UUID).
+    pub replica: Option<String>,
 }
 
 impl Default for JobsConfig {
     fn default() -> Self {
-        JobsConfig { workers: 1, max_queued: 16 }
+        JobsConfig {
+            workers: 1,
+            max_queued: 16,
+            lease: Duration::from_secs(30),
+            poll: Duration::from_secs(1),
+            replica: None,
+        }
     }
 }
 
@@ -71,53 +90,69 @@ pub struct JobManager {
     config: JobsConfig,
     /// What solve jobs run against.
     solve: SolveContext,
-    queue: mpsc::UnboundedSender<String>,
-    /// Jobs sent to the queue and neither popped by a worker nor cancelled: what the queue bound
-    /// counts (a set, so a job cancelled while waiting stops counting at once, exactly once).
-    waiting: Mutex<HashSet<String>>,
+    /// This replica's lease owner name.
+    owner: String,
+    /// Wakes an idle worker when this replica accepts a job.
+    wake: Notify,
     live: Mutex<HashMap<String, Live>>,
 }
 
 impl JobManager {
-    /// Starts the worker pool and re-queues the jobs a previous server left unfinished.
+    /// Starts the worker pool; with the SQLite store, first re-queues the jobs a previous server
+    /// left running (with Postgres, other replicas may be running them: their leases decide).
     pub async fn start(
         store: Store,
         data_dir: &Path,
         config: JobsConfig,
         solve: SolveContext,
     ) -> Result<Arc<JobManager>> {
-        let (queue, receiver) = mpsc::unbounded_channel();
+        let owner = config.replica.clone().unwrap_or_else(|| format!("replica-{}", uuid::Uuid::new_v4()));
+        if store.backend() == "sqlite" {
+            for job in store.recover().await? {
+                tracing::warn!(job = %job.id, state = job.state.as_str(), "re-queueing a job the previous server left unfinished");
+            }
+        }
         let manager = Arc::new(JobManager {
             store,
             data_dir: data_dir.to_path_buf(),
             config,
             solve,
-            queue,
-            waiting: Mutex::new(HashSet::new()),
+            owner,
+            wake: Notify::new(),
             live: Mutex::new(HashMap::new()),
         });
-        let receiver = Arc::new(tokio::sync::Mutex::new(receiver));
-        for _ in 0..manager.config.workers.max(1) {
-            let (manager, receiver) = (manager.clone(), receiver.clone());
+        tracing::info!(replica = %manager.owner, workers = manager.config.workers, "job workers");
+        for _ in 0..manager.config.workers {
+            let manager = manager.clone();
             tokio::spawn(async move {
                 loop {
-                    let next = receiver.lock().await.recv().await;
-                    let Some(id) = next else { break };
-                    manager.waiting.lock().expect("waiting jobs").remove(&id);
-                    if let Err(error) = manager.clone().execute(&id).await {
-                        // A job that could not even start (unreadable request, store error) ends
-                        // `failed` rather than staying queued.
-                        let message = client_message(&id, &error);
-                        let _ = manager.store.finish(&id, JobState::Failed, None, Some(&message)).await;
-                        manager.emit(&id, "state", serde_json::json!({"state": "failed", "error": message}));
-                        manager.live.lock().expect("live jobs").remove(&id);
+                    match manager.store.claim(&manager.owner, manager.config.lease).await {
+                        Ok(Some(job)) => {
+                            let id = job.id.clone();
+                            if let Err(error) = manager.clone().execute(job).await {
+                                // A job that could not even start (unreadable request, store
+                                // error) ends `failed` rather than going round again.
+                                let message = client_message(&id, &error);
+                                let owner = &manager.owner;
+                                let _ = manager.store.finish_claimed(&id, owner, JobState::Failed, None, Some(&message)).await;
+                                manager.emit(&id, "state", serde_json::json!({"state": "failed", "error": message}));
+                                manager.live.lock().expect("live jobs").remove(&id);
+                            }
+                        }
+                        Ok(None) => {
+                            tokio::select! {
+                                _ = manager.wake.notified() => {}
+                                _ = tokio::time::sleep(manager.config.poll) => {}
+                            }
+                        }
+                        Err(error) => {
+                            // The database is away: try again (sqlx reconnects the pool).
+                            tracing::warn!(error = %format!("{error:#}"), "claiming a job failed");
+                            tokio::time::sleep(manager.config.poll).await;
+                        }
                     }
                 }
             });
-        }
-        for job in manager.store.recover().await? {
-            tracing::warn!(job = %job.id, state = job.state.as_str(), "re-queueing a job the previous server left unfinished");
-            manager.enqueue(&job.id);
         }
         Ok(manager)
     }
@@ -131,25 +166,25 @@ impl JobManager {
         self.data_dir.join("jobs").join(id)
     }
 
-    fn enqueue(&self, id: &str) {
-        self.live
-            .lock()
-            .expect("live jobs")
+    /// The job's cancel flag, with its event channel made if this replica has none yet.
+    fn live_cancel(&self, id: &str) -> Arc<AtomicBool> {
+        let mut live = self.live.lock().expect("live jobs");
+        let entry = live
             .entry(id.to_string())
             .or_insert_with(|| Live { cancel: Arc::new(AtomicBool::new(false)), events: broadcast::channel(256).0 });
-        self.waiting.lock().expect("waiting jobs").insert(id.to_string());
-        let _ = self.queue.send(id.to_string());
+        entry.cancel.clone()
     }
 
-    /// Records a (validated) request of `kind` and queues it; returns the job.
+    /// Records a (validated) request of `kind` and wakes a worker; returns the job.
     pub async fn submit(&self, kind: &str, request: &impl Serialize) -> Result<JobRecord, SubmitError> {
-        let waiting = self.waiting.lock().expect("waiting jobs").len();
+        let waiting = self.store.waiting_count().await? as usize;
         if waiting >= self.config.max_queued {
             return Err(SubmitError::QueueFull(waiting));
         }
         let id = uuid::Uuid::new_v4().to_string();
         self.store.insert_job(&id, kind, &serde_json::to_value(request).map_err(anyhow::Error::from)?).await?;
-        self.enqueue(&id);
+        self.live_cancel(&id);
+        self.wake.notify_one();
         Ok(self.store.job(&id).await?.expect("just inserted"))
     }
 
@@ -173,28 +208,25 @@ impl JobManager {
         if let Some(live) = self.live.lock().expect("live jobs").get(id) {
             live.cancel.store(true, Ordering::SeqCst);
         }
-        if matches!(job.state, JobState::Queued | JobState::Interrupted) {
-            // Not picked up yet: end it here (it no longer counts toward the queue bound); the
-            // worker skips it.
-            self.waiting.lock().expect("waiting jobs").remove(id);
-            self.store.finish(id, JobState::Cancelled, None, None).await?;
+        if self.store.cancel_waiting(id).await? {
+            // Nobody had claimed it: it ends here and no worker will.
             self.emit(id, "state", serde_json::json!({"state": "cancelled"}));
             self.live.lock().expect("live jobs").remove(id);
+        } else {
+            // Running, here or on another replica: its runner reads this at its next renewal.
+            self.store.request_cancel(id).await?;
         }
         Ok(Ok(self.store.job(id).await?.expect("exists")))
     }
 
-    async fn execute(self: Arc<Self>, id: &str) -> Result<()> {
-        let Some(job) = self.store.job(id).await? else { return Ok(()) };
-        if job.state.is_terminal() {
-            self.live.lock().expect("live jobs").remove(id);
-            return Ok(());
-        }
-        let cancel = self.live.lock().expect("live jobs").get(id).map(|l| l.cancel.clone()).unwrap_or_default();
+    /// Runs a job this replica claimed, keeping its lease until it ends.
+    async fn execute(self: Arc<Self>, job: JobRecord) -> Result<()> {
+        let id = job.id.as_str();
+        let cancel = self.live_cancel(id);
         let (resume, work): (bool, JobWork) = match job.kind.as_str() {
             SOLVE => {
                 let request: SolveJobRequest = serde_json::from_value(job.request.clone())?;
-                let (hooks, context) = (self.search_hooks(id, cancel), self.solve.clone());
+                let (hooks, context) = (self.search_hooks(id, cancel.clone()), self.solve.clone());
                 (false, Box::new(move || request.run(&context, hooks)))
             }
             _ => {
@@ -202,17 +234,19 @@ impl JobManager {
                 let run_dir = self.run_dir(id);
                 // A run with a checkpoint continues from it exactly; others start over.
                 let resume = crate::drl::run::has_checkpoint(&run_dir);
-                let hooks = self.run_hooks(id, cancel);
+                let hooks = self.run_hooks(id, cancel.clone());
                 (resume, Box::new(move || request.run(&run_dir, resume, hooks)))
             }
         };
         if !resume {
             self.store.clear_metrics(id).await?;
         }
-        self.store.mark_running(id).await?;
         self.emit(id, "state", serde_json::json!({"state": "running", "resumed": resume}));
-        tracing::info!(job = %id, kind = %job.kind, resume, "job started");
+        tracing::info!(job = %id, kind = %job.kind, resume, replica = %self.owner, "job started");
+        let lost = Arc::new(AtomicBool::new(false));
+        let keeper = tokio::spawn(self.clone().keep_lease(id.to_string(), cancel, lost.clone()));
         let outcome = tokio::task::spawn_blocking(work).await;
+        keeper.abort();
         let (state, result, error) = match outcome {
             Ok(Ok((result, false))) => (JobState::Succeeded, Some(result), None),
             Ok(Ok((result, true))) => (JobState::Cancelled, Some(result), None),
@@ -223,14 +257,50 @@ impl JobManager {
                 (JobState::Failed, None, Some(client_message(id, &panic)))
             }
         };
+        if lost.load(Ordering::SeqCst) {
+            // Another replica owns the job now and will end it; this run's outcome is void.
+            tracing::warn!(job = %id, replica = %self.owner, "the job's lease lapsed; another replica took it over");
+            self.live.lock().expect("live jobs").remove(id);
+            return Ok(());
+        }
         if let Some(steps) = result.as_ref().and_then(|r| r["steps"].as_i64().or(r["rounds"].as_i64())) {
             self.store.set_steps(id, steps).await?;
         }
-        self.store.finish(id, state, result.as_ref(), error.as_deref()).await?;
+        if !self.store.finish_claimed(id, &self.owner, state, result.as_ref(), error.as_deref()).await? {
+            tracing::warn!(job = %id, replica = %self.owner, "the job's lease lapsed as it ended; its new runner ends it");
+            self.live.lock().expect("live jobs").remove(id);
+            return Ok(());
+        }
         tracing::info!(job = %id, state = state.as_str(), "job ended");
         self.emit(id, "state", serde_json::json!({"state": state.as_str(), "result": result, "error": error}));
         self.live.lock().expect("live jobs").remove(id);
         Ok(())
+    }
+
+    /// Renews the job's lease every third of its length until aborted; a cancel requested
+    /// through another replica, or a lost lease, stops the run.
+    async fn keep_lease(self: Arc<Self>, id: String, cancel: Arc<AtomicBool>, lost: Arc<AtomicBool>) {
+        let lease = self.config.lease;
+        let mut tick = tokio::time::interval(lease / 3);
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            match self.store.renew(&id, &self.owner, lease).await {
+                Ok(Lease::Held { cancel_requested }) => {
+                    if cancel_requested {
+                        cancel.store(true, Ordering::SeqCst);
+                    }
+                }
+                Ok(Lease::Lost) => {
+                    lost.store(true, Ordering::SeqCst);
+                    cancel.store(true, Ordering::SeqCst);
+                    return;
+                }
+                // The database is away: keep trying; if the lease lapses meanwhile, the next
+                // answer says so.
+                Err(error) => tracing::warn!(job = %id, error = %format!("{error:#}"), "renewing a lease failed"),
+            }
+        }
     }
 
     /// Every incumbent goes to the store (the job's curve) and the event channel.

@@ -84,8 +84,19 @@ pub struct JobRecord {
     #[schema(value_type = Option<Object>)]
     pub result: Option<serde_json::Value>,
     pub error: Option<String>,
-    /// How often a server restart re-queued it.
+    /// How often a server restart re-queued it, or another replica took it over.
     pub restarts: i64,
+    /// The replica running it (its lease holder), while it runs under a lease.
+    pub runner: Option<String>,
+}
+
+/// What renewing a lease found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lease {
+    /// Still the owner's; `cancel_requested` when a client cancelled the job through any replica.
+    Held { cancel_requested: bool },
+    /// Lapsed and claimed by another owner, or the job ended.
+    Lost,
 }
 
 pub fn now() -> f64 {
@@ -130,7 +141,28 @@ where
         result: parse_json(row.try_get("result")?),
         error: row.try_get("error")?,
         restarts: row.try_get("restarts")?,
+        runner: row.try_get("lease_owner")?,
     })
+}
+
+/// A `cancel_requested` row of either database.
+fn cancel_flag<R>(row: &R) -> Result<bool>
+where
+    R: Row,
+    for<'a> &'a str: ColumnIndex<R>,
+    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
+{
+    Ok(row.try_get::<i64, _>("cancel_requested")? != 0)
+}
+
+/// A count row (`n`) of either database.
+fn count<R>(row: &R) -> Result<i64>
+where
+    R: Row,
+    for<'a> &'a str: ColumnIndex<R>,
+    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
+{
+    Ok(row.try_get("n")?)
 }
 
 /// A (kind, state, count) row of either database.
@@ -422,19 +454,49 @@ impl Store {
         })
     }
 
-    /// Extends `owner`'s lease on job `id`; false when the owner no longer holds it (the lease
-    /// lapsed and another owner claimed the job, or the job ended).
-    pub async fn renew(&self, id: &str, owner: &str, lease: Duration) -> Result<bool> {
+    /// Extends `owner`'s lease on job `id`, and says whether a cancel was requested meanwhile.
+    pub async fn renew(&self, id: &str, owner: &str, lease: Duration) -> Result<Lease> {
         let until = now() + lease.as_secs_f64();
-        let updated = statement!(
+        let flag = statement!(
             self,
-            execute,
-            "UPDATE jobs SET lease_until = ? WHERE id = ? AND lease_owner = ? AND state = 'running'",
+            optional(cancel_flag),
+            "UPDATE jobs SET lease_until = ? WHERE id = ? AND lease_owner = ? AND state = 'running' \
+             RETURNING cancel_requested",
             until,
             id,
             owner
         );
+        Ok(flag.map_or(Lease::Lost, |cancel_requested| Lease::Held { cancel_requested }))
+    }
+
+    /// Asks the replica running job `id` to stop it (it reads this when it renews the lease);
+    /// false when the job is not running.
+    pub async fn request_cancel(&self, id: &str) -> Result<bool> {
+        let updated =
+            statement!(self, execute, "UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND state = 'running'", id);
         Ok(updated == 1)
+    }
+
+    /// Cancels job `id` if nobody has claimed it yet (queued or interrupted); false otherwise.
+    pub async fn cancel_waiting(&self, id: &str) -> Result<bool> {
+        let updated = statement!(
+            self,
+            execute,
+            "UPDATE jobs SET state = 'cancelled', finished_at = ? WHERE id = ? AND state IN ('queued', 'interrupted')",
+            now(),
+            id
+        );
+        Ok(updated == 1)
+    }
+
+    /// Jobs waiting for a worker (queued or interrupted), over every replica.
+    pub async fn waiting_count(&self) -> Result<i64> {
+        let n = statement!(
+            self,
+            optional(count),
+            "SELECT COUNT(*) AS n FROM jobs WHERE state IN ('queued', 'interrupted')"
+        );
+        Ok(n.unwrap_or(0))
     }
 
     /// `finish` for a claimed job: only while `owner` holds its lease (false otherwise, and

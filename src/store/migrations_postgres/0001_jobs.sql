@@ -15,7 +15,8 @@ CREATE TABLE jobs (
     error TEXT,
     restarts BIGINT NOT NULL DEFAULT 0,
     lease_owner TEXT,                -- the replica running it
-    lease_until DOUBLE PRECISION     -- unix seconds; past it, another replica may claim the job
+    lease_until DOUBLE PRECISION,    -- unix seconds; past it, another replica may claim the job
+    cancel_requested BIGINT NOT NULL DEFAULT 0  -- 1: a client cancelled it through any replica
 );
 CREATE INDEX jobs_state ON jobs (kind, state);
 CREATE INDEX jobs_claim ON jobs (state, created_at);
