@@ -5,41 +5,17 @@
 //! Debian's package with `.ci/postgres.sh`), each test in a database of its own; without a server
 //! they skip with a printed reason, and fail under CI=true.
 
+mod common;
+
 use rlsolver::store::{JobState, Lease, Store};
 use serde_json::json;
-use sqlx::postgres::PgPoolOptions;
 use std::collections::HashMap;
 use std::time::Duration;
 
-const DEFAULT_URL: &str = "postgres://postgres:postgres@127.0.0.1:5432/postgres";
-
 /// A fresh, migrated database named after `test` on the test server, or None (skipped).
 async fn postgres(test: &str) -> Option<Store> {
-    let url = std::env::var("RLSOLVER_TEST_DATABASE_URL").unwrap_or_else(|_| DEFAULT_URL.into());
-    let admin =
-        match PgPoolOptions::new().max_connections(1).acquire_timeout(Duration::from_secs(5)).connect(&url).await {
-            Ok(pool) => pool,
-            Err(error) if std::env::var("CI").is_ok_and(|v| v == "true") => {
-                panic!("CI=true but no PostgreSQL answers at {url}: {error}")
-            }
-            Err(error) => {
-                eprintln!("skipping: no PostgreSQL at {url} ({error}); .ci/postgres.sh starts one");
-                return None;
-            }
-        };
-    // Earlier runs' databases of this test go first (each run leaves its own for inspection).
-    let stale: Vec<(String,)> = sqlx::query_as("SELECT datname FROM pg_database WHERE datname LIKE $1")
-        .bind(format!("rlsolver_test_{test}_%"))
-        .fetch_all(&admin)
-        .await
-        .unwrap();
-    for (old,) in stale {
-        sqlx::query(&format!("DROP DATABASE IF EXISTS {old} WITH (FORCE)")).execute(&admin).await.unwrap();
-    }
-    let name = format!("rlsolver_test_{test}_{}", std::process::id());
-    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&admin).await.unwrap();
-    let (server, _) = url.rsplit_once('/').expect("a database URL ends in /name");
-    Some(Store::connect_postgres(&format!("{server}/{name}"), Duration::from_secs(10)).await.unwrap())
+    let url = common::fresh_postgres(test).await?;
+    Some(Store::connect_postgres(&url, Duration::from_secs(10)).await.unwrap())
 }
 
 async fn sqlite(test: &str) -> Store {

@@ -134,7 +134,10 @@ impl JobManager {
                                 // error) ends `failed` rather than going round again.
                                 let message = client_message(&id, &error);
                                 let owner = &manager.owner;
-                                let _ = manager.store.finish_claimed(&id, owner, JobState::Failed, None, Some(&message)).await;
+                                let _ = manager
+                                    .store
+                                    .finish_claimed(&id, owner, JobState::Failed, None, Some(&message))
+                                    .await;
                                 manager.emit(&id, "state", serde_json::json!({"state": "failed", "error": message}));
                                 manager.live.lock().expect("live jobs").remove(&id);
                             }

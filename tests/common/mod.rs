@@ -87,3 +87,39 @@ pub fn policy_weights(dir: &std::path::Path) -> Vec<(String, tch::Tensor)> {
         })
         .collect()
 }
+
+/// The test PostgreSQL server: `RLSOLVER_TEST_DATABASE_URL`, default the one `.ci/postgres.sh`
+/// starts.
+pub const DEFAULT_POSTGRES_URL: &str = "postgres://postgres:postgres@127.0.0.1:5432/postgres";
+
+/// A fresh, empty database named after `test` on the test PostgreSQL server (earlier runs' ones of
+/// this test dropped first), as a URL; None (with a printed reason) when no server answers,
+/// which fails under CI=true.
+pub async fn fresh_postgres(test: &str) -> Option<String> {
+    use sqlx::postgres::PgPoolOptions;
+    let url = std::env::var("RLSOLVER_TEST_DATABASE_URL").unwrap_or_else(|_| DEFAULT_POSTGRES_URL.into());
+    let connected =
+        PgPoolOptions::new().max_connections(1).acquire_timeout(std::time::Duration::from_secs(5)).connect(&url).await;
+    let admin = match connected {
+        Ok(pool) => pool,
+        Err(error) if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("CI=true but no PostgreSQL answers at {url}: {error}")
+        }
+        Err(error) => {
+            eprintln!("skipping: no PostgreSQL at {url} ({error}); .ci/postgres.sh starts one");
+            return None;
+        }
+    };
+    let stale: Vec<(String,)> = sqlx::query_as("SELECT datname FROM pg_database WHERE datname LIKE $1")
+        .bind(format!("rlsolver_test_{test}_%"))
+        .fetch_all(&admin)
+        .await
+        .unwrap();
+    for (old,) in stale {
+        sqlx::query(&format!("DROP DATABASE IF EXISTS {old} WITH (FORCE)")).execute(&admin).await.unwrap();
+    }
+    let name = format!("rlsolver_test_{test}_{}", std::process::id());
+    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&admin).await.unwrap();
+    let (server, _) = url.rsplit_once('/').expect("a database URL ends in /name");
+    Some(format!("{server}/{name}"))
+}
