@@ -26,7 +26,17 @@ impl Replica {
     fn start(name: &str, database_url: &str, data_dir: &Path, workers: usize) -> Replica {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let child = Command::new(env!("CARGO_BIN_EXE_rlsolver"))
-            .args(["serve", "--port", &port.to_string(), "--replica", name, "--job-lease-s", "2"])
+            .args([
+                "serve",
+                "--port",
+                &port.to_string(),
+                "--replica",
+                name,
+                "--job-lease-s",
+                "2",
+                "--max-queued-jobs",
+                "64",
+            ])
             .args(["--training-workers", &workers.to_string(), "--database-url", database_url, "--data-dir"])
             .arg(data_dir)
             .stdout(Stdio::null())
@@ -148,6 +158,61 @@ fn an_api_only_replica_takes_jobs_that_a_worker_replica_runs() {
         assert_eq!(weights.status(), 200);
     }
     drop(worker);
+    drop(api);
+    let _ = std::fs::remove_dir_all(&data);
+}
+
+/// 50 short jobs through an API replica onto 3 worker replicas, one of which is SIGKILLed and
+/// replaced every 2 s: every job ends `succeeded` exactly once with its full result, none is lost.
+#[test]
+fn fifty_jobs_survive_workers_killed_every_few_seconds() {
+    let Some(url) = database("chaos") else { return };
+    let data = std::env::temp_dir().join(format!("rlsolver-chaos-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&data);
+    let api = Replica::start("api", &url, &data, 0);
+    let mut workers: Vec<Replica> = (0..3).map(|w| Replica::start(&format!("w{w}-0"), &url, &data, 1)).collect();
+    let ids: Vec<String> = (0..50)
+        .map(|seed| {
+            submit(
+                &api.base,
+                json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 2_048, "eval_every": 1_024, "seed": seed}),
+            )
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let (mut kills, mut next_kill) = (0usize, Instant::now() + Duration::from_secs(2));
+    loop {
+        let states: Vec<Value> = ids.iter().map(|id| job(&api.base, id)).collect();
+        if states.iter().all(|j| j["state"] == "succeeded") {
+            let restarts: i64 = states.iter().map(|j| j["restarts"].as_i64().unwrap()).sum();
+            eprintln!("50 jobs done after {kills} kills, {restarts} takeovers");
+            for j in &states {
+                assert!(j["result"]["steps"].as_i64().unwrap() >= 2_048, "{j}");
+                assert!(j["runner"].is_null(), "{j}");
+            }
+            break;
+        }
+        for j in &states {
+            assert!(!matches!(j["state"].as_str(), Some("failed" | "cancelled")), "{j}");
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not all done: {:?}",
+            states.iter().map(|j| &j["state"]).collect::<Vec<_>>()
+        );
+        if Instant::now() >= next_kill {
+            let slot = kills % workers.len();
+            kills += 1;
+            // SIGKILL, then a replacement under a fresh name.
+            let old =
+                std::mem::replace(&mut workers[slot], Replica::start(&format!("w{slot}-{kills}"), &url, &data, 1));
+            drop(old);
+            next_kill = Instant::now() + Duration::from_secs(2);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(kills >= 1, "the jobs outlasted no kill: make them longer");
+    drop(workers);
     drop(api);
     let _ = std::fs::remove_dir_all(&data);
 }
