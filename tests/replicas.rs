@@ -216,3 +216,98 @@ fn fifty_jobs_survive_workers_killed_every_few_seconds() {
     drop(api);
     let _ = std::fs::remove_dir_all(&data);
 }
+
+/// A TCP relay to the test PostgreSQL server that can cut every connection through it and refuse
+/// new ones for a while: the replica's view of a database that went away and came back.
+struct Relay {
+    port: u16,
+    cut: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    open: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
+}
+
+impl Relay {
+    fn to(upstream: std::net::SocketAddr) -> Relay {
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let relay = Relay { port, cut: Default::default(), open: Default::default() };
+        let (cut, open) = (relay.cut.clone(), relay.open.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                if cut.load(Ordering::SeqCst) {
+                    continue; // dropped: refused while cut
+                }
+                let Ok(server) = std::net::TcpStream::connect(upstream) else { continue };
+                let mut streams = open.lock().unwrap();
+                streams.push(client.try_clone().unwrap());
+                streams.push(server.try_clone().unwrap());
+                for (mut from, mut to) in [(client.try_clone().unwrap(), server.try_clone().unwrap()), (server, client)]
+                {
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut to);
+                        let _ = to.shutdown(std::net::Shutdown::Both);
+                    });
+                }
+            }
+        });
+        relay
+    }
+
+    /// Closes every relayed connection and refuses new ones for `outage`.
+    fn cut_for(&self, outage: Duration) {
+        use std::sync::atomic::Ordering;
+        self.cut.store(true, Ordering::SeqCst);
+        let streams: Vec<std::net::TcpStream> = self.open.lock().unwrap().drain(..).collect();
+        assert!(!streams.is_empty(), "the replica holds no connection to cut");
+        for stream in streams {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+        std::thread::sleep(outage);
+        self.cut.store(false, Ordering::SeqCst);
+    }
+}
+
+/// A replica cut off from PostgreSQL for 4 s (shorter than its lease) keeps its running job:
+/// the pool reconnects, the job ends `succeeded` on the same replica without a restart, and jobs
+/// submitted after the outage run too.
+#[test]
+fn a_replica_cut_off_from_the_database_reconnects_without_losing_its_job() {
+    let Some(url) = database("outage") else { return };
+    let rest = url.strip_prefix("postgres://").unwrap();
+    let (credentials, rest) = rest.split_once('@').unwrap();
+    let (host, database) = rest.split_once('/').unwrap();
+    let upstream = std::net::ToSocketAddrs::to_socket_addrs(host).unwrap().next().unwrap();
+    let relay = Relay::to(upstream);
+    let relayed = format!("postgres://{credentials}@127.0.0.1:{}/{database}", relay.port);
+    let data = std::env::temp_dir().join(format!("rlsolver-outage-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&data);
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let child = Command::new(env!("CARGO_BIN_EXE_rlsolver"))
+        .args(["serve", "--port", &port.to_string(), "--replica", "solo", "--job-lease-s", "10"])
+        .args(["--database-url", &relayed, "--data-dir"])
+        .arg(&data)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let replica = Replica { child, base: format!("http://127.0.0.1:{port}") };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while client().get(format!("{}/ready", replica.base)).send().map(|r| r.status() != 200).unwrap_or(true) {
+        assert!(Instant::now() < deadline, "the replica did not get ready");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let id = submit(
+        &replica.base,
+        json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 30_000, "eval_every": 5_000}),
+    );
+    wait_for(&replica.base, &id, 60, |j| j["latest"]["step"].as_i64().is_some());
+    relay.cut_for(Duration::from_secs(4));
+    assert_eq!(job(&replica.base, &id)["state"], "running", "the outage came while the job ran");
+    let done = wait_for(&replica.base, &id, 120, |j| j["state"] == "succeeded");
+    assert_eq!(done["restarts"], 0, "{done}");
+    assert!(done["result"]["steps"].as_i64().unwrap() > 0, "{done}");
+    let after = submit(&replica.base, json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 1_024}));
+    wait_for(&replica.base, &after, 60, |j| j["state"] == "succeeded");
+    drop(replica);
+    let _ = std::fs::remove_dir_all(&data);
+}
