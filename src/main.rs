@@ -120,6 +120,10 @@ struct ServeArgs {
     /// This replica's name in job leases (a job's `runner`; default: a fresh one).
     #[arg(long, env = "RLSOLVER_REPLICA")]
     replica: Option<String>,
+    /// all (API and job workers), api (no workers) or worker (job workers; HTTP only /health,
+    /// /ready and /metrics). Several replicas share a --database-url store.
+    #[arg(long, env = "RLSOLVER_ROLE", default_value = "all")]
+    role: String,
     /// API keys, one per line; mutating requests then need `Authorization: Bearer <key>`.
     #[arg(long, env = "RLSOLVER_API_KEYS_FILE")]
     api_keys_file: Option<PathBuf>,
@@ -654,6 +658,8 @@ fn serve(args: ServeArgs) -> Result<()> {
         max_concurrent_solves: args.max_concurrent_solves,
         data_dir: args.data_dir.clone(),
         database_url: args.database_url.clone(),
+        role: rlsolver::api::state::Role::parse(&args.role)
+            .with_context(|| format!("--role: all, api or worker, not '{}'", args.role))?,
         jobs: rlsolver::jobs::JobsConfig {
             workers: args.training_workers,
             max_queued: args.max_queued_jobs,

@@ -1,7 +1,8 @@
 //! Several `rlsolver serve` processes on one PostgreSQL store (issue 18): a job whose replica is
 //! killed (SIGKILL) is taken over by another once its lease lapses and resumes from its last
-//! checkpoint; a cancel through one replica stops the job running on another; an API-only
-//! replica (`--training-workers 0`) accepts jobs that a worker replica runs. Needs the test
+//! checkpoint; a cancel through one replica stops the job running on another; an API replica
+//! (`--role api`) accepts jobs that worker replicas (`--role worker`) run; 50 jobs survive workers
+//! killed every 2 s; a replica cut off from the database keeps its job. Needs the test
 //! PostgreSQL server (see tests/common: skipped without one, failing under CI=true).
 
 mod common;
@@ -23,7 +24,8 @@ struct Replica {
 }
 
 impl Replica {
-    fn start(name: &str, database_url: &str, data_dir: &Path, workers: usize) -> Replica {
+    /// `role`: all, api or worker.
+    fn start(name: &str, database_url: &str, data_dir: &Path, role: &str) -> Replica {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let child = Command::new(env!("CARGO_BIN_EXE_rlsolver"))
             .args([
@@ -37,7 +39,7 @@ impl Replica {
                 "--max-queued-jobs",
                 "64",
             ])
-            .args(["--training-workers", &workers.to_string(), "--database-url", database_url, "--data-dir"])
+            .args(["--role", role, "--database-url", database_url, "--data-dir"])
             .arg(data_dir)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -91,8 +93,8 @@ fn a_job_on_a_killed_replica_resumes_on_another_and_a_cancel_crosses_replicas() 
     let Some(url) = database("takeover") else { return };
     let data = std::env::temp_dir().join(format!("rlsolver-replicas-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
-    let mut a = Some(Replica::start("a", &url, &data, 1));
-    let b = Replica::start("b", &url, &data, 1);
+    let mut a = Some(Replica::start("a", &url, &data, "all"));
+    let b = Replica::start("b", &url, &data, "all");
     let base_a = a.as_ref().unwrap().base.clone();
     let id = submit(
         &base_a,
@@ -132,12 +134,16 @@ fn a_job_on_a_killed_replica_resumes_on_another_and_a_cancel_crosses_replicas() 
 }
 
 #[test]
-fn an_api_only_replica_takes_jobs_that_a_worker_replica_runs() {
+fn an_api_replica_takes_jobs_that_a_worker_replica_runs() {
     let Some(url) = database("roles") else { return };
     let data = std::env::temp_dir().join(format!("rlsolver-roles-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
-    let api = Replica::start("api", &url, &data, 0);
-    let worker = Replica::start("worker", &url, &data, 1);
+    let api = Replica::start("api", &url, &data, "api");
+    let worker = Replica::start("worker", &url, &data, "worker");
+    // A worker replica serves only the probes and the metrics.
+    let refused = client().post(format!("{}/v1/training/jobs", worker.base)).json(&json!({})).send().unwrap();
+    assert_eq!(refused.status(), 404);
+    assert_eq!(client().get(format!("{}/metrics", worker.base)).send().unwrap().status(), 200);
     let ids: Vec<String> = (0..3)
         .map(|seed| {
             submit(
@@ -169,8 +175,8 @@ fn fifty_jobs_survive_workers_killed_every_few_seconds() {
     let Some(url) = database("chaos") else { return };
     let data = std::env::temp_dir().join(format!("rlsolver-chaos-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
-    let api = Replica::start("api", &url, &data, 0);
-    let mut workers: Vec<Replica> = (0..3).map(|w| Replica::start(&format!("w{w}-0"), &url, &data, 1)).collect();
+    let api = Replica::start("api", &url, &data, "api");
+    let mut workers: Vec<Replica> = (0..3).map(|w| Replica::start(&format!("w{w}-0"), &url, &data, "worker")).collect();
     let ids: Vec<String> = (0..50)
         .map(|seed| {
             submit(
@@ -204,9 +210,9 @@ fn fifty_jobs_survive_workers_killed_every_few_seconds() {
             let slot = kills % workers.len();
             kills += 1;
             // SIGKILL, then a replacement under a fresh name.
-            let old =
-                std::mem::replace(&mut workers[slot], Replica::start(&format!("w{slot}-{kills}"), &url, &data, 1));
-            drop(old);
+            let _ = workers[slot].child.kill();
+            let _ = workers[slot].child.wait();
+            workers[slot] = Replica::start(&format!("w{slot}-{kills}"), &url, &data, "worker");
             next_kill = Instant::now() + Duration::from_secs(2);
         }
         std::thread::sleep(Duration::from_millis(200));

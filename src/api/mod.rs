@@ -29,15 +29,19 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 pub fn app(state: AppState) -> Router {
     let max_body = state.config.max_body_bytes;
     let cors = cors(&state.config.cors_origins);
-    let router = Router::new()
-        .merge(health::router())
-        .merge(problems::router())
-        .merge(models::router())
-        .merge(catalog::router())
-        .merge(training::router())
-        .merge(solve_jobs::router())
-        .merge(metrics::router())
-        .merge(docs::router())
+    let router = match state.config.role {
+        state::Role::Worker => Router::new().merge(health::router()).merge(metrics::router()),
+        state::Role::All | state::Role::Api => Router::new()
+            .merge(health::router())
+            .merge(problems::router())
+            .merge(models::router())
+            .merge(catalog::router())
+            .merge(training::router())
+            .merge(solve_jobs::router())
+            .merge(metrics::router())
+            .merge(docs::router()),
+    };
+    let router = router
         .layer(DefaultBodyLimit::max(max_body))
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_key))
         .layer(axum::middleware::from_fn_with_state(state.clone(), metrics::record));

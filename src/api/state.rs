@@ -13,6 +13,29 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tokio::sync::Semaphore;
 
+/// What one process of the binary does (issue 18): several replicas share a PostgreSQL store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Role {
+    /// The whole API and the job workers (one server).
+    #[default]
+    All,
+    /// The whole API, no job workers: accepted jobs wait for a worker replica.
+    Api,
+    /// Job workers only; its HTTP answers /health, /ready and /metrics (for probes and scrapes).
+    Worker,
+}
+
+impl Role {
+    pub fn parse(name: &str) -> Option<Role> {
+        match name {
+            "all" => Some(Role::All),
+            "api" => Some(Role::Api),
+            "worker" => Some(Role::Worker),
+            _ => None,
+        }
+    }
+}
+
 /// Server settings beyond the instance limits.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -26,6 +49,8 @@ pub struct ServerConfig {
     /// A PostgreSQL store shared by replicas instead of `data_dir`'s SQLite (which then holds
     /// only the job folders, shared by the replicas too).
     pub database_url: Option<String>,
+    /// API, workers or both (default both).
+    pub role: Role,
     /// Training worker pool and queue bound.
     pub jobs: JobsConfig,
     pub training_limits: TrainingLimits,
@@ -52,6 +77,7 @@ impl Default for ServerConfig {
             max_concurrent_solves: 2,
             data_dir: std::env::temp_dir().join(unique),
             database_url: None,
+            role: Role::All,
             jobs: JobsConfig::default(),
             training_limits: TrainingLimits::default(),
             api_keys: Vec::new(),
@@ -87,7 +113,11 @@ impl AppState {
             None => Store::open(&config.data_dir).await?,
         };
         let solve = SolveContext { problems: config.problems.clone(), models, limits: config.limits.clone() };
-        let jobs = JobManager::start(store, &config.data_dir, config.jobs.clone(), solve.clone()).await?;
+        let mut jobs_config = config.jobs.clone();
+        if config.role == Role::Api {
+            jobs_config.workers = 0;
+        }
+        let jobs = JobManager::start(store, &config.data_dir, jobs_config, solve.clone()).await?;
         Ok(AppState {
             solve_slots: Arc::new(Semaphore::new(config.max_concurrent_solves.max(1))),
             keys: Arc::new(ApiKeys::new(&config.api_keys)),
