@@ -152,6 +152,16 @@ fn an_api_replica_takes_jobs_that_a_worker_replica_runs() {
             )
         })
         .collect();
+    // The API replica's event stream follows a job the worker runs, to its end, from the store.
+    let mut stream = String::new();
+    std::io::Read::read_to_string(
+        &mut client().get(format!("{}/v1/training/jobs/{}/events", api.base, ids[0])).send().unwrap(),
+        &mut stream,
+    )
+    .unwrap();
+    assert!(stream.contains("event: evaluation"), "{stream}");
+    let last = stream.rsplit("event: ").next().unwrap();
+    assert!(last.starts_with("state") && last.contains("\"succeeded\""), "the stream ends with the end: {last}");
     for id in &ids {
         let done = wait_for(&api.base, id, 120, |j| j["state"] == "succeeded");
         assert_eq!(done["restarts"], 0, "{done}");

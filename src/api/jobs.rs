@@ -99,15 +99,57 @@ pub async fn events(
     let first = Event::default().event("state").json_data(&job.job).unwrap_or_default();
     // The stream ends when the job does: its channel closes after the final `state` event.
     let updates = match receiver {
-        Some(receiver) if !job.job.state.is_terminal() => {
-            BroadcastStream::new(receiver).filter_map(|item| async move { item.ok() }).boxed()
+        _ if job.job.state.is_terminal() => stream::empty().boxed(),
+        // Replicas share the store: the job may run on another one, so the store tells.
+        _ if state.jobs.store().backend() == "postgres" => {
+            let seen = state.jobs.store().metrics(id).await?.len();
+            store_events(state, &job.job, seen).boxed()
         }
-        _ => stream::empty().boxed(),
+        Some(receiver) => BroadcastStream::new(receiver).filter_map(|item| async move { item.ok() }).boxed(),
+        None => stream::empty().boxed(),
     };
     let stream = stream::once(async move { first })
         .chain(updates.map(|e| Event::default().event(e.event).json_data(&e.data).unwrap_or_default()))
         .map(Ok);
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+/// How often a stream read from the store looks at the job.
+const STORE_EVENTS_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// A job's events read from the store (for jobs running on any replica): `state` when it
+/// changes, `progress` when its steps do, each new point of its curve (`evaluation` or
+/// `incumbent`) after the first `seen`, until the `state` event that ends it.
+fn store_events(state: &AppState, job: &JobRecord, seen: usize) -> impl Stream<Item = crate::jobs::JobEvent> {
+    use crate::jobs::JobEvent;
+    let point_event = if job.kind == crate::jobs::SOLVE { "incumbent" } else { "evaluation" };
+    let start = (state.clone(), job.id.clone(), job.state, job.steps, seen, false);
+    stream::unfold(start, move |(state, id, last_state, last_steps, seen, ended)| async move {
+        if ended {
+            return None;
+        }
+        loop {
+            tokio::time::sleep(STORE_EVENTS_EVERY).await;
+            let store = state.jobs.store();
+            let (Ok(Some(job)), Ok(curve)) = (store.job(&id).await, store.metrics(&id).await) else { continue };
+            let mut events: Vec<JobEvent> =
+                curve.into_iter().skip(seen).map(|point| JobEvent { event: point_event, data: point }).collect();
+            let seen = seen + events.len();
+            if job.steps != last_steps {
+                events.push(JobEvent { event: "progress", data: serde_json::json!({"steps": job.steps}) });
+            }
+            if job.state != last_state {
+                let data = serde_json::json!({"state": job.state.as_str(), "result": job.result, "error": job.error});
+                events.push(JobEvent { event: "state", data });
+            }
+            if !events.is_empty() {
+                let ended = job.state.is_terminal();
+                let next = (state, id, job.state, job.steps, seen, ended);
+                return Some((stream::iter(events), next));
+            }
+        }
+    })
+    .flatten()
 }
 
 pub async fn cancel(state: &AppState, id: &str, kind: &str) -> Result<(StatusCode, Json<Job>), ApiError> {
