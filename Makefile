@@ -10,7 +10,7 @@ BENCH_LIMITS ?= 10,60
 GSET ?= ../shared/data/gset
 
 # fmt and clippy, as CI runs them before the tests.
-.PHONY: setup lint peers client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard bench-portfolio bench-tsp bench-orgym bench-ising-policy bench-backends bench-device-envs postgres models openapi clean
+.PHONY: setup lint peers client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard bench-portfolio bench-tsp bench-orgym bench-ising-policy bench-backends bench-device-envs postgres deploy-tools models openapi clean
 
 # Idempotent: skipped when the venv already imports the pinned torch.
 setup:
@@ -36,6 +36,12 @@ client-tools: setup
 tnco-peer: setup
 	@"$(PYTHON)" -c 'import importlib.metadata as m, sys; sys.exit(0 if m.version("cotengra") == "0.8.3" and m.version("kahypar") == "1.3.7" else 1)' 2>/dev/null || \
 		"$(PYTHON)" -m pip install --quiet "opt_einsum==3.4.0" "cotengra==0.8.3" "kahypar==1.3.7" "optuna==5.0.0"
+
+# The Kubernetes schema validator of tests/deploy.rs (bundles the API schemas: nothing downloads
+# at test time), idempotent.
+deploy-tools: setup
+	@"$(PYTHON)" -c 'import importlib.metadata as m, sys; sys.exit(0 if m.version("kubernetes-validate") == "1.37.0" else 1)' 2>/dev/null || \
+		"$(PYTHON)" -m pip install --quiet "kubernetes-validate==1.37.0"
 
 # Schemathesis for `make fuzz` (and verify); wrk comes from Debian (apt-get install wrk).
 service-tools: setup
@@ -70,11 +76,11 @@ lint: setup
 	cargo fmt --check
 	$(CARGO_ENV) cargo clippy --release --all-targets -- -D warnings
 
-test: setup client-tools tnco-peer
+test: setup client-tools tnco-peer deploy-tools
 	$(CARGO_ENV) cargo test --release
 
 # The heavy proofs (training to return thresholds), one at a time so timings are not shared.
-verify: setup client-tools tnco-peer
+verify: setup client-tools tnco-peer deploy-tools
 	$(CARGO_ENV) cargo test --release
 	$(MAKE) fuzz
 	$(MAKE) container-test
