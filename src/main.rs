@@ -120,6 +120,14 @@ struct ServeArgs {
     /// This replica's name in job leases (a job's `runner`; default: a fresh one).
     #[arg(long, env = "RLSOLVER_REPLICA")]
     replica: Option<String>,
+    /// Log lines as `text` or `json` (one object a line: level, message, fields such as the
+    /// request id, route, status, latency and job id).
+    #[arg(long, env = "RLSOLVER_LOG_FORMAT", default_value = "text")]
+    log_format: String,
+    /// Log lines queued for stderr; beyond this (a reader that stalls) lines are dropped and
+    /// counted in /metrics (`rlsolver_log_lines_dropped`) instead of blocking requests.
+    #[arg(long, env = "RLSOLVER_LOG_BUFFER_LINES", default_value_t = 10_000)]
+    log_buffer_lines: usize,
     /// all (API and job workers), api (no workers) or worker (job workers; HTTP only /health,
     /// /ready and /metrics). Several replicas share a --database-url store.
     #[arg(long, env = "RLSOLVER_ROLE", default_value = "all")]
@@ -510,13 +518,31 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run() -> Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,tower_http=info".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
-    match Cli::parse().command {
+    let cli = Cli::parse();
+    let filter =
+        || tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,tower_http=info".into());
+    // The server logs through a bounded, lossy queue: a log reader that stalls costs dropped
+    // lines (counted in /metrics), never a stalled request. The guard flushes at exit.
+    let _log_guard = match &cli.command {
+        Command::Serve(args) => {
+            let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+                .lossy(true)
+                .buffered_lines_limit(args.log_buffer_lines)
+                .finish(std::io::stderr());
+            rlsolver::api::metrics::count_dropped_log_lines(writer.error_counter());
+            match args.log_format.as_str() {
+                "json" => tracing_subscriber::fmt().json().with_env_filter(filter()).with_writer(writer).init(),
+                "text" => tracing_subscriber::fmt().with_env_filter(filter()).with_writer(writer).init(),
+                other => anyhow::bail!("--log-format: text or json, not '{other}'"),
+            }
+            Some(guard)
+        }
+        _ => {
+            tracing_subscriber::fmt().with_env_filter(filter()).with_writer(std::io::stderr).init();
+            None
+        }
+    };
+    match cli.command {
         Command::Serve(args) => serve(args),
         Command::Solve(args) => solve(*args),
         Command::Bench(args) => bench(args),

@@ -15,7 +15,16 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
+use std::sync::OnceLock;
 use std::time::Instant;
+
+/// The log writer's count of dropped lines (set once by the binary's `serve`).
+static DROPPED_LOG_LINES: OnceLock<tracing_appender::non_blocking::ErrorCounter> = OnceLock::new();
+
+/// Makes /metrics report `counter` as `rlsolver_log_lines_dropped`.
+pub fn count_dropped_log_lines(counter: tracing_appender::non_blocking::ErrorCounter) {
+    let _ = DROPPED_LOG_LINES.set(counter);
+}
 
 /// Upper bounds (seconds) of the latency buckets.
 const BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0, 30.0];
@@ -56,6 +65,7 @@ pub struct HttpMetrics {
     solver: Family<ProblemLabels, Histogram, fn() -> Histogram>,
     jobs: Family<JobLabels, Gauge>,
     solves_in_flight: Gauge,
+    log_lines_dropped: Gauge,
 }
 
 impl Default for HttpMetrics {
@@ -80,7 +90,13 @@ impl Default for HttpMetrics {
             "Synchronous solves holding a solver slot (503 when all max_concurrent_solves are held)",
             solves_in_flight.clone(),
         );
-        HttpMetrics { registry, requests, latency, solver, jobs, solves_in_flight }
+        let log_lines_dropped = Gauge::default();
+        registry.register(
+            "log_lines_dropped",
+            "Log lines dropped because the log reader fell behind (the requests went on)",
+            log_lines_dropped.clone(),
+        );
+        HttpMetrics { registry, requests, latency, solver, jobs, solves_in_flight, log_lines_dropped }
     }
 }
 
@@ -99,6 +115,7 @@ impl HttpMetrics {
     /// solves in flight from the solver slots held now.
     fn render(&self, jobs: &[(String, String, i64)], solves_in_flight: i64) -> String {
         self.solves_in_flight.set(solves_in_flight);
+        self.log_lines_dropped.set(DROPPED_LOG_LINES.get().map_or(0, |c| c.dropped_lines() as i64));
         // A state no job is in any more must not keep its last count.
         self.jobs.clear();
         for (kind, state, n) in jobs {
@@ -132,6 +149,8 @@ pub async fn record(State(state): State<AppState>, request: Request, next: Next)
     let method = request.method().to_string();
     let started = Instant::now();
     let response = next.run(request).await;
-    state.metrics.observe_request(&method, &route, response.status().as_u16(), started.elapsed().as_secs_f64());
+    let (status, seconds) = (response.status().as_u16(), started.elapsed().as_secs_f64());
+    state.metrics.observe_request(&method, &route, status, seconds);
+    tracing::info!(%method, %route, status, latency_ms = seconds * 1e3, "request");
     response
 }
