@@ -58,6 +58,9 @@ struct LimitArgs {
     /// Largest accepted chains.
     #[arg(long, env = "RLSOLVER_MAX_CHAINS", default_value_t = Limits::default().max_chains)]
     max_chains: usize,
+    /// Largest chains x spins of a search (the chains' memory).
+    #[arg(long, env = "RLSOLVER_MAX_CHAIN_SPINS", default_value_t = Limits::default().max_chain_spins)]
+    max_chain_spins: usize,
     /// Largest tensor network, in tensors.
     #[arg(long, env = "RLSOLVER_MAX_TENSORS", default_value_t = Limits::default().max_tensors)]
     max_tensors: usize,
@@ -80,6 +83,7 @@ impl LimitArgs {
             max_time_limit_s: self.max_time_limit_s,
             default_time_limit_s: self.default_time_limit_s,
             max_chains: self.max_chains,
+            max_chain_spins: self.max_chain_spins,
             max_tensors: self.max_tensors,
             max_indices: self.max_indices,
             max_assets: self.max_assets,

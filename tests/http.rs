@@ -148,7 +148,13 @@ fn expect_problem(response: reqwest::blocking::Response, status: u16, field: Opt
 
 #[test]
 fn every_bad_input_gets_a_problem_json_4xx_naming_the_field() {
-    let limits = Limits { max_nodes: 1000, max_edges: 5000, max_time_limit_s: 30.0, ..Limits::default() };
+    let limits = Limits {
+        max_nodes: 1000,
+        max_edges: 5000,
+        max_time_limit_s: 30.0,
+        max_chain_spins: 1_000_000,
+        ..Limits::default()
+    };
     let base = start_server(ServerConfig { limits, max_body_bytes: 1 << 20, ..ServerConfig::default() });
     let c = client();
     let solve = format!("{base}/v1/problems/maxcut/solve");
@@ -184,6 +190,8 @@ fn every_bad_input_gets_a_problem_json_4xx_naming_the_field() {
     expect_problem(text("3 1\n1 2 1", "?colour=red"), 400, Some("query"));
     expect_problem(text("3 1\n1 2 1", "?method=magic"), 422, Some("method"));
     expect_problem(text("3 1\n1 2 1", "?backend=warp"), 422, Some("backend"));
+    // 2,000 chains of 900 spins: within max_chains, beyond the chains x spins bound.
+    expect_problem(text("900 1\n1 2 1", "?chains=2000"), 413, Some("chains"));
     expect_problem(
         c.post(&solve).header("content-type", "application/json").body("{\"instance\": ").send().unwrap(),
         400,

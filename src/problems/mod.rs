@@ -65,6 +65,9 @@ pub struct Limits {
     pub default_time_limit_s: f64,
     /// Largest accepted `chains`.
     pub max_chains: usize,
+    /// Largest `chains` x spins of a search (its states' memory: one byte per spin natively, four
+    /// as tensors).
+    pub max_chain_spins: usize,
     /// Largest tensor network, in tensors (`tensor_network`).
     pub max_tensors: usize,
     /// Largest tensor network, in distinct indices (`tensor_network`).
@@ -83,6 +86,7 @@ impl Default for Limits {
             max_time_limit_s: 300.0,
             default_time_limit_s: 10.0,
             max_chains: 65_536,
+            max_chain_spins: 1 << 28,
             max_tensors: 5_000,
             max_indices: 50_000,
             max_assets: 1_000,
@@ -379,6 +383,11 @@ pub trait Instance: Send + Sync {
     /// Objective -> the search's target energy (for `target`).
     fn target_energy(&self, objective: f64) -> f64;
     fn size_summary(&self) -> String;
+    /// Spins of each search chain, when the instance is searched as an Ising model (what
+    /// `Limits::max_chain_spins` bounds together with `chains`).
+    fn chain_spins(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// Problems whose search space is an Ising model share one solve path.
@@ -407,6 +416,10 @@ fn ising_policy<'a>(
 }
 
 impl<T: IsingProblem> Instance for T {
+    fn chain_spins(&self) -> Option<usize> {
+        Some(self.ising().num_spins())
+    }
+
     fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
         // Ising objectives are affine in the energy (Max-Cut: (sum w - H) / 2), so the streamed
         // incumbents convert without holding on to the instance.
@@ -711,6 +724,18 @@ pub fn prepare_instance(
     (mut params, method): (SearchParams, String),
 ) -> Result<PreparedSolve, ProblemError> {
     let instance = problem.load(input, limits)?;
+    if let (Some(spins), Some(chains)) = (instance.chain_spins(), params.chains) {
+        if spins.saturating_mul(chains) > limits.max_chain_spins {
+            return Err(ProblemError::too_large(
+                "chains",
+                format!(
+                    "{chains} chains of {spins} spins exceed this server's {} chain-spins; use at most {}",
+                    limits.max_chain_spins,
+                    (limits.max_chain_spins / spins.max(1)).max(1)
+                ),
+            ));
+        }
+    }
     params.target_energy = options.target.map(|t| instance.target_energy(t));
     Ok(PreparedSolve { instance, params, method, registry: registry.clone(), model: options.model.clone() })
 }
