@@ -5,32 +5,19 @@
 
 use reqwest::blocking::Client;
 use std::io::Read;
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 fn client() -> Client {
     Client::builder().timeout(Duration::from_secs(10)).build().unwrap()
 }
 
-/// `serve` with `args`, its stderr going to `stderr`; returns the process and its base URL.
-fn serve(args: &[&str], stderr: Stdio) -> (Child, String) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let data = std::env::temp_dir().join(format!("rlsolver-logs-{}-{port}", std::process::id()));
-    let child = Command::new(env!("CARGO_BIN_EXE_rlsolver"))
-        .args(["serve", "--port", &port.to_string(), "--data-dir"])
-        .arg(&data)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(stderr)
-        .spawn()
-        .unwrap();
-    let base = format!("http://127.0.0.1:{port}");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while client().get(format!("{base}/ready")).send().map(|r| r.status() != 200).unwrap_or(true) {
-        assert!(Instant::now() < deadline, "the server did not get ready");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    (child, base)
+mod common;
+
+/// `serve` with `args`, its stderr going to `stderr`.
+fn serve(args: &[&str], stderr: Stdio) -> common::ServeProcess {
+    let data = std::env::temp_dir().join(format!("rlsolver-logs-{}-{}", std::process::id(), args.len()));
+    common::ServeProcess::start(args, &data, stderr)
 }
 
 fn solve(base: &str) -> u16 {
@@ -47,7 +34,8 @@ fn solve(base: &str) -> u16 {
 #[test]
 fn solves_go_on_while_nobody_reads_the_log_and_the_dropped_lines_are_counted() {
     // A pipe whose reading end stays open and unread: once its buffer fills, writes block.
-    let (mut child, base) = serve(&["--log-buffer-lines", "64"], Stdio::piped());
+    let server = serve(&["--log-buffer-lines", "64"], Stdio::piped());
+    let base = server.base.clone();
     let started = Instant::now();
     for k in 0..600 {
         assert_eq!(solve(&base), 200, "request {k}");
@@ -63,20 +51,19 @@ fn solves_go_on_while_nobody_reads_the_log_and_the_dropped_lines_are_counted() {
     assert!(dropped > 0.0, "600 requests filled neither the pipe nor the queue? {metrics}");
     assert!(seconds < 60.0, "600 tiny solves took {seconds:.1} s");
     eprintln!("600 solves in {seconds:.1} s with the log unread; {dropped} lines dropped");
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 #[test]
 fn json_logs_are_one_object_a_line_with_route_status_and_latency() {
-    let (mut child, base) = serve(&["--log-format", "json"], Stdio::piped());
+    let mut server = serve(&["--log-format", "json"], Stdio::piped());
+    let base = server.base.clone();
     assert_eq!(solve(&base), 200);
     assert_eq!(client().get(format!("{base}/health")).send().unwrap().status(), 200);
     std::thread::sleep(Duration::from_millis(300));
-    let _ = child.kill();
-    let _ = child.wait();
+    let _ = server.child.kill();
+    let _ = server.child.wait();
     let mut text = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut text).unwrap();
+    server.child.stderr.take().unwrap().read_to_string(&mut text).unwrap();
     let lines: Vec<serde_json::Value> =
         text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))).collect();
     let request = lines

@@ -10,7 +10,7 @@ mod common;
 use reqwest::blocking::Client;
 use serde_json::{json, Value};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 fn client() -> Client {
@@ -18,47 +18,13 @@ fn client() -> Client {
 }
 
 /// A replica serving on a free port; killed (SIGKILL) on drop.
-struct Replica {
-    child: Child,
-    base: String,
-}
+struct Replica;
 
 impl Replica {
     /// `role`: all, api or worker.
-    fn start(name: &str, database_url: &str, data_dir: &Path, role: &str) -> Replica {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let child = Command::new(env!("CARGO_BIN_EXE_rlsolver"))
-            .args([
-                "serve",
-                "--port",
-                &port.to_string(),
-                "--replica",
-                name,
-                "--job-lease-s",
-                "2",
-                "--max-queued-jobs",
-                "64",
-            ])
-            .args(["--role", role, "--database-url", database_url, "--data-dir"])
-            .arg(data_dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let base = format!("http://127.0.0.1:{port}");
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while client().get(format!("{base}/ready")).send().map(|r| r.status() != 200).unwrap_or(true) {
-            assert!(Instant::now() < deadline, "replica {name} did not get ready");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        Replica { child, base }
-    }
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    fn start(name: &str, database_url: &str, data_dir: &Path, role: &str) -> common::ServeProcess {
+        let args = ["--replica", name, "--job-lease-s", "2", "--max-queued-jobs", "64", "--role", role];
+        common::ServeProcess::start(&[&args[..], &["--database-url", database_url]].concat(), data_dir, Stdio::null())
     }
 }
 
@@ -186,7 +152,8 @@ fn fifty_jobs_survive_workers_killed_every_few_seconds() {
     let data = std::env::temp_dir().join(format!("rlsolver-chaos-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
     let api = Replica::start("api", &url, &data, "api");
-    let mut workers: Vec<Replica> = (0..3).map(|w| Replica::start(&format!("w{w}-0"), &url, &data, "worker")).collect();
+    let mut workers: Vec<common::ServeProcess> =
+        (0..3).map(|w| Replica::start(&format!("w{w}-0"), &url, &data, "worker")).collect();
     let ids: Vec<String> = (0..50)
         .map(|seed| {
             submit(
@@ -297,21 +264,8 @@ fn a_replica_cut_off_from_the_database_reconnects_without_losing_its_job() {
     let relayed = format!("postgres://{credentials}@127.0.0.1:{}/{database}", relay.port);
     let data = std::env::temp_dir().join(format!("rlsolver-outage-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let child = Command::new(env!("CARGO_BIN_EXE_rlsolver"))
-        .args(["serve", "--port", &port.to_string(), "--replica", "solo", "--job-lease-s", "10"])
-        .args(["--database-url", &relayed, "--data-dir"])
-        .arg(&data)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let replica = Replica { child, base: format!("http://127.0.0.1:{port}") };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while client().get(format!("{}/ready", replica.base)).send().map(|r| r.status() != 200).unwrap_or(true) {
-        assert!(Instant::now() < deadline, "the replica did not get ready");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let args = ["--replica", "solo", "--job-lease-s", "10", "--database-url", &relayed];
+    let replica = common::ServeProcess::start(&args, &data, Stdio::null());
     let id = submit(
         &replica.base,
         json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 30_000, "eval_every": 5_000}),

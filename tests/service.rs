@@ -11,7 +11,7 @@ use rlsolver::jobs::JobsConfig;
 use serde_json::{json, Value};
 use std::io::Read;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 fn client() -> Client {
@@ -195,35 +195,11 @@ fn keys_guard_mutations_a_full_queue_answers_429_and_cancel_ends_queued_and_runn
 }
 
 /// The binary serving on a free port with `data_dir`; killed (SIGKILL) on drop.
-struct Server {
-    child: Child,
-    base: String,
-}
+struct Server;
 
 impl Server {
-    fn start(data_dir: &Path) -> Server {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let child = Command::new(env!("CARGO_BIN_EXE_rlsolver"))
-            .args(["serve", "--port", &port.to_string(), "--data-dir"])
-            .arg(data_dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let base = format!("http://127.0.0.1:{port}");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while client().get(format!("{base}/ready")).send().map(|r| r.status() != 200).unwrap_or(true) {
-            assert!(Instant::now() < deadline, "the server did not get ready");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        Server { child, base }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    fn start(data_dir: &Path) -> common::ServeProcess {
+        common::ServeProcess::start(&[], data_dir, Stdio::null())
     }
 }
 

@@ -123,3 +123,40 @@ pub async fn fresh_postgres(test: &str) -> Option<String> {
     let (server, _) = url.rsplit_once('/').expect("a database URL ends in /name");
     Some(format!("{server}/{name}"))
 }
+
+/// `rlsolver serve` as a process on a free port, with `args` after `--port` and `--data-dir`,
+/// stdout dropped and stderr to `stderr`, returned once `/ready` answers 200; killed (SIGKILL)
+/// on drop.
+pub struct ServeProcess {
+    pub child: std::process::Child,
+    pub base: String,
+}
+
+impl ServeProcess {
+    pub fn start(args: &[&str], data_dir: &std::path::Path, stderr: std::process::Stdio) -> ServeProcess {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_rlsolver"))
+            .args(["serve", "--port", &port.to_string(), "--data-dir"])
+            .arg(data_dir)
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .unwrap();
+        let base = format!("http://127.0.0.1:{port}");
+        let client = reqwest::blocking::Client::builder().timeout(std::time::Duration::from_secs(5)).build().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while client.get(format!("{base}/ready")).send().map(|r| r.status() != 200).unwrap_or(true) {
+            assert!(std::time::Instant::now() < deadline, "serve {args:?} did not get ready");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        ServeProcess { child, base }
+    }
+}
+
+impl Drop for ServeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
