@@ -230,6 +230,29 @@ macro_rules! statement {
     };
 }
 
+/// Runs `$body` in one transaction on whichever database: `$tx` is the transaction and `$sql`
+/// turns a `?`-placeholder statement into the database's own.
+macro_rules! transaction {
+    ($store:expr, |$tx:ident, $sql:ident| $body:block) => {
+        match &$store.pool {
+            Pool::Sqlite(pool) => {
+                let mut $tx = pool.begin().await?;
+                let $sql = |statement: &str| statement.to_string();
+                let out = $body;
+                $tx.commit().await?;
+                out
+            }
+            Pool::Postgres(pool) => {
+                let mut $tx = pool.begin().await?;
+                let $sql = numbered;
+                let out = $body;
+                $tx.commit().await?;
+                out
+            }
+        }
+    };
+}
+
 /// Claims the oldest claimable job; `{lock}` is where Postgres's row lock goes.
 const CLAIM: &str = "UPDATE jobs SET state = 'running', lease_owner = ?, lease_until = ?, \
      started_at = COALESCE(started_at, ?), restarts = restarts + (CASE WHEN state = 'running' THEN 1 ELSE 0 END) \
@@ -371,20 +394,10 @@ impl Store {
              VALUES (?, (SELECT COALESCE(MAX(seq), -1) + 1 FROM job_metrics WHERE job_id = ?), ?)";
         const LATEST: &str = "UPDATE jobs SET latest = ? WHERE id = ?";
         let text = value.to_string();
-        match &self.pool {
-            Pool::Sqlite(pool) => {
-                let mut tx = pool.begin().await?;
-                sqlx::query(APPEND).bind(id).bind(id).bind(&text).execute(&mut *tx).await?;
-                sqlx::query(LATEST).bind(&text).bind(id).execute(&mut *tx).await?;
-                tx.commit().await?;
-            }
-            Pool::Postgres(pool) => {
-                let mut tx = pool.begin().await?;
-                sqlx::query(&numbered(APPEND)).bind(id).bind(id).bind(&text).execute(&mut *tx).await?;
-                sqlx::query(&numbered(LATEST)).bind(&text).bind(id).execute(&mut *tx).await?;
-                tx.commit().await?;
-            }
-        }
+        transaction!(self, |tx, sql| {
+            sqlx::query(&sql(APPEND)).bind(id).bind(id).bind(&text).execute(&mut *tx).await?;
+            sqlx::query(&sql(LATEST)).bind(&text).bind(id).execute(&mut *tx).await?;
+        });
         Ok(())
     }
 
@@ -405,22 +418,11 @@ impl Store {
         const INTERRUPT: &str =
             "UPDATE jobs SET state = 'interrupted', restarts = restarts + 1 WHERE state = 'running'";
         const PENDING: &str = "SELECT * FROM jobs WHERE state IN ('interrupted', 'queued') ORDER BY created_at";
-        match &self.pool {
-            Pool::Sqlite(pool) => {
-                let mut tx = pool.begin().await?;
-                sqlx::query(INTERRUPT).execute(&mut *tx).await?;
-                let rows = sqlx::query(PENDING).fetch_all(&mut *tx).await?;
-                tx.commit().await?;
-                rows.iter().map(record).collect()
-            }
-            Pool::Postgres(pool) => {
-                let mut tx = pool.begin().await?;
-                sqlx::query(INTERRUPT).execute(&mut *tx).await?;
-                let rows = sqlx::query(PENDING).fetch_all(&mut *tx).await?;
-                tx.commit().await?;
-                rows.iter().map(record).collect()
-            }
-        }
+        transaction!(self, |tx, sql| {
+            sqlx::query(&sql(INTERRUPT)).execute(&mut *tx).await?;
+            let rows = sqlx::query(&sql(PENDING)).fetch_all(&mut *tx).await?;
+            rows.iter().map(record).collect()
+        })
     }
 
     /// Hands the oldest claimable job to `owner` with a lease of `lease`: a queued or
