@@ -431,29 +431,12 @@ impl Store {
     pub async fn claim(&self, owner: &str, lease: Duration) -> Result<Option<JobRecord>> {
         let now = now();
         let until = now + lease.as_secs_f64();
-        let (sqlite, postgres) = (CLAIM.replace("{lock}", ""), CLAIM.replace("{lock}", "FOR UPDATE SKIP LOCKED"));
-        Ok(match &self.pool {
-            Pool::Sqlite(pool) => sqlx::query(&sqlite)
-                .bind(owner)
-                .bind(until)
-                .bind(now)
-                .bind(now)
-                .fetch_optional(pool)
-                .await?
-                .as_ref()
-                .map(record)
-                .transpose()?,
-            Pool::Postgres(pool) => sqlx::query(&numbered(&postgres))
-                .bind(owner)
-                .bind(until)
-                .bind(now)
-                .bind(now)
-                .fetch_optional(pool)
-                .await?
-                .as_ref()
-                .map(record)
-                .transpose()?,
-        })
+        let lock = match self.pool {
+            Pool::Sqlite(_) => "",
+            Pool::Postgres(_) => "FOR UPDATE SKIP LOCKED",
+        };
+        let sql = CLAIM.replace("{lock}", lock);
+        Ok(statement!(self, optional(record), &sql, owner, until, now, now))
     }
 
     /// Extends `owner`'s lease on job `id`, and says whether a cancel was requested meanwhile.
