@@ -124,12 +124,13 @@ async fn the_postgres_store_keeps_jobs_curves_and_counts() {
     let Some(store) = postgres("curves").await else { return };
     store.insert_job("a", "training", &json!({"algorithm": "ppo"})).await.unwrap();
     store.insert_job("b", "solve", &json!({"problem": "maxcut"})).await.unwrap();
-    store.mark_running("a").await.unwrap();
+    let lease = Duration::from_secs(60);
+    assert_eq!(store.claim("t", lease).await.unwrap().unwrap().id, "a");
     store.add_metric("a", &json!({"step": 10})).await.unwrap();
     store.add_metric("a", &json!({"step": 20})).await.unwrap();
     store.set_steps("a", 20).await.unwrap();
-    store.mark_running("b").await.unwrap();
-    store.finish("b", JobState::Succeeded, Some(&json!({"cut": 5})), None).await.unwrap();
+    assert_eq!(store.claim("t", lease).await.unwrap().unwrap().id, "b");
+    assert!(store.finish_claimed("b", "t", JobState::Succeeded, Some(&json!({"cut": 5})), None).await.unwrap());
     assert_eq!(store.metrics("a").await.unwrap(), vec![json!({"step": 10}), json!({"step": 20})]);
     let a = store.job("a").await.unwrap().unwrap();
     assert_eq!((a.latest, a.steps, a.state), (Some(json!({"step": 20})), 20, JobState::Running));

@@ -102,7 +102,7 @@ pub async fn events(
         _ if job.job.state.is_terminal() => stream::empty().boxed(),
         // Replicas share the store: the job may run on another one, so the store tells.
         _ if state.jobs.store().backend() == "postgres" => {
-            let seen = state.jobs.store().metrics(id).await?.len();
+            let seen = state.jobs.store().metric_count(id).await? as usize;
             store_events(state, &job.job, seen).boxed()
         }
         Some(receiver) => BroadcastStream::new(receiver).filter_map(|item| async move { item.ok() }).boxed(),
@@ -131,9 +131,12 @@ fn store_events(state: &AppState, job: &JobRecord, seen: usize) -> impl Stream<I
         loop {
             tokio::time::sleep(STORE_EVENTS_EVERY).await;
             let store = state.jobs.store();
-            let (Ok(Some(job)), Ok(curve)) = (store.job(&id).await, store.metrics(&id).await) else { continue };
+            // Only the points not sent yet: the curve grows, each poll reads its tail.
+            let (Ok(Some(job)), Ok(curve)) = (store.job(&id).await, store.metrics_from(&id, seen as i64).await) else {
+                continue;
+            };
             let mut events: Vec<JobEvent> =
-                curve.into_iter().skip(seen).map(|point| JobEvent { event: point_event, data: point }).collect();
+                curve.into_iter().map(|point| JobEvent { event: point_event, data: point }).collect();
             let seen = seen + events.len();
             if job.steps != last_steps {
                 events.push(JobEvent { event: "progress", data: serde_json::json!({"steps": job.steps}) });

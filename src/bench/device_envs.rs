@@ -74,26 +74,6 @@ fn device_throughput(kind: TensorClassic, id: &str, batch: usize, device: Device
     Ok(median(&rates))
 }
 
-/// Native batch steps per second (the `VecEnv` the native loop steps), median of 5 repeats.
-fn native_throughput(id: &str, batch: usize, repeat_s: f64) -> Result<f64> {
-    let mut env = env::make(id, batch).ok_or_else(|| anyhow::anyhow!("no env {id}"))?;
-    let width = env.action_space().width();
-    let _ = env.reset(0);
-    let actions = vec![0.0f32; batch * width];
-    let mut rates = Vec::new();
-    for _ in 0..5 {
-        let start = Instant::now();
-        let mut steps = 0usize;
-        while start.elapsed().as_secs_f64() < repeat_s {
-            let _ = env.step(&actions);
-            steps += batch;
-        }
-        rates.push(steps as f64 / start.elapsed().as_secs_f64());
-    }
-    rates.sort_by(f64::total_cmp);
-    Ok(median(&rates))
-}
-
 /// "median (worst)" seconds over the seeds, "n/N reached".
 fn threshold_cell(runs: &[Option<(f64, usize)>]) -> String {
     let mut seconds: Vec<f64> = runs.iter().flatten().map(|r| r.0).collect();
@@ -126,7 +106,7 @@ pub fn run_device_envs(config: &DeviceEnvsBenchConfig) -> Result<String> {
         let kind = TensorClassic::from_env_id(id).expect("listed");
         for &batch in &config.throughput_batches {
             let ours = device_throughput(kind, id, batch, config.device, config.repeat_s)?;
-            let native = native_throughput(id, batch, config.repeat_s)?;
+            let native = super::drl::env_steps_per_second(id, batch, 5, config.repeat_s)?;
             writeln!(report, "| {id} | {batch} | {ours:.3e} | {native:.3e} | {:.2}x |", ours / native)?;
             eprintln!("{id} B={batch}: {ours:.3e} vs {native:.3e}");
         }

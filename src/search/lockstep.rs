@@ -47,11 +47,14 @@ pub fn minimize_lockstep(model: &IsingModel, params: &SearchParams, dynamics: Lo
     let chain_count = params.chains.unwrap_or_else(|| auto_lockstep_chains(n, device)).max(1);
     let polish_count = params.polish_chains.unwrap_or(2 * rayon::current_num_threads()).clamp(1, chain_count);
     let tabu = TabuParams::for_size(n, params.tabu_steps.unwrap_or_else(|| auto_tabu_steps(n)));
-    let ising = model.tensors(device);
-    let mut matrix = None;
+    // Tempering holds its own coupling blocks; only bifurcation needs the whole matrix.
+    let mut bifurcation = None;
     let mut tempering = None;
     match dynamics {
-        LockStep::Bifurcation => matrix = Some(CouplingMatrix::of(&ising, 0.01)),
+        LockStep::Bifurcation => {
+            let ising = model.tensors(device);
+            bifurcation = Some((CouplingMatrix::of(&ising, 0.01), ising));
+        }
         LockStep::Tempering => {
             tempering = Some(Tempering::new(model, device, chain_count, &params.tempering, params.seed));
         }
@@ -97,10 +100,10 @@ pub fn minimize_lockstep(model: &IsingModel, params: &SearchParams, dynamics: Lo
         if params.max_rounds.is_some_and(|m| rounds >= m) {
             break StopReason::RoundLimit;
         }
-        let (spins, energies) = match (&matrix, tempering.as_mut()) {
-            (Some(matrix), _) => {
+        let (spins, energies) = match (&bifurcation, tempering.as_mut()) {
+            (Some((matrix, ising)), _) => {
                 let seed = round_seed(params.seed, rounds);
-                let run = simulated_bifurcation(&ising, matrix, chain_count, &params.bifurcation, seed, Some(deadline));
+                let run = simulated_bifurcation(ising, matrix, chain_count, &params.bifurcation, seed, Some(deadline));
                 (run.spins, run.energies)
             }
             (None, Some(pt)) => {

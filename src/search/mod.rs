@@ -219,6 +219,14 @@ pub fn auto_chains(num_spins: usize, device: Device) -> usize {
     }
 }
 
+/// The natural temperature scales of a model: sqrt(mean degree) * mean|J| (a spin's typical field,
+/// the hot end) and mean|J| (the cold end); schedules and ladders multiply them by their factors.
+pub(crate) fn temperature_units(model: &IsingModel) -> (f64, f64) {
+    let scale = model.mean_abs_coupling();
+    let mean_degree = 2.0 * model.couplings().len() as f64 / model.num_spins().max(1) as f64;
+    (mean_degree.sqrt().max(1.0) * scale, scale)
+}
+
 /// Tabu flips per chain and round: 25 n, at most 20k. The annealing chains do the exploring;
 /// the polish only has to reach the bottom of the chain's basin (G14/G15/G22, 10 s: 20k flips
 /// reach 3059/3050/13356, 5k flips 3053/-/13315).
@@ -314,10 +322,9 @@ pub fn minimize(model: &IsingModel, params: &SearchParams) -> SearchOutcome {
         proposal_fraction: params.proposal_fraction,
         tabu: TabuParams::for_size(n, params.tabu_steps.unwrap_or(default_tabu)),
     };
-    let scale = model.mean_abs_coupling();
-    let mean_degree = 2.0 * model.couplings().len() as f64 / n.max(1) as f64;
-    let t_hot = mean_degree.sqrt().max(1.0) * scale * params.temperature.0;
-    let t_cold = scale * params.temperature.1;
+    let (hot_unit, cold_unit) = temperature_units(model);
+    let t_hot = hot_unit * params.temperature.0;
+    let t_cold = cold_unit * params.temperature.1;
     let temperature_at = |progress: f64| t_hot * (t_cold / t_hot).powf(progress.clamp(0.0, 1.0));
     let gauge_fixed = model.has_spin_flip_symmetry();
     let mut policy = BernoulliPolicy::new(n, params.policy);

@@ -49,6 +49,8 @@ struct ColourBlock {
     /// h restricted to the class, [|c|].
     fields: Tensor,
     couplings: BlockCouplings,
+    /// [B, |c|] element numbers of the class's acceptance draws (fixed, so made once).
+    draws: Tensor,
 }
 
 /// J's columns of one class: dense [n, |c|], or sparse [|c|, n] (J^T's rows, for `mm`).
@@ -81,6 +83,11 @@ pub struct Tempering {
     energies: Tensor,
     best_spins: Tensor,
     best_energies: Tensor,
+    /// Made once for the exchanges: [R, K - 1] element numbers of their draws, [1, K - 1] each
+    /// pair's parity, [R, K] each chain's own index.
+    pair_draws: Tensor,
+    pair_parity: Tensor,
+    slots: Tensor,
     seed: u64,
     /// Counter of the hashed random numbers drawn so far.
     counter: u64,
@@ -107,13 +114,14 @@ impl Tempering {
                     Some(j) => BlockCouplings::Dense(j.index_select(1, &spins)),
                     None => BlockCouplings::Sparse(sparse_block(model, class, device)),
                 };
-                ColourBlock { spins, fields, couplings }
+                let width = class.len() as i64;
+                let draws = Tensor::arange(b as i64 * width, (Kind::Int64, device)).view([b as i64, width]);
+                ColourBlock { spins, fields, couplings, draws }
             })
             .collect();
-        let scale = model.mean_abs_coupling();
-        let mean_degree = 2.0 * model.couplings().len() as f64 / n.max(1) as f64;
-        let t_hot = mean_degree.sqrt().max(1.0) * scale * params.hot;
-        let t_cold = (scale * params.cold).min(t_hot);
+        let (hot_unit, cold_unit) = super::temperature_units(model);
+        let t_hot = hot_unit * params.hot;
+        let t_cold = (cold_unit * params.cold).min(t_hot);
         let betas: Vec<f32> = (0..b)
             .map(|c| {
                 let k = c % rungs;
@@ -125,7 +133,16 @@ impl Tempering {
         let index = Tensor::arange((b * n) as i64, (Kind::Int64, device)).view([b as i64, n as i64]);
         let spins = hashed_uniform(&index, seed, 0).lt(0.5).to_kind(Kind::Float) * 2.0 - 1.0;
         let energies = ising.hamiltonian(&spins);
+        let (replicas, k) = ((b / rungs) as i64, rungs as i64);
+        let pairs = (k - 1).max(1);
+        let pair_draws = Tensor::arange(replicas * pairs, (Kind::Int64, device)).view([replicas, pairs]);
+        let pair_parity = Tensor::arange(pairs, (Kind::Int64, device)).remainder(2).unsqueeze(0);
+        let slots = (Tensor::arange(replicas, (Kind::Int64, device)) * k).unsqueeze(1)
+            + Tensor::arange(k, (Kind::Int64, device)).unsqueeze(0);
         Tempering {
+            pair_draws,
+            pair_parity,
+            slots,
             best_spins: spins.copy(),
             best_energies: energies.copy(),
             ising,
@@ -143,10 +160,6 @@ impl Tempering {
         self.spins.size()[0] as usize
     }
 
-    pub fn colours(&self) -> usize {
-        self.blocks.len()
-    }
-
     /// Runs `sweeps` sweeps (each followed by an exchange), stopping early at `deadline`.
     /// Returns the sweeps run.
     pub fn run(&mut self, sweeps: usize, deadline: Option<std::time::Instant>) -> usize {
@@ -158,8 +171,7 @@ impl Tempering {
             for block in &self.blocks {
                 let s_c = self.spins.index_select(1, &block.spins);
                 let delta = &s_c * block.fields_of(&self.spins) * -2.0;
-                let index = Tensor::arange(s_c.numel() as i64, (Kind::Int64, self.ising.device)).view_as(&s_c);
-                let u = hashed_uniform(&index, self.seed, self.counter);
+                let u = hashed_uniform(&block.draws, self.seed, self.counter);
                 self.counter += 1;
                 let accept = u.lt_tensor(&(-(&delta) * &self.betas).exp());
                 let flipped = s_c.where_self(&accept.logical_not(), &(-&s_c));
@@ -188,18 +200,14 @@ impl Tempering {
         let (e_low, e_high) = (energies.narrow(1, 0, k - 1), energies.narrow(1, 1, k - 1));
         let (b_low, b_high) = (betas.narrow(1, 0, k - 1), betas.narrow(1, 1, k - 1));
         let log_ratio = (b_low - b_high) * (e_low - e_high);
-        let index = Tensor::arange(replicas * (k - 1), (Kind::Int64, device)).view([replicas, k - 1]);
-        let u = hashed_uniform(&index, self.seed, self.counter);
+        let u = hashed_uniform(&self.pair_draws, self.seed, self.counter);
         self.counter += 1;
-        let pair_parity = Tensor::arange(k - 1, (Kind::Int64, device)).remainder(2).eq(parity).unsqueeze(0);
-        let swap = u.lt_tensor(&log_ratio.exp()).logical_and(&pair_parity).to_kind(Kind::Int64);
+        let swap = u.lt_tensor(&log_ratio.exp()).logical_and(&self.pair_parity.eq(parity)).to_kind(Kind::Int64);
         // Rung k takes k + 1's state where pair (k, k + 1) swaps, and k + 1 takes k's.
         let zeros = Tensor::zeros([replicas, 1], (Kind::Int64, device));
         let up = Tensor::cat(&[&swap, &zeros], 1);
         let down = Tensor::cat(&[&zeros, &swap], 1);
-        let rung = Tensor::arange(k, (Kind::Int64, device)).unsqueeze(0);
-        let base = (Tensor::arange(replicas, (Kind::Int64, device)) * k).unsqueeze(1);
-        let source = (base + rung + up - down).view([b]);
+        let source = (&self.slots + up - down).view([b]);
         self.spins = self.spins.index_select(0, &source);
         self.energies = self.energies.index_select(0, &source);
     }
@@ -308,6 +316,7 @@ mod tests {
                 spins: block.spins.shallow_clone(),
                 fields: block.fields.shallow_clone(),
                 couplings: BlockCouplings::Sparse(sparse_block(&small, class, Device::Cpu)),
+                draws: block.draws.shallow_clone(),
             })
             .collect();
         dense.run(10, None);

@@ -351,38 +351,6 @@ impl Store {
         Ok(statement!(self, all(state_count), "SELECT kind, state, COUNT(*) AS n FROM jobs GROUP BY kind, state"))
     }
 
-    pub async fn mark_running(&self, id: &str) -> Result<()> {
-        statement!(
-            self,
-            execute,
-            "UPDATE jobs SET state = 'running', started_at = COALESCE(started_at, ?) WHERE id = ?",
-            now(),
-            id
-        );
-        Ok(())
-    }
-
-    /// Ends a job (terminal state) with its outcome or error.
-    pub async fn finish(
-        &self,
-        id: &str,
-        state: JobState,
-        result: Option<&serde_json::Value>,
-        error: Option<&str>,
-    ) -> Result<()> {
-        statement!(
-            self,
-            execute,
-            "UPDATE jobs SET state = ?, finished_at = ?, result = ?, error = ? WHERE id = ?",
-            state.as_str(),
-            now(),
-            result.map(|r| r.to_string()),
-            error,
-            id
-        );
-        Ok(())
-    }
-
     pub async fn set_steps(&self, id: &str, steps: i64) -> Result<()> {
         statement!(self, execute, "UPDATE jobs SET steps = ? WHERE id = ?", steps, id);
         Ok(())
@@ -408,7 +376,24 @@ impl Store {
     }
 
     pub async fn metrics(&self, id: &str) -> Result<Vec<serde_json::Value>> {
-        Ok(statement!(self, all(metric_value), "SELECT value FROM job_metrics WHERE job_id = ? ORDER BY seq", id))
+        self.metrics_from(id, 0).await
+    }
+
+    /// The job's curve from its `first`-th point on (what a stream has not sent yet).
+    pub async fn metrics_from(&self, id: &str, first: i64) -> Result<Vec<serde_json::Value>> {
+        Ok(statement!(
+            self,
+            all(metric_value),
+            "SELECT value FROM job_metrics WHERE job_id = ? AND seq >= ? ORDER BY seq",
+            id,
+            first
+        ))
+    }
+
+    /// Points in the job's curve.
+    pub async fn metric_count(&self, id: &str) -> Result<i64> {
+        let n = statement!(self, optional(count), "SELECT COUNT(*) AS n FROM job_metrics WHERE job_id = ?", id);
+        Ok(n.unwrap_or(0))
     }
 
     /// At start of a single server: every job left `running` by a stopped server becomes
@@ -522,11 +507,13 @@ mod tests {
             let store = Store::open(&dir).await.unwrap();
             store.insert_job("a", "training", &serde_json::json!({"algorithm": "ppo"})).await.unwrap();
             store.insert_job("b", "training", &serde_json::json!({"algorithm": "dqn"})).await.unwrap();
-            store.mark_running("a").await.unwrap();
+            let lease = Duration::from_secs(60);
+            assert_eq!(store.claim("t", lease).await.unwrap().unwrap().id, "a");
             store.add_metric("a", &serde_json::json!({"step": 10})).await.unwrap();
             store.add_metric("a", &serde_json::json!({"step": 20})).await.unwrap();
-            store.mark_running("b").await.unwrap();
-            store.finish("b", JobState::Succeeded, Some(&serde_json::json!({"steps": 5})), None).await.unwrap();
+            assert_eq!(store.claim("t", lease).await.unwrap().unwrap().id, "b");
+            let result = serde_json::json!({"steps": 5});
+            assert!(store.finish_claimed("b", "t", JobState::Succeeded, Some(&result), None).await.unwrap());
         }
         let store = Store::open(&dir).await.unwrap();
         let recovered = store.recover().await.unwrap();
