@@ -132,11 +132,13 @@ struct ServeArgs {
     /// counted in /metrics (`rlsolver_log_lines_dropped`) instead of blocking requests.
     #[arg(long, env = "RLSOLVER_LOG_BUFFER_LINES", default_value_t = 10_000)]
     log_buffer_lines: usize,
-    /// all (API and job workers), api (no workers) or worker (job workers; HTTP only /health,
-    /// /ready and /metrics). Several replicas share a --database-url store.
+    /// all (API and job workers), api (no workers), worker (job workers; HTTP only /health,
+    /// /ready and /metrics) or evaluator (a worker that only scores population checkpoints).
+    /// Several replicas share a --database-url store.
     #[arg(long, env = "RLSOLVER_ROLE", default_value = "all")]
     role: String,
-    /// API keys, one per line; mutating requests then need `Authorization: Bearer <key>`.
+    /// API keys, one `KEY [SCOPES [NAME]]` a line (SCOPES: read, submit, admin joined by '+');
+    /// every /v1 request then needs `Authorization: Bearer <key>`.
     #[arg(long, env = "RLSOLVER_API_KEYS_FILE")]
     api_keys_file: Option<PathBuf>,
     /// Training jobs running at once.
@@ -689,7 +691,7 @@ fn serve(args: ServeArgs) -> Result<()> {
         data_dir: args.data_dir.clone(),
         database_url: args.database_url.clone(),
         role: rlsolver::api::state::Role::parse(&args.role)
-            .with_context(|| format!("--role: all, api or worker, not '{}'", args.role))?,
+            .with_context(|| format!("--role: all, api, worker or evaluator, not '{}'", args.role))?,
         jobs: rlsolver::jobs::JobsConfig {
             workers: args.training_workers,
             max_queued: args.max_queued_jobs,
@@ -708,6 +710,7 @@ fn serve(args: ServeArgs) -> Result<()> {
             },
             ..Default::default()
         },
+        population_limits: Default::default(),
         api_keys,
         cors_origins: args.cors_origins.clone(),
         models_dir: args.models_dir.clone(),

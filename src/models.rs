@@ -43,6 +43,9 @@ pub struct Manifest {
     /// Multi-file models (drl): hex sha256 of every file by name.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub files: std::collections::BTreeMap<String, String>,
+    /// The API key (by name) that promoted it; shipped models have none and everyone sees them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 /// A loaded policy as its problem's type (problems wrap tch modules, which are not `Sync`, in a
@@ -197,6 +200,7 @@ impl ModelRegistry {
         training: serde_json::Value,
         metrics: serde_json::Value,
         is_policy_file: fn(&str) -> bool,
+        owner: Option<&str>,
     ) -> Result<Manifest, PromoteError> {
         let valid = !name.is_empty()
             && name.len() <= 64
@@ -244,6 +248,7 @@ impl ModelRegistry {
                 metrics,
                 sha256: files_digest(&files),
                 files: files.clone(),
+                owner: owner.map(str::to_string),
             };
             std::fs::write(staging.join(MANIFEST_FILE), serde_json::to_string_pretty(&manifest)? + "\n")?;
             Ok(())
@@ -308,6 +313,7 @@ pub fn write_model(dir: &Path, name: &str, store: &tch::nn::VarStore, record: Mo
         training_data: training_data.into(),
         metrics,
         sha256: sha256_hex(&folder.join(WEIGHTS_FILE))?,
+        owner: None,
         files: Default::default(),
     };
     std::fs::write(folder.join(MANIFEST_FILE), serde_json::to_string_pretty(&manifest)? + "\n")?;

@@ -18,6 +18,13 @@ fn client() -> Client {
     Client::builder().timeout(Duration::from_secs(120)).build().unwrap()
 }
 
+/// A client that sends `Authorization: Bearer <key>` with every request.
+fn keyed_client(key: &str) -> Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(reqwest::header::AUTHORIZATION, format!("Bearer {key}").parse().unwrap());
+    Client::builder().timeout(Duration::from_secs(120)).default_headers(headers).build().unwrap()
+}
+
 fn submit(c: &Client, base: &str, key: Option<&str>, body: Value) -> reqwest::blocking::Response {
     let mut request = c.post(format!("{base}/v1/training/jobs")).json(&body);
     if let Some(key) = key {
@@ -136,7 +143,7 @@ fn a_multi_agent_job_is_promoted_with_its_policy_and_without_its_run_state() {
 #[test]
 fn keys_guard_mutations_a_full_queue_answers_429_and_cancel_ends_queued_and_running_jobs() {
     let config = ServerConfig {
-        api_keys: vec!["secret".into()],
+        api_keys: vec![rlsolver::api::auth::KeyEntry::parse("secret").unwrap()],
         jobs: JobsConfig { workers: 1, max_queued: 1, ..JobsConfig::default() },
         ..ServerConfig::default()
     };
@@ -147,8 +154,10 @@ fn keys_guard_mutations_a_full_queue_answers_429_and_cancel_ends_queued_and_runn
     let wrong = submit(&c, &base, Some("guess"), long.clone());
     assert_eq!(wrong.status(), 401);
     assert_eq!(wrong.headers()["content-type"], "application/problem+json");
-    // Reads stay open.
-    assert_eq!(c.get(format!("{base}/v1/training/jobs")).send().unwrap().status(), 200);
+    // Reads need a key too; the keyed client reads.
+    assert_eq!(c.get(format!("{base}/v1/training/jobs")).send().unwrap().status(), 401);
+    let keyed = keyed_client("secret");
+    assert_eq!(keyed.get(format!("{base}/v1/training/jobs")).send().unwrap().status(), 200);
     let invalid: Value =
         submit(&c, &base, Some("secret"), json!({"algorithm": "dqn", "env": "Pendulum-v1", "total_steps": 10}))
             .json()
@@ -166,7 +175,7 @@ fn keys_guard_mutations_a_full_queue_answers_429_and_cancel_ends_queued_and_runn
     assert!(huge["detail"].as_str().unwrap().contains("--max-training-parameters"), "{huge}");
     let running: Value = submit(&c, &base, Some("secret"), long.clone()).json().unwrap();
     let running_id = running["id"].as_str().unwrap().to_string();
-    wait_for(&c, &base, &running_id, 30, |j| j["state"] == "running");
+    wait_for(&keyed, &base, &running_id, 30, |j| j["state"] == "running");
     let queued: Value = submit(&c, &base, Some("secret"), long.clone()).json().unwrap();
     let full = submit(&c, &base, Some("secret"), long.clone());
     assert_eq!(full.status(), 429);
@@ -176,14 +185,14 @@ fn keys_guard_mutations_a_full_queue_answers_429_and_cancel_ends_queued_and_runn
         |id: &str, key: &str| c.delete(format!("{base}/v1/training/jobs/{id}")).bearer_auth(key).send().unwrap();
     assert_eq!(cancel(queued_id, "guess").status(), 401);
     assert_eq!(cancel(queued_id, "secret").status(), 202);
-    assert_eq!(job(&c, &base, queued_id)["state"], "cancelled");
+    assert_eq!(job(&keyed, &base, queued_id)["state"], "cancelled");
     // The cancelled job frees its place in the queue at once, while the worker is still busy.
     let replacement = submit(&c, &base, Some("secret"), long.clone());
     assert_eq!(replacement.status(), 202);
     let replacement: Value = replacement.json().unwrap();
     assert_eq!(cancel(replacement["id"].as_str().unwrap(), "secret").status(), 202);
     assert_eq!(cancel(&running_id, "secret").status(), 202);
-    let ended = wait_for(&c, &base, &running_id, 30, |j| j["state"] == "cancelled");
+    let ended = wait_for(&keyed, &base, &running_id, 30, |j| j["state"] == "cancelled");
     assert!(ended["steps"].as_i64().unwrap() < 5_000_000);
     assert_eq!(cancel(&running_id, "secret").status(), 409);
     let metrics = c.get(format!("{base}/metrics")).send().unwrap().text().unwrap();

@@ -34,6 +34,9 @@ pub enum ApiError {
     Busy(usize),
     #[error("{0}")]
     Unauthorized(String),
+    /// A valid key without the scope the request needs.
+    #[error("{0}")]
+    Forbidden(String),
     #[error("{0}")]
     TooManyRequests(String),
     #[error("{field}: {message}")]
@@ -63,6 +66,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Conflict { .. } => StatusCode::CONFLICT,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -75,7 +79,7 @@ impl ApiError {
             ApiError::BadRequest { field, .. }
             | ApiError::NotFound { field, .. }
             | ApiError::Conflict { field, .. } => Some(field.clone()),
-            ApiError::Unauthorized(_) => Some("authorization".into()),
+            ApiError::Unauthorized(_) | ApiError::Forbidden(_) => Some("authorization".into()),
             ApiError::PayloadTooLarge(_) => Some("body".into()),
             _ => None,
         }

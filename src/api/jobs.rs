@@ -1,6 +1,7 @@
 //! What training and solve jobs share over HTTP: the job view, lookup, listing, the event stream,
 //! cancel. `training` and `solve_jobs` route to these.
 
+use super::auth::Caller;
 use super::error::ApiError;
 use super::state::AppState;
 use crate::jobs::SubmitError;
@@ -36,20 +37,27 @@ pub struct ListQuery {
     pub limit: Option<i64>,
 }
 
-pub async fn found(state: &AppState, id: &str, kind: &str) -> Result<Job, ApiError> {
+/// The job `id` of `kind`, when the caller may see it (another owner's job is not found).
+pub async fn found(state: &AppState, caller: &Caller, id: &str, kind: &str) -> Result<Job, ApiError> {
     let job = state
         .jobs
         .store()
         .job(id)
         .await?
-        .filter(|j| j.kind == kind)
+        .filter(|j| j.kind == kind && caller.sees(j.owner.as_deref()))
         .ok_or_else(|| ApiError::not_found("id", format!("no {kind} job '{id}'")))?;
     Ok(Job { artifacts: state.jobs.artifacts(&job.id), job })
 }
 
 /// Queues the request as a job of `kind`: 202 with `Location: {base}/{id}`.
-pub async fn accept(state: &AppState, kind: &str, base: &str, request: &impl Serialize) -> Result<Response, ApiError> {
-    let job = state.jobs.submit(kind, request).await.map_err(submit_error)?;
+pub async fn accept(
+    state: &AppState,
+    caller: &Caller,
+    kind: &str,
+    base: &str,
+    request: &impl Serialize,
+) -> Result<Response, ApiError> {
+    let job = state.jobs.submit(kind, request, caller.owner()).await.map_err(submit_error)?;
     let location = format!("{base}/{}", job.id);
     Ok((StatusCode::ACCEPTED, [(header::LOCATION, location)], Json(Job { artifacts: Vec::new(), job })).into_response())
 }
@@ -63,6 +71,7 @@ pub fn submit_error(error: SubmitError) -> ApiError {
 
 pub async fn list(
     state: &AppState,
+    caller: &Caller,
     kind: &str,
     query: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Json<Vec<Job>>, ApiError> {
@@ -77,25 +86,31 @@ pub async fn list(
     if !(1..=1000).contains(&limit) {
         return Err(ApiError::bad_request("limit", "expected 1..=1000"));
     }
-    let jobs = state.jobs.store().jobs(kind, filter, limit).await?;
+    let jobs = state.jobs.store().jobs(kind, filter, caller.only_own(), limit).await?;
     Ok(Json(jobs.into_iter().map(|job| Job { artifacts: state.jobs.artifacts(&job.id), job }).collect()))
 }
 
 /// The job's curve: evaluations (training) or incumbents (solve), in order.
-pub async fn curve(state: &AppState, id: &str, kind: &str) -> Result<Json<Vec<serde_json::Value>>, ApiError> {
-    found(state, id, kind).await?;
+pub async fn curve(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    kind: &str,
+) -> Result<Json<Vec<serde_json::Value>>, ApiError> {
+    found(state, caller, id, kind).await?;
     Ok(Json(state.jobs.store().metrics(id).await?))
 }
 
 /// First `state` (the job now), then the job's events until it ends.
 pub async fn events(
     state: &AppState,
+    caller: &Caller,
     id: &str,
     kind: &str,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     // Subscribe before reading the row, so no change between the two is lost.
     let receiver = state.jobs.subscribe(id);
-    let job = found(state, id, kind).await?;
+    let job = found(state, caller, id, kind).await?;
     let first = Event::default().event("state").json_data(&job.job).unwrap_or_default();
     // The stream ends when the job does: its channel closes after the final `state` event.
     let updates = match receiver {
@@ -155,8 +170,13 @@ fn store_events(state: &AppState, job: &JobRecord, seen: usize) -> impl Stream<I
     .flatten()
 }
 
-pub async fn cancel(state: &AppState, id: &str, kind: &str) -> Result<(StatusCode, Json<Job>), ApiError> {
-    let found = found(state, id, kind).await?;
+pub async fn cancel(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    kind: &str,
+) -> Result<(StatusCode, Json<Job>), ApiError> {
+    let found = found(state, caller, id, kind).await?;
     match state.jobs.cancel(&found.job).await? {
         Err(ended) => Err(ApiError::Conflict {
             field: "id".into(),

@@ -10,6 +10,7 @@ pub mod jobs;
 pub mod metrics;
 pub mod models;
 pub mod openapi;
+pub mod populations;
 pub mod problems;
 pub mod solve_jobs;
 pub mod state;
@@ -30,13 +31,14 @@ pub fn app(state: AppState) -> Router {
     let max_body = state.config.max_body_bytes;
     let cors = cors(&state.config.cors_origins);
     let router = match state.config.role {
-        state::Role::Worker => Router::new().merge(health::router()).merge(metrics::router()),
+        state::Role::Worker | state::Role::Evaluator => Router::new().merge(health::router()).merge(metrics::router()),
         state::Role::All | state::Role::Api => Router::new()
             .merge(health::router())
             .merge(problems::router())
             .merge(models::router())
             .merge(catalog::router())
             .merge(training::router())
+            .merge(populations::router())
             .merge(solve_jobs::router())
             .merge(metrics::router())
             .merge(docs::router()),

@@ -1,5 +1,6 @@
 //! `GET /v1/models` and `GET /v1/models/{name}`: the verified model registry.
 
+use super::auth::Caller;
 use super::body::JsonBody;
 use super::error::{ApiError, ProblemDetails};
 use super::state::AppState;
@@ -63,6 +64,7 @@ pub struct PromoteRequest {
 )]
 pub async fn promote(
     State(state): State<AppState>,
+    caller: Caller,
     JsonBody(request): JsonBody<PromoteRequest>,
 ) -> Result<Response, ApiError> {
     let job = state
@@ -70,7 +72,7 @@ pub async fn promote(
         .store()
         .job(&request.job_id)
         .await?
-        .filter(|j| j.kind == TRAINING)
+        .filter(|j| j.kind == TRAINING && caller.sees(j.owner.as_deref()))
         .ok_or_else(|| ApiError::not_found("job_id", format!("no training job '{}'", request.job_id)))?;
     if !matches!(job.state, JobState::Succeeded | JobState::Cancelled) {
         return Err(ApiError::Conflict {
@@ -81,10 +83,25 @@ pub async fn promote(
     let run_dir = state.jobs.run_dir(&job.id);
     let training = serde_json::json!({"job_id": job.id, "request": job.request});
     let metrics = serde_json::json!({"latest_evaluation": job.latest, "result": job.result});
-    let (name, models_dir) = (request.name.clone(), state.config.data_dir.join("models"));
+    let name = request.name.clone();
+    promoted(&state, &caller, run_dir, name, training, metrics).await
+}
+
+/// Promotes the policy in `run_dir` as `name`, owned by the caller: 201 with `Location`.
+pub async fn promoted(
+    state: &AppState,
+    caller: &Caller,
+    run_dir: std::path::PathBuf,
+    name: String,
+    training: serde_json::Value,
+    metrics: serde_json::Value,
+) -> Result<Response, ApiError> {
+    let models_dir = state.config.data_dir.join("models");
     let registry = state.solve.models.clone();
+    let owner = caller.owner().map(str::to_string);
     let promoted = tokio::task::spawn_blocking(move || {
-        registry.promote(&run_dir, &models_dir, &name, training, metrics, crate::drl::run::is_policy_file)
+        let is_policy_file = crate::drl::run::is_policy_file;
+        registry.promote(&run_dir, &models_dir, &name, training, metrics, is_policy_file, owner.as_deref())
     })
     .await
     .map_err(|e| ApiError::Internal(anyhow::anyhow!("promotion task failed: {e}")))?;
@@ -102,10 +119,10 @@ pub async fn promote(
 }
 
 #[utoipa::path(get, path = "/v1/models", tag = "models", operation_id = "list_models", responses((status = 200, description = "Every loaded model", body = ModelList)))]
-pub async fn list(State(state): State<AppState>) -> Json<ModelList> {
+pub async fn list(State(state): State<AppState>, caller: Caller) -> Json<ModelList> {
     let r = &state.solve.models;
     Json(ModelList {
-        models: r.manifests(),
+        models: r.manifests().into_iter().filter(|m| m.owner.is_none() || caller.sees(m.owner.as_deref())).collect(),
         rejected: r
             .rejected
             .iter()
@@ -122,11 +139,16 @@ pub async fn list(State(state): State<AppState>) -> Json<ModelList> {
     params(("name" = String, Path, description = "Model name")),
     responses((status = 200, description = "The model's manifest", body = Manifest), (status = 404, description = "No such model"))
 )]
-pub async fn one(State(state): State<AppState>, Path(name): Path<String>) -> Result<Json<Manifest>, ApiError> {
+pub async fn one(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Json<Manifest>, ApiError> {
     state
         .solve
         .models
         .get(&name)
+        .filter(|m| m.manifest.owner.is_none() || caller.sees(m.manifest.owner.as_deref()))
         .map(|m| Json(m.manifest.clone()))
         .ok_or_else(|| ApiError::not_found("name", format!("no model named '{name}'")))
 }

@@ -1,5 +1,6 @@
 //! `/v1/solve/jobs`: long solves in the background, incumbents streamed as events.
 
+use super::auth::Caller;
 use super::body::JsonBody;
 use super::error::{ApiError, ProblemDetails};
 use super::jobs::{self, Job, ListQuery};
@@ -44,6 +45,7 @@ pub fn router() -> Router<AppState> {
 )]
 pub async fn submit(
     State(state): State<AppState>,
+    caller: Caller,
     JsonBody(request): JsonBody<SolveJobRequest>,
 ) -> Result<Response, ApiError> {
     let (checked, context) = (request.clone(), state.solve.clone());
@@ -51,7 +53,7 @@ pub async fn submit(
     tokio::task::spawn_blocking(move || checked.prepare(&context).map(drop))
         .await
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("validation task failed: {e}")))??;
-    jobs::accept(&state, SOLVE, "/v1/solve/jobs", &request).await
+    jobs::accept(&state, &caller, SOLVE, "/v1/solve/jobs", &request).await
 }
 
 /// Solve jobs, newest first.
@@ -61,9 +63,10 @@ pub async fn submit(
 ))]
 pub async fn list(
     State(state): State<AppState>,
+    caller: Caller,
     query: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Json<Vec<Job>>, ApiError> {
-    jobs::list(&state, SOLVE, query).await
+    jobs::list(&state, &caller, SOLVE, query).await
 }
 
 /// One solve job: state, latest incumbent, and the report once it has ended.
@@ -71,8 +74,8 @@ pub async fn list(
     (status = 200, body = Job),
     (status = 404, body = ProblemDetails, content_type = "application/problem+json")
 ))]
-pub async fn one(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<Job>, ApiError> {
-    Ok(Json(jobs::found(&state, &id, SOLVE).await?))
+pub async fn one(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<Json<Job>, ApiError> {
+    Ok(Json(jobs::found(&state, &caller, &id, SOLVE).await?))
 }
 
 /// Every incumbent so far: `{elapsed_ms, objective}` in order.
@@ -82,9 +85,10 @@ pub async fn one(State(state): State<AppState>, Path(id): Path<String>) -> Resul
 ))]
 pub async fn incumbents(
     State(state): State<AppState>,
+    caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Json<Vec<serde_json::Value>>, ApiError> {
-    jobs::curve(&state, &id, SOLVE).await
+    jobs::curve(&state, &caller, &id, SOLVE).await
 }
 
 /// Server-sent events: first `state`, then `incumbent` ({elapsed_ms, objective}) and `state`
@@ -95,9 +99,10 @@ pub async fn incumbents(
 ))]
 pub async fn events(
     State(state): State<AppState>,
+    caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    jobs::events(&state, &id, SOLVE).await
+    jobs::events(&state, &caller, &id, SOLVE).await
 }
 
 /// Cancel: the search stops at its next round and the job ends `cancelled` with its best so far.
@@ -109,7 +114,8 @@ pub async fn events(
 ), security((), ("bearer" = [])))]
 pub async fn cancel(
     State(state): State<AppState>,
+    caller: Caller,
     Path(id): Path<String>,
 ) -> Result<(StatusCode, Json<Job>), ApiError> {
-    jobs::cancel(&state, &id, SOLVE).await
+    jobs::cancel(&state, &caller, &id, SOLVE).await
 }

@@ -23,6 +23,9 @@ pub enum Role {
     Api,
     /// Job workers only; its HTTP answers /health, /ready and /metrics (for probes and scrapes).
     Worker,
+    /// Like `Worker`, but claims only population evaluations (checkpoints scored on fresh
+    /// seeds, off the learners' path).
+    Evaluator,
 }
 
 impl Role {
@@ -31,6 +34,7 @@ impl Role {
             "all" => Some(Role::All),
             "api" => Some(Role::Api),
             "worker" => Some(Role::Worker),
+            "evaluator" => Some(Role::Evaluator),
             _ => None,
         }
     }
@@ -54,9 +58,11 @@ pub struct ServerConfig {
     /// Training worker pool and queue bound.
     pub jobs: JobsConfig,
     pub training_limits: TrainingLimits,
-    /// Bearer tokens accepted on mutating endpoints; empty = no authentication (the server
-    /// then binds to loopback only).
-    pub api_keys: Vec<String>,
+    /// Caps on population requests (size, rounds).
+    pub population_limits: crate::jobs::population::PopulationLimits,
+    /// API keys with their scopes and owners (see `auth`); empty = no authentication (the
+    /// server then binds to loopback only).
+    pub api_keys: Vec<super::auth::KeyEntry>,
     /// Origins allowed by CORS (`*` = any); empty = no CORS headers.
     pub cors_origins: Vec<String>,
     /// The shipped models (read-only); promoted ones live under `data_dir/models`.
@@ -80,6 +86,7 @@ impl Default for ServerConfig {
             role: Role::All,
             jobs: JobsConfig::default(),
             training_limits: TrainingLimits::default(),
+            population_limits: Default::default(),
             api_keys: Vec::new(),
             cors_origins: Vec::new(),
             models_dir: crate::models::default_dir(),
@@ -114,8 +121,10 @@ impl AppState {
         };
         let solve = SolveContext { problems: config.problems.clone(), models, limits: config.limits.clone() };
         let mut jobs_config = config.jobs.clone();
-        if config.role == Role::Api {
-            jobs_config.workers = 0;
+        match config.role {
+            Role::Api => jobs_config.workers = 0,
+            Role::Evaluator => jobs_config.only = Some(crate::jobs::population::EVALUATION),
+            Role::All | Role::Worker => {}
         }
         let jobs = JobManager::start(store, &config.data_dir, jobs_config, solve.clone()).await?;
         Ok(AppState {

@@ -1,5 +1,6 @@
 //! `/v1/training/jobs`: submit, list, inspect, stream, cancel, download artifacts.
 
+use super::auth::Caller;
 use super::body::JsonBody;
 use super::error::{ApiError, ProblemDetails};
 use super::jobs::{self, Job, ListQuery};
@@ -43,10 +44,11 @@ pub fn router() -> Router<AppState> {
 )]
 pub async fn submit(
     State(state): State<AppState>,
+    caller: Caller,
     JsonBody(request): JsonBody<TrainingRequest>,
 ) -> Result<Response, ApiError> {
     request.validate(&state.config.training_limits)?;
-    jobs::accept(&state, TRAINING, "/v1/training/jobs", &request).await
+    jobs::accept(&state, &caller, TRAINING, "/v1/training/jobs", &request).await
 }
 
 /// Training jobs, newest first.
@@ -56,9 +58,10 @@ pub async fn submit(
 ))]
 pub async fn list(
     State(state): State<AppState>,
+    caller: Caller,
     query: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Json<Vec<Job>>, ApiError> {
-    jobs::list(&state, TRAINING, query).await
+    jobs::list(&state, &caller, TRAINING, query).await
 }
 
 /// One job: state, steps done, latest evaluation, outcome.
@@ -66,8 +69,8 @@ pub async fn list(
     (status = 200, body = Job),
     (status = 404, body = ProblemDetails, content_type = "application/problem+json")
 ))]
-pub async fn one(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<Job>, ApiError> {
-    Ok(Json(jobs::found(&state, &id, TRAINING).await?))
+pub async fn one(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<Json<Job>, ApiError> {
+    Ok(Json(jobs::found(&state, &caller, &id, TRAINING).await?))
 }
 
 /// The evaluation curve (one object per evaluation, as in metrics.jsonl).
@@ -77,9 +80,10 @@ pub async fn one(State(state): State<AppState>, Path(id): Path<String>) -> Resul
 ))]
 pub async fn metrics(
     State(state): State<AppState>,
+    caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Json<Vec<serde_json::Value>>, ApiError> {
-    jobs::curve(&state, &id, TRAINING).await
+    jobs::curve(&state, &caller, &id, TRAINING).await
 }
 
 /// Server-sent events: first `state` (the job now), then `progress` ({steps}), `evaluation`
@@ -90,9 +94,10 @@ pub async fn metrics(
 ))]
 pub async fn events(
     State(state): State<AppState>,
+    caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    jobs::events(&state, &id, TRAINING).await
+    jobs::events(&state, &caller, &id, TRAINING).await
 }
 
 /// Cancel a queued or running job (it checkpoints and ends as `cancelled`); 409 when it has
@@ -105,9 +110,10 @@ pub async fn events(
 ), security((), ("bearer" = [])))]
 pub async fn cancel(
     State(state): State<AppState>,
+    caller: Caller,
     Path(id): Path<String>,
 ) -> Result<(StatusCode, Json<Job>), ApiError> {
-    jobs::cancel(&state, &id, TRAINING).await
+    jobs::cancel(&state, &caller, &id, TRAINING).await
 }
 
 /// A file of the job's folder: weights (`<store>.safetensors`), `config.json`, `metrics.jsonl`,
@@ -118,9 +124,10 @@ pub async fn cancel(
 ))]
 pub async fn artifact(
     State(state): State<AppState>,
+    caller: Caller,
     Path((id, name)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
-    jobs::found(&state, &id, TRAINING).await?;
+    jobs::found(&state, &caller, &id, TRAINING).await?;
     // Only names the folder lists: no paths, no traversal.
     if !state.jobs.artifacts(&id).contains(&name) {
         return Err(ApiError::not_found("name", format!("job '{id}' has no artifact '{name}'")));

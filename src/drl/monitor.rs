@@ -96,6 +96,8 @@ impl Monitor {
         let every = plan.eval_every.max(1);
         let (file, evaluations, next_eval) = match (out_dir, resumed_at) {
             (Some(dir), Some(step)) => {
+                // The resumed run's configuration (hyperparameters may have changed since).
+                std::fs::write(dir.join("config.json"), serde_json::to_string_pretty(config)?)?;
                 let log = std::fs::read_to_string(dir.join("metrics.jsonl")).unwrap_or_default();
                 let evaluations = log
                     .lines()

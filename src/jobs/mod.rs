@@ -10,14 +10,17 @@
 //! training resumes from its last checkpoint (multi-agent runs and solves start over).
 
 pub mod budget;
+pub mod ensemble;
+pub mod population;
 pub mod solve;
 pub mod training;
 
 use crate::drl::hooks::RunHooks;
 use crate::problems::SolveContext;
 use crate::search::hooks::SearchHooks;
-use crate::store::{JobRecord, JobState, Lease, Store};
+use crate::store::{JobRecord, JobState, Lease, PopulationRecord, Store};
 use anyhow::Result;
+use population::{EvaluationRound, MemberRound, PopulationRequest, EVALUATION, MEMBER};
 use serde::Serialize;
 use solve::SolveJobRequest;
 use std::collections::HashMap;
@@ -50,6 +53,8 @@ pub struct JobsConfig {
     pub poll: Duration,
     /// This replica's name in the leases (`runner` of a job; default: `replica-` and a fresh UUID).
     pub replica: Option<String>,
+    /// Claim only jobs of this kind (the evaluator role: `evaluation`); None: every kind.
+    pub only: Option<&'static str>,
 }
 
 impl Default for JobsConfig {
@@ -60,6 +65,7 @@ impl Default for JobsConfig {
             lease: Duration::from_secs(30),
             poll: Duration::from_secs(1),
             replica: None,
+            only: None,
         }
     }
 }
@@ -126,7 +132,7 @@ impl JobManager {
             let manager = manager.clone();
             tokio::spawn(async move {
                 loop {
-                    match manager.store.claim(&manager.owner, manager.config.lease).await {
+                    match manager.store.claim(&manager.owner, manager.config.lease, manager.config.only).await {
                         Ok(Some(job)) => {
                             let id = job.id.clone();
                             if let Err(error) = manager.clone().execute(job).await {
@@ -139,6 +145,7 @@ impl JobManager {
                                     .finish_claimed(&id, owner, JobState::Failed, None, Some(&message))
                                     .await;
                                 manager.emit(&id, "state", serde_json::json!({"state": "failed", "error": message}));
+                                manager.fail_population(&id, &message).await;
                                 manager.live.lock().expect("live jobs").remove(&id);
                             }
                         }
@@ -178,17 +185,58 @@ impl JobManager {
         entry.cancel.clone()
     }
 
-    /// Records a (validated) request of `kind` and wakes a worker; returns the job.
-    pub async fn submit(&self, kind: &str, request: &impl Serialize) -> Result<JobRecord, SubmitError> {
+    /// Records a (validated) request of `kind`, submitted by `owner`, and wakes a worker;
+    /// returns the job.
+    pub async fn submit(
+        &self,
+        kind: &str,
+        request: &impl Serialize,
+        owner: Option<&str>,
+    ) -> Result<JobRecord, SubmitError> {
         let waiting = self.store.waiting_count().await? as usize;
         if waiting >= self.config.max_queued {
             return Err(SubmitError::QueueFull(waiting));
         }
         let id = uuid::Uuid::new_v4().to_string();
-        self.store.insert_job(&id, kind, &serde_json::to_value(request).map_err(anyhow::Error::from)?).await?;
+        let request = serde_json::to_value(request).map_err(anyhow::Error::from)?;
+        self.store.insert_job(&id, kind, &request, owner).await?;
         self.live_cancel(&id);
         self.wake.notify_one();
         Ok(self.store.job(&id).await?.expect("just inserted"))
+    }
+
+    /// Files a (validated) population with its members' first rounds and wakes the workers.
+    /// Its first rounds count against the queue bound like any submission.
+    pub async fn submit_population(
+        &self,
+        request: &PopulationRequest,
+        owner: Option<&str>,
+    ) -> Result<PopulationRecord, SubmitError> {
+        let waiting = self.store.waiting_count().await? as usize;
+        if waiting + request.size > self.config.max_queued {
+            return Err(SubmitError::QueueFull(waiting));
+        }
+        let id = uuid::Uuid::new_v4().to_string();
+        let value = serde_json::to_value(request).map_err(anyhow::Error::from)?;
+        let first = request.first_rounds(&id);
+        self.store.insert_population(&id, &value, owner, request.rounds_total() as i64, &first).await?;
+        self.wake.notify_waiters();
+        Ok(self.store.population(&id).await?.expect("just inserted"))
+    }
+
+    /// Cancels a running population: its waiting rounds are dropped and its running ones stop.
+    pub async fn cancel_population(&self, id: &str) -> Result<bool> {
+        self.store.end_population(id, JobState::Cancelled, None).await
+    }
+
+    /// A failed member or evaluation job fails its population (its rounds stop).
+    async fn fail_population(&self, job: &str, message: &str) {
+        if let Ok(Some(JobRecord { population_id: Some(population), .. })) = self.store.job(job).await {
+            let error = format!("job {job} failed: {message}");
+            if let Err(e) = self.store.end_population(&population, JobState::Failed, Some(&error)).await {
+                tracing::error!(population, error = %format!("{e:#}"), "failing a population failed");
+            }
+        }
     }
 
     /// A receiver of the job's events while it is queued or running (None once it ended).
@@ -227,6 +275,18 @@ impl JobManager {
         let id = job.id.as_str();
         let cancel = self.live_cancel(id);
         let (resume, work): (bool, JobWork) = match job.kind.as_str() {
+            MEMBER | EVALUATION => {
+                let population = self.population_of(&job).await?;
+                let data_dir = self.data_dir.clone();
+                if job.kind == MEMBER {
+                    let round: MemberRound = serde_json::from_value(job.request.clone())?;
+                    let hooks = self.run_hooks(id, cancel.clone());
+                    (false, Box::new(move || round.run(&data_dir, &population, hooks)))
+                } else {
+                    let round: EvaluationRound = serde_json::from_value(job.request.clone())?;
+                    (false, Box::new(move || round.run(&data_dir, &population)))
+                }
+            }
             SOLVE => {
                 let request: SolveJobRequest = serde_json::from_value(job.request.clone())?;
                 let (hooks, context) = (self.search_hooks(id, cancel.clone()), self.solve.clone());
@@ -269,14 +329,54 @@ impl JobManager {
         if let Some(steps) = result.as_ref().and_then(|r| r["steps"].as_i64().or(r["rounds"].as_i64())) {
             self.store.set_steps(id, steps).await?;
         }
+        if let (JobState::Succeeded, Some(result)) = (state, &result) {
+            // Queued before the job ends, and idempotent: a job retried after a crash between
+            // the two queues its follow-up once.
+            self.follow_up(&job, result).await?;
+        }
         if !self.store.finish_claimed(id, &self.owner, state, result.as_ref(), error.as_deref()).await? {
             tracing::warn!(job = %id, replica = %self.owner, "the job's lease lapsed as it ended; its new runner ends it");
             self.live.lock().expect("live jobs").remove(id);
             return Ok(());
         }
         tracing::info!(job = %id, state = state.as_str(), "job ended");
+        if state == JobState::Failed {
+            self.fail_population(id, error.as_deref().unwrap_or("failed")).await;
+        }
         self.emit(id, "state", serde_json::json!({"state": state.as_str(), "result": result, "error": error}));
         self.live.lock().expect("live jobs").remove(id);
+        Ok(())
+    }
+
+    /// The population request of a member or evaluation job.
+    async fn population_of(&self, job: &JobRecord) -> Result<PopulationRequest> {
+        let id = job.population_id.as_deref().ok_or_else(|| anyhow::anyhow!("job {} has no population", job.id))?;
+        let record = self.store.population(id).await?.ok_or_else(|| anyhow::anyhow!("no population '{id}'"))?;
+        Ok(serde_json::from_value(record.request)?)
+    }
+
+    /// What a finished population job leads to: a trained round is queued for evaluation; an
+    /// evaluated round goes on the leaderboard and the orchestrator queues the member's next one.
+    async fn follow_up(&self, job: &JobRecord, result: &serde_json::Value) -> Result<()> {
+        let Some(population) = job.population_id.as_deref() else { return Ok(()) };
+        match job.kind.as_str() {
+            MEMBER => {
+                let round: MemberRound = serde_json::from_value(job.request.clone())?;
+                let steps = result["steps"].as_u64().unwrap_or(0) as usize;
+                let record =
+                    self.store.population(population).await?.ok_or_else(|| anyhow::anyhow!("no population"))?;
+                self.store.insert_job_once(&record, &round.evaluation(steps)).await?;
+            }
+            EVALUATION => {
+                let round: EvaluationRound = serde_json::from_value(job.request.clone())?;
+                let filed = round.entry(result);
+                self.store
+                    .record_round(population, &filed, |record, board| population::decide(record, &filed, board))
+                    .await?;
+            }
+            _ => return Ok(()),
+        }
+        self.wake.notify_one();
         Ok(())
     }
 

@@ -88,6 +88,10 @@ pub struct JobRecord {
     pub restarts: i64,
     /// The replica running it (its lease holder), while it runs under a lease.
     pub runner: Option<String>,
+    /// The API key (by name) that submitted it; None when keys are not configured.
+    pub owner: Option<String>,
+    /// The population it trains or evaluates a member of (kinds `member` and `evaluation`).
+    pub population_id: Option<String>,
 }
 
 /// What renewing a lease found.
@@ -142,6 +146,8 @@ where
         error: row.try_get("error")?,
         restarts: row.try_get("restarts")?,
         runner: row.try_get("lease_owner")?,
+        owner: row.try_get("owner")?,
+        population_id: row.try_get("population_id")?,
     })
 }
 
@@ -253,11 +259,15 @@ macro_rules! transaction {
     };
 }
 
-/// Claims the oldest claimable job; `{lock}` is where Postgres's row lock goes.
+mod populations;
+pub use populations::{relative_folder, Entry, NewJob, PopulationRecord};
+
+/// Claims the oldest claimable job, evaluations first (they are short and decide a population's
+/// next rounds); `{kind}` narrows the kinds, `{lock}` is where Postgres's row lock goes.
 const CLAIM: &str = "UPDATE jobs SET state = 'running', lease_owner = ?, lease_until = ?, \
      started_at = COALESCE(started_at, ?), restarts = restarts + (CASE WHEN state = 'running' THEN 1 ELSE 0 END) \
-     WHERE id = (SELECT id FROM jobs WHERE state IN ('queued', 'interrupted') OR (state = 'running' AND lease_until < ?) \
-     ORDER BY created_at, id LIMIT 1 {lock}) RETURNING *";
+     WHERE id = (SELECT id FROM jobs WHERE (state IN ('queued', 'interrupted') OR (state = 'running' AND lease_until < ?)) \
+     {kind} ORDER BY CASE WHEN kind = 'evaluation' THEN 0 ELSE 1 END, created_at, id LIMIT 1 {lock}) RETURNING *";
 
 impl Store {
     /// Opens (creating) `data_dir/rlsolver.db` and migrates it. WAL + synchronous=FULL: a
@@ -308,15 +318,23 @@ impl Store {
         select_one(self).await.is_ok()
     }
 
-    pub async fn insert_job(&self, id: &str, kind: &str, request: &serde_json::Value) -> Result<()> {
+    /// Queues a job submitted by `owner` (None: keys are not configured).
+    pub async fn insert_job(
+        &self,
+        id: &str,
+        kind: &str,
+        request: &serde_json::Value,
+        owner: Option<&str>,
+    ) -> Result<()> {
         statement!(
             self,
             execute,
-            "INSERT INTO jobs (id, kind, state, request, created_at) VALUES (?, ?, 'queued', ?, ?)",
+            "INSERT INTO jobs (id, kind, state, request, created_at, owner) VALUES (?, ?, 'queued', ?, ?, ?)",
             id,
             kind,
             request.to_string(),
-            now()
+            now(),
+            owner
         );
         Ok(())
     }
@@ -325,25 +343,27 @@ impl Store {
         Ok(statement!(self, optional(record), "SELECT * FROM jobs WHERE id = ?", id))
     }
 
-    /// Jobs of `kind`, newest first, optionally in one state.
-    pub async fn jobs(&self, kind: &str, state: Option<JobState>, limit: i64) -> Result<Vec<JobRecord>> {
-        Ok(match state {
-            Some(s) => statement!(
-                self,
-                all(record),
-                "SELECT * FROM jobs WHERE kind = ? AND state = ? ORDER BY created_at DESC LIMIT ?",
-                kind,
-                s.as_str(),
-                limit
-            ),
-            None => statement!(
-                self,
-                all(record),
-                "SELECT * FROM jobs WHERE kind = ? ORDER BY created_at DESC LIMIT ?",
-                kind,
-                limit
-            ),
-        })
+    /// Jobs of `kind`, newest first, optionally in one state and of one owner.
+    pub async fn jobs(
+        &self,
+        kind: &str,
+        state: Option<JobState>,
+        owner: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<JobRecord>> {
+        // A NULL parameter matches every row: one statement for all four filters.
+        Ok(statement!(
+            self,
+            all(record),
+            "SELECT * FROM jobs WHERE kind = ? AND (? IS NULL OR state = ?) AND (? IS NULL OR owner = ?) \
+             ORDER BY created_at DESC LIMIT ?",
+            kind,
+            state.map(JobState::as_str),
+            state.map(JobState::as_str),
+            owner,
+            owner,
+            limit
+        ))
     }
 
     /// Jobs per state (all kinds), for `/metrics`.
@@ -410,18 +430,21 @@ impl Store {
         })
     }
 
-    /// Hands the oldest claimable job to `owner` with a lease of `lease`: a queued or
-    /// interrupted job, or a running one whose lease has expired (its worker died, hung or lost
-    /// the database; that counts as a restart). None when nothing is claimable.
-    pub async fn claim(&self, owner: &str, lease: Duration) -> Result<Option<JobRecord>> {
+    /// Hands the oldest claimable job (of kind `only`, when given) to `owner` with a lease of
+    /// `lease`: a queued or interrupted job, or a running one whose lease has expired (its worker
+    /// died, hung or lost the database; that counts as a restart). None when nothing is claimable.
+    pub async fn claim(&self, owner: &str, lease: Duration, only: Option<&str>) -> Result<Option<JobRecord>> {
         let now = now();
         let until = now + lease.as_secs_f64();
         let lock = match self.pool {
             Pool::Sqlite(_) => "",
             Pool::Postgres(_) => "FOR UPDATE SKIP LOCKED",
         };
-        let sql = CLAIM.replace("{lock}", lock);
-        Ok(statement!(self, optional(record), &sql, owner, until, now, now))
+        let sql = CLAIM.replace("{lock}", lock).replace("{kind}", if only.is_some() { "AND kind = ?" } else { "" });
+        Ok(match only {
+            Some(kind) => statement!(self, optional(record), &sql, owner, until, now, now, kind),
+            None => statement!(self, optional(record), &sql, owner, until, now, now),
+        })
     }
 
     /// Extends `owner`'s lease on job `id`, and says whether a cancel was requested meanwhile.
@@ -505,13 +528,13 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         {
             let store = Store::open(&dir).await.unwrap();
-            store.insert_job("a", "training", &serde_json::json!({"algorithm": "ppo"})).await.unwrap();
-            store.insert_job("b", "training", &serde_json::json!({"algorithm": "dqn"})).await.unwrap();
+            store.insert_job("a", "training", &serde_json::json!({"algorithm": "ppo"}), None).await.unwrap();
+            store.insert_job("b", "training", &serde_json::json!({"algorithm": "dqn"}), None).await.unwrap();
             let lease = Duration::from_secs(60);
-            assert_eq!(store.claim("t", lease).await.unwrap().unwrap().id, "a");
+            assert_eq!(store.claim("t", lease, None).await.unwrap().unwrap().id, "a");
             store.add_metric("a", &serde_json::json!({"step": 10})).await.unwrap();
             store.add_metric("a", &serde_json::json!({"step": 20})).await.unwrap();
-            assert_eq!(store.claim("t", lease).await.unwrap().unwrap().id, "b");
+            assert_eq!(store.claim("t", lease, None).await.unwrap().unwrap().id, "b");
             let result = serde_json::json!({"steps": 5});
             assert!(store.finish_claimed("b", "t", JobState::Succeeded, Some(&result), None).await.unwrap());
         }
@@ -527,7 +550,7 @@ mod tests {
         assert_eq!(store.job("a").await.unwrap().unwrap().latest, Some(serde_json::json!({"step": 20})));
         let b = store.job("b").await.unwrap().unwrap();
         assert_eq!((b.state, b.result), (JobState::Succeeded, Some(serde_json::json!({"steps": 5}))));
-        assert_eq!(store.jobs("training", Some(JobState::Succeeded), 10).await.unwrap().len(), 1);
+        assert_eq!(store.jobs("training", Some(JobState::Succeeded), None, 10).await.unwrap().len(), 1);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

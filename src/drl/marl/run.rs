@@ -245,6 +245,8 @@ pub fn train(config: &MarlConfig) -> Result<MarlOutcome> {
         Some(dir) if config.resume => {
             let state = StateDict::read(dir).context("resume: no whole-run checkpoint in the run folder")?;
             learner.load_state(&state)?;
+            // The run's hyperparameters win over the restored ones (see `run::train`).
+            learner.set_hyperparameters(&config.overrides).context("resume: applying the hyperparameters")?;
             position = state.get("position")?;
             Some(position.step)
         }

@@ -171,6 +171,12 @@ pub fn train(config: &TrainConfig) -> Result<TrainOutcome> {
     )?;
     monitor.reached_target_at = saved.as_ref().and_then(|p| p.reached_target_at);
     let mut run = state::RunState::start(config, env.as_mut(), &mut agent, resumed.as_ref())?;
+    if resumed.is_some() {
+        // The checkpoint restores the optimizers' learning rates as they were saved; the run's
+        // hyperparameters win (PBT's explore step resumes a copied checkpoint with perturbed
+        // ones: Ray users report them silently overwritten on restore).
+        agent.state().set_hyperparameters(&config.overrides).context("resume: applying the hyperparameters")?;
+    }
     let steps = match &mut agent {
         Agent::OffPolicy(agent) => {
             off_policy::train(config, env.as_mut(), agent.as_mut(), &mut run, &mut monitor, resumed.as_ref())?
@@ -181,6 +187,30 @@ pub fn train(config: &TrainConfig) -> Result<TrainOutcome> {
     let reached = monitor.reached_target_at;
     let cancelled = config.hooks.cancelled() && reached.is_none() && steps < config.total_steps;
     Ok(TrainOutcome { evaluations: monitor.evaluations, reached_target_at: reached, steps, wall_s, train_s, cancelled })
+}
+
+/// Whether a run of `algorithm` on `env_id` with `overrides` can take `patch` between
+/// iterations (PBT's explore step): builds the learner on the CPU and applies it; an error names
+/// a hyperparameter that shapes networks or buffers.
+pub fn check_retunable(
+    algorithm: &str,
+    env_id: &str,
+    overrides: &serde_json::Value,
+    patch: &serde_json::Value,
+) -> Result<()> {
+    let algorithm = algorithms::find(algorithm)?;
+    let hyperparameters = algorithm.configure(overrides)?;
+    let spec = if algorithm.multi_agent {
+        let env = marl::make(env_id, 1).with_context(|| format!("unknown multi-agent env '{env_id}'"))?;
+        marl::run::env_spec(env_id, env.as_ref())
+    } else {
+        let env = env::make(env_id, 1).with_context(|| format!("unknown env '{env_id}'"))?;
+        env_spec(env_id, env.as_ref())
+    };
+    match (algorithm.build)(&hyperparameters, &spec, Device::Cpu, 0)? {
+        Learner::Single(mut agent) => agent.state().set_hyperparameters(patch),
+        Learner::Multi(mut learner) => learner.set_hyperparameters(patch),
+    }
 }
 
 /// The env parameters a run in `dir` trained on (`TrainConfig::env_config`; null: the id's).

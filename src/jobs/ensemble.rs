@@ -1,0 +1,102 @@
+//! Ensembles of a population's final members. Model fusion: the parameter average of the best
+//! members that descend from the leader's ancestor (weight averaging only makes sense between
+//! networks that share an initialization; Wortsman et al. 2022, "model soups"), promoted only
+//! when it scores at least as well as the leader on the same fresh seeds.
+
+use super::population::{latest_per_member, PopulationRequest};
+use crate::drl;
+use crate::store::{relative_folder, Entry};
+use anyhow::{Context, Result};
+use serde::Serialize;
+use std::path::Path;
+use tch::Tensor;
+
+/// What a fusion measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct FusionReport {
+    /// The fused checkpoints, as `member/round`.
+    pub members: Vec<String>,
+    pub leader_score: f64,
+    pub fused_score: f64,
+    pub episodes: usize,
+    pub seed: u64,
+}
+
+impl FusionReport {
+    pub fn helps(&self) -> bool {
+        self.members.len() >= 2 && self.fused_score >= self.leader_score
+    }
+}
+
+/// Averages the policy weights of the leader and up to `k - 1` other members sharing its
+/// ancestor into `out` (with the leader's config and observation statistics), then scores the
+/// fusion and the leader on the same fresh episodes.
+pub fn fuse(
+    data_dir: &Path,
+    request: &PopulationRequest,
+    board: &[Entry],
+    k: usize,
+    out: &Path,
+) -> Result<FusionReport> {
+    let leader = board.first().context("an empty leaderboard")?;
+    let ancestor = &leader.origin["ancestor"];
+    let mut chosen: Vec<&Entry> = vec![leader];
+    for entry in latest_per_member(board) {
+        if chosen.len() >= k {
+            break;
+        }
+        let same = entry.origin["ancestor"] == *ancestor;
+        if same && !chosen.iter().any(|c| c.checkpoint == entry.checkpoint) {
+            chosen.push(entry);
+        }
+    }
+    let dirs = chosen.iter().map(|e| Ok(data_dir.join(relative_folder(&e.checkpoint)?))).collect::<Result<Vec<_>>>()?;
+    std::fs::create_dir_all(out)?;
+    for file in std::fs::read_dir(&dirs[0])? {
+        let name = file?.file_name().into_string().unwrap_or_default();
+        if !drl::run::is_policy_file(&name) {
+            continue;
+        }
+        if name.ends_with(".safetensors") {
+            average_file(&dirs, &name, &out.join(&name))?;
+        } else {
+            std::fs::copy(dirs[0].join(&name), out.join(&name))?;
+        }
+    }
+    let episodes = request.eval_episodes().max(20);
+    let seed = drl::run::evaluation_seed(request.seed ^ 0xF0_5E_D0_00, board.len());
+    let score = |dir: &Path| -> Result<f64> {
+        let (mut learner, env) = drl::run::load_checkpoint(dir, tch::Device::Cpu)?;
+        Ok(drl::run::evaluate_learner(&mut learner, &env, &serde_json::Value::Null, episodes, seed, tch::Device::Cpu)?
+            .0)
+    };
+    Ok(FusionReport {
+        members: chosen.iter().map(|e| format!("{}/{}", e.member, e.round)).collect(),
+        leader_score: score(&dirs[0])?,
+        fused_score: score(out)?,
+        episodes,
+        seed,
+    })
+}
+
+/// The element-wise mean of one weights file over `dirs`.
+fn average_file(dirs: &[std::path::PathBuf], name: &str, out: &Path) -> Result<()> {
+    // By tensor name: a file's order is not fixed.
+    let read = |dir: &Path| -> Result<std::collections::BTreeMap<String, Tensor>> {
+        Ok(Tensor::read_safetensors(dir.join(name)).with_context(|| format!("reading {name}"))?.into_iter().collect())
+    };
+    let mut sums = read(&dirs[0])?;
+    for dir in &dirs[1..] {
+        let other = read(dir)?;
+        anyhow::ensure!(other.len() == sums.len(), "{name}: the members' networks differ");
+        for (key, sum) in sums.iter_mut() {
+            let tensor = other.get(key).with_context(|| format!("{name}: a member lacks {key}"))?;
+            anyhow::ensure!(sum.size() == tensor.size(), "{name}: the members' networks differ at {key}");
+            *sum = &*sum + tensor;
+        }
+    }
+    let n = dirs.len() as f64;
+    let means: Vec<(String, Tensor)> = sums.into_iter().map(|(key, sum)| (key, sum / n)).collect();
+    Tensor::write_safetensors(&means, out)?;
+    Ok(())
+}
