@@ -152,3 +152,15 @@ pub async fn one(
         .map(|m| Json(m.manifest.clone()))
         .ok_or_else(|| ApiError::not_found("name", format!("no model named '{name}'")))
 }
+
+/// A solve may name only a model the caller sees (shipped ones, its own promotions, any for an
+/// admin); another owner's is as unknown as a missing one (a 422 on `field`).
+pub fn check_visible(state: &AppState, caller: &Caller, name: Option<&str>, field: &str) -> Result<(), ApiError> {
+    let hidden = name
+        .and_then(|name| state.solve.models.get(name))
+        .is_some_and(|m| m.manifest.owner.is_some() && !caller.sees(m.manifest.owner.as_deref()));
+    match name {
+        Some(name) if hidden => Err(ApiError::Problem(ProblemError::invalid(field, format!("no model named '{name}'")))),
+        _ => Ok(()),
+    }
+}

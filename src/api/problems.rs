@@ -91,6 +91,7 @@ pub async fn list(State(state): State<AppState>) -> Json<Vec<ProblemInfo>> {
 )]
 pub async fn solve(
     State(state): State<AppState>,
+    caller: super::auth::Caller,
     Path(name): Path<String>,
     query: Result<Query<SolveOptions>, QueryRejection>,
     headers: HeaderMap,
@@ -114,6 +115,7 @@ pub async fn solve(
         }
         other => return Err(ApiError::UnsupportedMediaType(other.to_string())),
     };
+    super::models::check_visible(&state, &caller, request.1.model.as_deref(), "model")?;
     let permit = state
         .solve_slots
         .clone()

@@ -48,6 +48,8 @@ pub async fn submit(
     caller: Caller,
     JsonBody(request): JsonBody<SolveJobRequest>,
 ) -> Result<Response, ApiError> {
+    let model = request.options.as_ref().and_then(|o| o.model.as_deref());
+    super::models::check_visible(&state, &caller, model, "options.model")?;
     let (checked, context) = (request.clone(), state.solve.clone());
     // Parsing a large instance is CPU work: off the async workers.
     tokio::task::spawn_blocking(move || checked.prepare(&context).map(drop))
