@@ -281,3 +281,72 @@ fn a_replica_cut_off_from_the_database_reconnects_without_losing_its_job() {
     drop(replica);
     let _ = std::fs::remove_dir_all(&data);
 }
+
+#[test]
+fn a_population_spreads_over_worker_and_evaluator_replicas_and_survives_a_killed_worker() {
+    let Some(url) = database("population") else { return };
+    let data = std::env::temp_dir().join(format!("rlsolver-replicas-population-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&data);
+    let api = Replica::start("api", &url, &data, "api");
+    let mut w1 = Some(Replica::start("w1", &url, &data, "worker"));
+    let _w2 = Replica::start("w2", &url, &data, "worker");
+    let _evaluator = Replica::start("e", &url, &data, "evaluator");
+    let request = json!({
+        "algorithm": "dqn", "env": "CartPole-v1", "scheme": "pbt", "size": 4, "seed": 11,
+        "total_steps": 24_000, "interval_steps": 2_000, "eval_episodes": 5,
+        "hyperparameters": {"learning_starts": 200},
+        "explore": {"learning_rate": {"min": 1e-4, "max": 3e-3, "log": true}},
+    });
+    let submitted = client().post(format!("{}/v1/populations", api.base)).json(&request).send().unwrap();
+    assert_eq!(submitted.status(), 202);
+    let id = submitted.json::<Value>().unwrap()["id"].as_str().unwrap().to_string();
+    let population =
+        |base: &str| -> Value { client().get(format!("{base}/v1/populations/{id}")).send().unwrap().json().unwrap() };
+    // Kill one worker once the population is under way: its round's lease lapses and the other
+    // worker resumes the round from its checkpoint.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while population(&api.base)["rounds_done"].as_i64().unwrap() < 3 {
+        assert!(Instant::now() < deadline, "{}", population(&api.base));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(w1.take());
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let ended = loop {
+        let p = population(&api.base);
+        if p["state"] != "running" {
+            break p;
+        }
+        assert!(Instant::now() < deadline, "{p}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(ended["state"], "succeeded", "{ended}");
+    // Every round ran and was filed exactly once.
+    let board = ended["leaderboard"].as_array().unwrap();
+    assert_eq!(board.len(), 12, "{ended}");
+    for member in 0..4 {
+        let mut rounds: Vec<u64> =
+            board.iter().filter(|e| e["member"] == member).map(|e| e["round"].as_u64().unwrap()).collect();
+        rounds.sort();
+        assert_eq!(rounds, vec![0, 1, 2], "member {member}");
+    }
+    assert_eq!(ended["jobs"]["member"]["succeeded"], 12, "{}", ended["jobs"]);
+    assert_eq!(ended["jobs"]["evaluation"]["succeeded"], 12, "{}", ended["jobs"]);
+    // Evaluations ran only on the evaluator replica, member rounds only on the workers.
+    let rows: Vec<(String, Option<String>)> = tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let pool = sqlx::PgPool::connect(&url).await.unwrap();
+        sqlx::query_as("SELECT kind, result FROM jobs WHERE population_id = $1 AND state = 'succeeded'")
+            .bind(&id)
+            .fetch_all(&pool)
+            .await
+            .unwrap()
+    });
+    for (kind, result) in rows {
+        let result: Value = serde_json::from_str(&result.unwrap()).unwrap();
+        let replica = result["replica"].as_str().unwrap();
+        match kind.as_str() {
+            "evaluation" => assert_eq!(replica, "e"),
+            _ => assert!(replica == "w1" || replica == "w2", "{kind} on {replica}"),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&data);
+}

@@ -7,7 +7,7 @@
 
 mod common;
 
-use rlsolver::store::{JobState, Lease, Store};
+use rlsolver::store::{JobState, Kinds, Lease, Store};
 use serde_json::json;
 use std::collections::HashMap;
 use std::time::Duration;
@@ -35,7 +35,7 @@ async fn claims_are_exclusive(store: Store) {
         workers.push(tokio::spawn(async move {
             let owner = format!("worker-{w}");
             let mut taken = Vec::new();
-            while let Some(job) = store.claim(&owner, Duration::from_secs(30), None).await.unwrap() {
+            while let Some(job) = store.claim(&owner, Duration::from_secs(30), Kinds::Any).await.unwrap() {
                 assert_eq!(job.state, JobState::Running);
                 let done = store
                     .finish_claimed(&job.id, &owner, JobState::Succeeded, Some(&json!({"by": owner})), None)
@@ -61,20 +61,21 @@ async fn claims_are_exclusive(store: Store) {
         assert_eq!(job.result, Some(json!({"by": owner})), "{id}");
         assert_eq!(job.restarts, 0);
     }
-    assert!(store.claim("late", Duration::from_secs(1), None).await.unwrap().is_none());
+    assert!(store.claim("late", Duration::from_secs(1), Kinds::Any).await.unwrap().is_none());
 }
 
 /// A's lease lapses; B takes the job over (a restart); A can neither renew nor finish it.
 async fn an_expired_lease_changes_hands_once(store: Store) {
     store.insert_job("j", "training", &json!({}), None).await.unwrap();
     let lease = Duration::from_millis(400);
-    let first = store.claim("a", lease, None).await.unwrap().expect("a claims the queued job");
+    let first = store.claim("a", lease, Kinds::Any).await.unwrap().expect("a claims the queued job");
     assert_eq!(first.id, "j");
-    assert!(store.claim("b", lease, None).await.unwrap().is_none(), "a holds a live lease");
+    assert!(store.claim("b", lease, Kinds::Any).await.unwrap().is_none(), "a holds a live lease");
     assert_eq!(store.renew("j", "a", lease).await.unwrap(), Lease::Held { cancel_requested: false });
     assert_eq!(first.runner.as_deref(), Some("a"));
     tokio::time::sleep(lease + Duration::from_millis(200)).await;
-    let second = store.claim("b", Duration::from_secs(30), None).await.unwrap().expect("b takes over the lapsed lease");
+    let second =
+        store.claim("b", Duration::from_secs(30), Kinds::Any).await.unwrap().expect("b takes over the lapsed lease");
     assert_eq!((second.id.as_str(), second.restarts), ("j", 1));
     assert_eq!(store.renew("j", "a", lease).await.unwrap(), Lease::Lost, "a's lease is gone");
     // A cancel through any replica reaches the holder at its next renewal.
@@ -92,7 +93,7 @@ async fn an_expired_lease_changes_hands_once(store: Store) {
     assert!(store.cancel_waiting("k").await.unwrap());
     assert!(!store.cancel_waiting("k").await.unwrap());
     assert_eq!(store.waiting_count().await.unwrap(), 0);
-    assert!(store.claim("c", lease, None).await.unwrap().is_none());
+    assert!(store.claim("c", lease, Kinds::Any).await.unwrap().is_none());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -125,11 +126,11 @@ async fn the_postgres_store_keeps_jobs_curves_and_counts() {
     store.insert_job("a", "training", &json!({"algorithm": "ppo"}), None).await.unwrap();
     store.insert_job("b", "solve", &json!({"problem": "maxcut"}), None).await.unwrap();
     let lease = Duration::from_secs(60);
-    assert_eq!(store.claim("t", lease, None).await.unwrap().unwrap().id, "a");
+    assert_eq!(store.claim("t", lease, Kinds::Any).await.unwrap().unwrap().id, "a");
     store.add_metric("a", &json!({"step": 10})).await.unwrap();
     store.add_metric("a", &json!({"step": 20})).await.unwrap();
     store.set_steps("a", 20).await.unwrap();
-    assert_eq!(store.claim("t", lease, None).await.unwrap().unwrap().id, "b");
+    assert_eq!(store.claim("t", lease, Kinds::Any).await.unwrap().unwrap().id, "b");
     assert!(store.finish_claimed("b", "t", JobState::Succeeded, Some(&json!({"cut": 5})), None).await.unwrap());
     assert_eq!(store.metrics("a").await.unwrap(), vec![json!({"step": 10}), json!({"step": 20})]);
     let a = store.job("a").await.unwrap().unwrap();

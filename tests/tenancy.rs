@@ -49,12 +49,14 @@ const ROOT: &str = "root-key";
 
 #[test]
 fn each_key_sees_and_acts_on_its_own_unless_admin() {
-    let keys = ["alice-key read+submit alice", "bob-key read+submit bob", "reader-key read reader", "root-key admin root"];
+    let keys =
+        ["alice-key read+submit alice", "bob-key read+submit bob", "reader-key read reader", "root-key admin root"];
     let config = ServerConfig {
         api_keys: keys.iter().map(|k| KeyEntry::parse(k).unwrap()).collect(),
         ..ServerConfig::default()
     };
-    let api = Api { c: Client::builder().timeout(Duration::from_secs(60)).build().unwrap(), base: start_server(config) };
+    let api =
+        Api { c: Client::builder().timeout(Duration::from_secs(60)).build().unwrap(), base: start_server(config) };
 
     // Rule: reads need a key too (401 without or with a wrong one); probes and metrics do not.
     for path in ["/v1/training/jobs", "/v1/solve/jobs", "/v1/populations", "/v1/models", "/v1/problems"] {
@@ -114,7 +116,8 @@ fn each_key_sees_and_acts_on_its_own_unless_admin() {
     assert_eq!(api.get(Some(BOB), "/v1/models/alices-policy").status(), 404);
     assert_eq!(api.get(Some(ALICE), "/v1/models/alices-policy").status(), 200);
     // A solve may not name another owner's model: it is as unknown as a missing one.
-    let with_model = json!({"instance": {"num_nodes": 3, "edges": [[0, 1], [1, 2]]}, "options": {"model": "alices-policy"}});
+    let with_model =
+        json!({"instance": {"num_nodes": 3, "edges": [[0, 1], [1, 2]]}, "options": {"model": "alices-policy"}});
     let detail = |key: &str| -> String {
         let body: Value = api.post(Some(key), "/v1/problems/maxcut/solve", with_model.clone()).json().unwrap();
         assert_eq!((body["status"].as_u64(), body["field"].as_str()), (Some(422), Some("model")), "{body}");

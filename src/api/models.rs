@@ -160,7 +160,9 @@ pub fn check_visible(state: &AppState, caller: &Caller, name: Option<&str>, fiel
         .and_then(|name| state.solve.models.get(name))
         .is_some_and(|m| m.manifest.owner.is_some() && !caller.sees(m.manifest.owner.as_deref()));
     match name {
-        Some(name) if hidden => Err(ApiError::Problem(ProblemError::invalid(field, format!("no model named '{name}'")))),
+        Some(name) if hidden => {
+            Err(ApiError::Problem(ProblemError::invalid(field, format!("no model named '{name}'"))))
+        }
         _ => Ok(()),
     }
 }

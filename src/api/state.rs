@@ -6,7 +6,7 @@ use crate::jobs::training::TrainingLimits;
 use crate::jobs::{JobManager, JobsConfig};
 use crate::models::ModelRegistry;
 use crate::problems::{Limits, ProblemSet, SolveContext};
-use crate::store::Store;
+use crate::store::{Kinds, Store};
 use anyhow::Result;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,7 +21,9 @@ pub enum Role {
     All,
     /// The whole API, no job workers: accepted jobs wait for a worker replica.
     Api,
-    /// Job workers only; its HTTP answers /health, /ready and /metrics (for probes and scrapes).
+    /// Job workers only, claiming every kind but population evaluations (those go to an
+    /// `Evaluator` or `All` replica); its HTTP answers /health, /ready and /metrics (for probes
+    /// and scrapes).
     Worker,
     /// Like `Worker`, but claims only population evaluations (checkpoints scored on fresh
     /// seeds, off the learners' path).
@@ -123,8 +125,9 @@ impl AppState {
         let mut jobs_config = config.jobs.clone();
         match config.role {
             Role::Api => jobs_config.workers = 0,
-            Role::Evaluator => jobs_config.only = Some(crate::jobs::population::EVALUATION),
-            Role::All | Role::Worker => {}
+            Role::Worker => jobs_config.kinds = Kinds::Except(crate::jobs::population::EVALUATION),
+            Role::Evaluator => jobs_config.kinds = Kinds::Only(crate::jobs::population::EVALUATION),
+            Role::All => {}
         }
         let jobs = JobManager::start(store, &config.data_dir, jobs_config, solve.clone()).await?;
         Ok(AppState {

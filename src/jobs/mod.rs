@@ -18,7 +18,7 @@ pub mod training;
 use crate::drl::hooks::RunHooks;
 use crate::problems::SolveContext;
 use crate::search::hooks::SearchHooks;
-use crate::store::{JobRecord, JobState, Lease, PopulationRecord, Store};
+use crate::store::{JobRecord, JobState, Kinds, Lease, PopulationRecord, Store};
 use anyhow::Result;
 use population::{EvaluationRound, MemberRound, PopulationRequest, EVALUATION, MEMBER};
 use serde::Serialize;
@@ -53,8 +53,9 @@ pub struct JobsConfig {
     pub poll: Duration,
     /// This replica's name in the leases (`runner` of a job; default: `replica-` and a fresh UUID).
     pub replica: Option<String>,
-    /// Claim only jobs of this kind (the evaluator role: `evaluation`); None: every kind.
-    pub only: Option<&'static str>,
+    /// The job kinds this replica claims (the worker role: all but evaluations; the evaluator
+    /// role: only evaluations).
+    pub kinds: Kinds,
 }
 
 impl Default for JobsConfig {
@@ -65,7 +66,7 @@ impl Default for JobsConfig {
             lease: Duration::from_secs(30),
             poll: Duration::from_secs(1),
             replica: None,
-            only: None,
+            kinds: Kinds::Any,
         }
     }
 }
@@ -132,7 +133,7 @@ impl JobManager {
             let manager = manager.clone();
             tokio::spawn(async move {
                 loop {
-                    match manager.store.claim(&manager.owner, manager.config.lease, manager.config.only).await {
+                    match manager.store.claim(&manager.owner, manager.config.lease, manager.config.kinds).await {
                         Ok(Some(job)) => {
                             let id = job.id.clone();
                             if let Err(error) = manager.clone().execute(job).await {
@@ -310,9 +311,16 @@ impl JobManager {
         let keeper = tokio::spawn(self.clone().keep_lease(id.to_string(), cancel, lost.clone()));
         let outcome = tokio::task::spawn_blocking(work).await;
         keeper.abort();
+        // The result names the replica that ran the job (where a population's rounds went).
+        let signed = |mut result: serde_json::Value| {
+            if let Some(fields) = result.as_object_mut() {
+                fields.insert("replica".into(), serde_json::json!(self.owner));
+            }
+            result
+        };
         let (state, result, error) = match outcome {
-            Ok(Ok((result, false))) => (JobState::Succeeded, Some(result), None),
-            Ok(Ok((result, true))) => (JobState::Cancelled, Some(result), None),
+            Ok(Ok((result, false))) => (JobState::Succeeded, Some(signed(result)), None),
+            Ok(Ok((result, true))) => (JobState::Cancelled, Some(signed(result)), None),
             Ok(Err(error)) => (JobState::Failed, None, Some(client_message(id, &error))),
             Err(join) => {
                 // A panic's message is libtorch's whole trace more often than not.

@@ -68,7 +68,8 @@ pub struct PopulationRequest {
     pub scheme: Scheme,
     /// Members trained at once.
     pub size: usize,
-    /// Env steps over the whole population (every member's rounds together).
+    /// Env steps over the whole population: each member trains `total_steps / size`, in rounds
+    /// of `interval_steps` (what does not fill a round is not spent).
     pub total_steps: usize,
     /// Env steps of one member round (between two evaluations and decisions).
     pub interval_steps: usize,
@@ -148,8 +149,13 @@ impl PopulationRequest {
         self.eval_episodes.unwrap_or(10)
     }
 
+    /// Rounds of each member: every member trains the same number of env steps.
+    pub fn rounds_per_member(&self) -> usize {
+        self.total_steps / self.interval_steps.max(1) / self.size.max(1)
+    }
+
     pub fn rounds_total(&self) -> usize {
-        self.total_steps / self.interval_steps.max(1)
+        self.rounds_per_member() * self.size
     }
 
     fn fixed(&self) -> serde_json::Map<String, Value> {
@@ -183,7 +189,7 @@ impl PopulationRequest {
             return Err(ProblemError::invalid("total_steps", format!("expected at most {}", training.max_total_steps)));
         }
         let rounds = self.rounds_total();
-        if rounds < self.size {
+        if rounds == 0 {
             return Err(ProblemError::invalid(
                 "total_steps",
                 "expected at least size * interval_steps (one round per member)",
@@ -530,11 +536,15 @@ impl EvaluationRound {
     }
 }
 
-/// The orchestrator's step as `Store::record_round` takes it.
-pub fn decide(record: &PopulationRecord, filed: &Entry, board: &[Entry]) -> Result<NewJob> {
+/// The orchestrator's step as `Store::record_round` takes it: the member's next round, or None
+/// once it has trained its share of the budget.
+pub fn decide(record: &PopulationRecord, filed: &Entry, board: &[Entry]) -> Result<Option<NewJob>> {
     let request: PopulationRequest =
         serde_json::from_value(record.request.clone()).context("the population's request")?;
-    Ok(request.next_round(&record.id, filed, board).job())
+    if filed.round as usize + 1 >= request.rounds_per_member() {
+        return Ok(None);
+    }
+    Ok(Some(request.next_round(&record.id, filed, board).job()))
 }
 
 /// Copies a checkpoint folder's files (through a temporary folder renamed at the end, so a

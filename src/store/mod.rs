@@ -94,6 +94,15 @@ pub struct JobRecord {
     pub population_id: Option<String>,
 }
 
+/// The job kinds a replica claims.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Kinds {
+    #[default]
+    Any,
+    Only(&'static str),
+    Except(&'static str),
+}
+
 /// What renewing a lease found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lease {
@@ -430,18 +439,23 @@ impl Store {
         })
     }
 
-    /// Hands the oldest claimable job (of kind `only`, when given) to `owner` with a lease of
+    /// Hands the oldest claimable job of the kinds `kinds` admits to `owner` with a lease of
     /// `lease`: a queued or interrupted job, or a running one whose lease has expired (its worker
     /// died, hung or lost the database; that counts as a restart). None when nothing is claimable.
-    pub async fn claim(&self, owner: &str, lease: Duration, only: Option<&str>) -> Result<Option<JobRecord>> {
+    pub async fn claim(&self, owner: &str, lease: Duration, kinds: Kinds) -> Result<Option<JobRecord>> {
         let now = now();
         let until = now + lease.as_secs_f64();
         let lock = match self.pool {
             Pool::Sqlite(_) => "",
             Pool::Postgres(_) => "FOR UPDATE SKIP LOCKED",
         };
-        let sql = CLAIM.replace("{lock}", lock).replace("{kind}", if only.is_some() { "AND kind = ?" } else { "" });
-        Ok(match only {
+        let (filter, kind) = match kinds {
+            Kinds::Any => ("", None),
+            Kinds::Only(kind) => ("AND kind = ?", Some(kind)),
+            Kinds::Except(kind) => ("AND kind <> ?", Some(kind)),
+        };
+        let sql = CLAIM.replace("{lock}", lock).replace("{kind}", filter);
+        Ok(match kind {
             Some(kind) => statement!(self, optional(record), &sql, owner, until, now, now, kind),
             None => statement!(self, optional(record), &sql, owner, until, now, now),
         })
@@ -531,10 +545,10 @@ mod tests {
             store.insert_job("a", "training", &serde_json::json!({"algorithm": "ppo"}), None).await.unwrap();
             store.insert_job("b", "training", &serde_json::json!({"algorithm": "dqn"}), None).await.unwrap();
             let lease = Duration::from_secs(60);
-            assert_eq!(store.claim("t", lease, None).await.unwrap().unwrap().id, "a");
+            assert_eq!(store.claim("t", lease, Kinds::Any).await.unwrap().unwrap().id, "a");
             store.add_metric("a", &serde_json::json!({"step": 10})).await.unwrap();
             store.add_metric("a", &serde_json::json!({"step": 20})).await.unwrap();
-            assert_eq!(store.claim("t", lease, None).await.unwrap().unwrap().id, "b");
+            assert_eq!(store.claim("t", lease, Kinds::Any).await.unwrap().unwrap().id, "b");
             let result = serde_json::json!({"steps": 5});
             assert!(store.finish_claimed("b", "t", JobState::Succeeded, Some(&result), None).await.unwrap());
         }

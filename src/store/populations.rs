@@ -203,15 +203,16 @@ impl Store {
     }
 
     /// The orchestrator's step for one evaluated round: files `filed` (unless it already is:
-    /// then nothing happens) and, while the population runs and its budget lasts, queues the
-    /// job `next` decides from the population and the leaderboard (the new entry included);
+    /// then nothing happens) and, while the population runs, queues the job `next` decides
+    /// from the population and the leaderboard (the new entry included; None: the member's
+    /// budget is spent);
     /// the population ends `succeeded` with its last round. One transaction under the
     /// population's row lock.
     pub async fn record_round(
         &self,
         id: &str,
         filed: &Entry,
-        next: impl FnOnce(&PopulationRecord, &[Entry]) -> Result<NewJob>,
+        next: impl FnOnce(&PopulationRecord, &[Entry]) -> Result<Option<NewJob>>,
     ) -> Result<()> {
         const FILE: &str = "INSERT INTO population_entries \
              (population_id, member, round, steps, score, score_std, hyperparameters, origin, checkpoint, evaluated_at) \
@@ -243,10 +244,10 @@ impl Store {
                 sqlx::query(&sql(DONE)).bind(id).execute(&mut *tx).await?;
                 let row = sqlx::query(&sql(POPULATION)).bind(id).fetch_one(&mut *tx).await?;
                 let record = population(&row)?;
-                if record.state == "running" && record.rounds_scheduled < record.rounds_total {
-                    let rows = sqlx::query(&sql(ENTRIES)).bind(id).fetch_all(&mut *tx).await?;
-                    let board = rows.iter().map(entry).collect::<Result<Vec<_>>>()?;
-                    let job = next(&record, &board)?;
+                let rows = sqlx::query(&sql(ENTRIES)).bind(id).fetch_all(&mut *tx).await?;
+                let board = rows.iter().map(entry).collect::<Result<Vec<_>>>()?;
+                let job = if record.state == "running" { next(&record, &board)? } else { None };
+                if let Some(job) = job {
                     sqlx::query(&sql(INSERT_JOB))
                         .bind(&job.id)
                         .bind(job.kind)
