@@ -462,7 +462,9 @@ struct BenchArgs {
     /// tensors on --device and PPO on them against the native envs and loop) or ising-policy (the pretrained
     /// Ising policy against greedy and SA, and the search with and without it, on the Gset
     /// graphs named by --only, default G14,G15,G22,G49,G50, and generated 5,000 and 10,000-node
-    /// graphs, at the first --time-limit).
+    /// graphs, at the first --time-limit) or population (PBT against independent runs at equal
+    /// env steps: SAC on Pendulum-v1 and MADDPG on simple_spread, --seeds, --workers, wall time
+    /// by --timing-workers; --only pendulum or spread).
     problem: String,
     /// Folder of instances (maxcut: Gset .txt files, best-known values in its README.md; mimo:
     /// the folder holding rayleigh_k8_n8_100.json; nphard: the folder holding mis/; tnco: the
@@ -509,6 +511,12 @@ struct BenchArgs {
     /// backends: side of the generated toroidal spin glass (default 100: 10,000 nodes; 0: none).
     #[arg(long)]
     torus_side: Option<usize>,
+    /// population: job workers of the quality runs.
+    #[arg(long, default_value_t = 2)]
+    workers: usize,
+    /// population: worker counts of the wall-time table (comma-separated; empty: none).
+    #[arg(long, value_delimiter = ',', default_value = "1,2")]
+    timing_workers: Vec<usize>,
 }
 
 /// A user error is one line on stderr and exit status 2: anyhow's `Debug` (what returning the
@@ -913,6 +921,16 @@ fn bench(args: BenchArgs) -> Result<()> {
                 chains: args.chains.unwrap_or(defaults.chains),
             };
             run_ising_policy(&config)?
+        }
+        "population" => {
+            use rlsolver::bench::population::{run_population, PopulationBenchConfig};
+            run_population(&PopulationBenchConfig {
+                seeds: args.seeds.clone(),
+                workers: args.workers,
+                timing_workers: args.timing_workers.clone(),
+                only: args.only.clone(),
+                ..PopulationBenchConfig::default()
+            })?
         }
         "drl" => rlsolver::bench::drl::run_drl(&rlsolver::bench::drl::DrlBenchConfig {
             seeds: args.seeds,

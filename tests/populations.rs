@@ -1,8 +1,8 @@
 //! Population training over HTTP (issue 18): a PBT population and a tournament run to the end
 //! of their budgets on the job queue; every leaderboard score is re-measured here from the
 //! checkpoint it names; exploits copy only evaluated checkpoints and run with the perturbed
-//! hyperparameters (not the ones restored with the weights); the leader and a fusion promote
-//! into /v1/models; cancel stops a population.
+//! hyperparameters (not the ones restored with the weights); the leader, a fusion and a
+//! weighted ensemble promote into /v1/models; cancel stops a population.
 
 mod common;
 
@@ -87,11 +87,9 @@ fn request(scheme: &str, seed: u64) -> Value {
 fn a_pbt_population_spends_its_budget_and_its_leaderboard_rescores() {
     let data = std::env::temp_dir().join(format!("rlsolver-population-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
-    let config = ServerConfig {
-        data_dir: data.clone(),
-        jobs: JobsConfig { workers: 2, ..JobsConfig::default() },
-        ..ServerConfig::default()
-    };
+    // One worker: rounds run in submission order (evaluations first), so the run is the same
+    // every time.
+    let config = ServerConfig { data_dir: data.clone(), ..ServerConfig::default() };
     let base = start_server(config);
     let c = client();
     let submitted = c.post(format!("{base}/v1/populations")).json(&request("pbt", 3)).send().unwrap();
@@ -152,6 +150,7 @@ fn a_pbt_population_spends_its_budget_and_its_leaderboard_rescores() {
         }
     }
     assert!(exploits >= 1, "8 decisions over 4 members without one exploit: {board:?}");
+    println!("{exploits} exploits in 8 decisions");
 
     // The leader promotes and lists like any model; a fusion promotes only when it helps.
     let leader = c
@@ -182,6 +181,22 @@ fn a_pbt_population_spends_its_budget_and_its_leaderboard_rescores() {
         422 => assert_eq!(body["field"], "method", "{body}"),
         other => panic!("fusion answered {other}: {body}"),
     }
+    // The weighted ensemble of the 3 best members serves as one policy; its score re-measures.
+    let weighted = c
+        .post(format!("{base}/v1/populations/{id}/models"))
+        .json(&json!({"name": "pbt-weighted", "method": "weighted", "members": 3}))
+        .send()
+        .unwrap();
+    assert_eq!(weighted.status(), 201);
+    let manifest: Value = weighted.json().unwrap();
+    let report = &manifest["metrics"]["weighted"];
+    let weights: Vec<f64> = report["weights"].as_array().unwrap().iter().map(|w| w.as_f64().unwrap()).collect();
+    assert_eq!(weights.len(), 3);
+    assert!((weights.iter().sum::<f64>() - 1.0).abs() < 1e-9 && weights.windows(2).all(|w| w[0] >= w[1]), "{report}");
+    assert!(manifest["files"].as_object().unwrap().contains_key("member2.config.json"), "{manifest}");
+    let dir = data.join("models/pbt-weighted");
+    let again = rescore(&dir, report["episodes"].as_u64().unwrap() as usize, report["seed"].as_u64().unwrap());
+    assert!((again - report["ensemble_score"].as_f64().unwrap()).abs() < 1e-6, "{report}: rescored {again}");
     let bad = c
         .post(format!("{base}/v1/populations/{id}/models"))
         .json(&json!({"name": "x", "method": "vote"}))

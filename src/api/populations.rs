@@ -163,16 +163,18 @@ pub async fn cancel(
 pub struct PopulationModelRequest {
     /// The model's name: 1-64 letters, digits, '.', '_' or '-'.
     pub name: String,
-    /// `leader` (the leaderboard's best checkpoint) or `fusion` (the parameter average of the
+    /// `leader` (the leaderboard's best checkpoint), `fusion` (the parameter average of the
     /// best members that share the leader's ancestor, promoted only when it scores at least as
-    /// well as the leader on fresh seeds).
+    /// well as the leader on fresh seeds) or `weighted` (the best members' actions averaged,
+    /// or voted for discrete actions, weighted by their evaluation returns; single-agent).
     pub method: String,
-    /// Fusion: at most this many members (default 4).
+    /// Fusion and weighted: at most this many members (default 4).
     #[serde(default)]
     pub members: Option<usize>,
 }
 
-/// Promote the population's leader, or a fusion of its best members, into `/v1/models`.
+/// Promote the population's leader, or an ensemble of its best members (fusion or weighted),
+/// into `/v1/models`; the ensembles' metrics hold their score against the leader's.
 #[utoipa::path(
     post,
     path = "/v1/populations/{id}/models",
@@ -246,10 +248,34 @@ pub async fn promote(
             }
             (staging, serde_json::json!({"method": "fusion", "fusion": report}))
         }
+        "weighted" => {
+            let k = request.members.unwrap_or(4);
+            if !(2..=32).contains(&k) {
+                return Err(ApiError::Problem(crate::problems::ProblemError::invalid("members", "expected 2..=32")));
+            }
+            let request: PopulationRequest = serde_json::from_value(population.request.clone())
+                .map_err(|e| ApiError::Internal(anyhow::anyhow!("the population's request: {e}")))?;
+            if crate::drl::run::check_single_agent(&request.algorithm).is_err() {
+                return Err(ApiError::Problem(crate::problems::ProblemError::invalid(
+                    "method",
+                    "a weighted ensemble serves single-agent policies; promote the leader or a fusion",
+                )));
+            }
+            let staging =
+                data_dir.join("populations").join(&population.id).join(format!("weighted-{}", uuid::Uuid::new_v4()));
+            let board = leaderboard.clone();
+            let built = tokio::task::spawn_blocking(move || {
+                crate::jobs::ensemble::weighted(&data_dir, &request, &board, k, &staging).map(|report| (staging, report))
+            })
+            .await
+            .map_err(|e| ApiError::Internal(anyhow::anyhow!("ensemble task failed: {e}")))?;
+            let (staging, report) = built.map_err(ApiError::Internal)?;
+            (staging, serde_json::json!({"method": "weighted", "weighted": report}))
+        }
         other => {
             return Err(ApiError::Problem(crate::problems::ProblemError::invalid(
                 "method",
-                format!("'{other}': expected leader or fusion"),
+                format!("'{other}': expected leader, fusion or weighted"),
             )))
         }
     };

@@ -17,6 +17,8 @@ pub mod maxcut;
 pub mod mimo;
 pub mod nphard;
 pub mod orgym;
+/// Population-based training against independent runs (issue 18).
+pub mod population;
 pub mod portfolio;
 pub mod tnco;
 pub mod tsp;

@@ -9,6 +9,7 @@ pub mod agents;
 pub mod algorithms;
 pub mod buffer;
 pub mod common;
+pub mod ensemble;
 pub mod env;
 pub mod hooks;
 pub mod hterm;

@@ -1,7 +1,9 @@
-//! Ensembles of a population's final members. Model fusion: the parameter average of the best
-//! members that descend from the leader's ancestor (weight averaging only makes sense between
-//! networks that share an initialization; Wortsman et al. 2022, "model soups"), promoted only
-//! when it scores at least as well as the leader on the same fresh seeds.
+//! Ensembles of a population's final members, each measured against the leader on the same
+//! fresh episodes. Model fusion: the parameter average of the best members that descend from
+//! the leader's ancestor (weight averaging only makes sense between networks that share an
+//! initialization; Wortsman et al. 2022, "model soups"), promoted only when it scores at least
+//! as well as the leader. Weighted: the best members' actions averaged (or voted, for discrete
+//! actions) with weights from their evaluation returns (`drl::ensemble`).
 
 use super::population::{latest_per_member, PopulationRequest};
 use crate::drl;
@@ -63,20 +65,82 @@ pub fn fuse(
             std::fs::copy(dirs[0].join(&name), out.join(&name))?;
         }
     }
-    let episodes = request.eval_episodes().max(20);
-    let seed = drl::run::evaluation_seed(request.seed ^ 0xF0_5E_D0_00, board.len());
-    let score = |dir: &Path| -> Result<f64> {
-        let (mut learner, env) = drl::run::load_checkpoint(dir, tch::Device::Cpu)?;
-        Ok(drl::run::evaluate_learner(&mut learner, &env, &serde_json::Value::Null, episodes, seed, tch::Device::Cpu)?
-            .0)
-    };
+    let (episodes, seed) = comparison(request, board);
     Ok(FusionReport {
         members: chosen.iter().map(|e| format!("{}/{}", e.member, e.round)).collect(),
-        leader_score: score(&dirs[0])?,
-        fused_score: score(out)?,
+        leader_score: score(&dirs[0], episodes, seed)?,
+        fused_score: score(out, episodes, seed)?,
         episodes,
         seed,
     })
+}
+
+/// What a weighted ensemble measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct WeightedReport {
+    /// The members, as `member/round`, with their weights.
+    pub members: Vec<String>,
+    pub weights: Vec<f64>,
+    pub leader_score: f64,
+    pub ensemble_score: f64,
+    pub episodes: usize,
+    pub seed: u64,
+}
+
+/// Writes the weighted ensemble of the `k` best members (by their latest evaluation) into `out`
+/// and scores it and the leader on the same fresh episodes.
+pub fn weighted(
+    data_dir: &Path,
+    request: &PopulationRequest,
+    board: &[Entry],
+    k: usize,
+    out: &Path,
+) -> Result<WeightedReport> {
+    let chosen: Vec<&Entry> = latest_per_member(board).into_iter().take(k).collect();
+    let leader = board.first().context("an empty leaderboard")?;
+    let scores: Vec<f64> = chosen.iter().map(|e| e.score).collect();
+    let weights = drl::ensemble::weights_from_scores(&scores);
+    std::fs::create_dir_all(out)?;
+    for (i, entry) in chosen.iter().enumerate() {
+        let dir = data_dir.join(relative_folder(&entry.checkpoint)?);
+        for file in std::fs::read_dir(&dir)? {
+            let name = file?.file_name().into_string().unwrap_or_default();
+            if drl::run::is_policy_file(&name) {
+                std::fs::copy(dir.join(&name), out.join(format!("{}{name}", drl::ensemble::member_prefix(i))))?;
+            }
+        }
+    }
+    // The promoted folder's own config.json (algorithm and env) is the best member's.
+    let best = data_dir.join(relative_folder(&chosen[0].checkpoint)?);
+    std::fs::copy(best.join("config.json"), out.join("config.json"))?;
+    let env = drl::env::make(&request.env, 1).with_context(|| format!("unknown env '{}'", request.env))?;
+    let discrete_actions = match env.action_space() {
+        drl::env::ActionSpace::Discrete { n } => Some(n),
+        drl::env::ActionSpace::Continuous { .. } => None,
+    };
+    let spec = drl::ensemble::EnsembleSpec { weights: weights.clone(), discrete_actions };
+    std::fs::write(out.join(drl::ensemble::ENSEMBLE_FILE), serde_json::to_string_pretty(&spec)?)?;
+    let (episodes, seed) = comparison(request, board);
+    Ok(WeightedReport {
+        members: chosen.iter().map(|e| format!("{}/{}", e.member, e.round)).collect(),
+        weights,
+        leader_score: score(&data_dir.join(relative_folder(&leader.checkpoint)?), episodes, seed)?,
+        ensemble_score: score(out, episodes, seed)?,
+        episodes,
+        seed,
+    })
+}
+
+/// Episodes and seed of an ensemble's comparison with the leader: fresh, apart from the
+/// evaluator's.
+fn comparison(request: &PopulationRequest, board: &[Entry]) -> (usize, u64) {
+    (request.eval_episodes().max(20), drl::run::evaluation_seed(request.seed ^ 0xF0_5E_D0_00, board.len()))
+}
+
+/// Mean return of the policy in `dir` over `episodes` episodes seeded by `seed`.
+fn score(dir: &Path, episodes: usize, seed: u64) -> Result<f64> {
+    let (mut learner, env) = drl::run::load_checkpoint(dir, tch::Device::Cpu)?;
+    Ok(drl::run::evaluate_learner(&mut learner, &env, &serde_json::Value::Null, episodes, seed, tch::Device::Cpu)?.0)
 }
 
 /// The element-wise mean of one weights file over `dirs`.

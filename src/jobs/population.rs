@@ -6,9 +6,10 @@
 //! next round, until the step budget is spent. Asynchronous: no generations, no barrier.
 //!
 //! Schemes:
-//! - `pbt` (Jaderberg et al. 2017, "truncation selection"): a member whose latest score falls in
-//!   the bottom `quantile` of the members' latest scores copies the checkpoint of a member of the
-//!   top `quantile` (exploit: weights, optimizer moments, replay, everything) and perturbs its
+//! - `pbt` (Jaderberg et al. 2017, "truncation selection"): a member whose score falls in the
+//!   bottom `quantile` of the scores its peers got at the same round (equal env steps) copies
+//!   the checkpoint of a peer of the top `quantile` (exploit: weights, optimizer moments,
+//!   replay, everything) and perturbs its
 //!   hyperparameters (explore: each explored one resampled with `resample_probability`, else
 //!   multiplied by 0.8 or 1.2, kept in its range); other members continue their own checkpoint.
 //! - `tournament` (ElegantRL-Podracer): the leaderboard holds every evaluated checkpoint; a
@@ -393,15 +394,18 @@ pub fn latest_per_member(board: &[Entry]) -> Vec<&Entry> {
     list
 }
 
-/// PBT: when `filed` is in the bottom quantile of the members' latest scores, a member of the
-/// top quantile to copy (only members with an evaluated checkpoint take part).
+/// PBT: when `filed` is in the bottom quantile of its peers, a peer of the top quantile to copy.
+/// Peers are the members' rounds evaluated at the same round as `filed` (equal env steps:
+/// asynchronous members are compared at the same training time, not a fresh score against
+/// stale ones); only rounds with an evaluated checkpoint take part.
 fn pbt_donor<'a>(filed: &Entry, board: &'a [Entry], quantile: f64, rng: &mut ChaCha8Rng) -> Option<&'a Entry> {
-    let ranked = latest_per_member(board);
+    let mut ranked: Vec<&Entry> = board.iter().filter(|e| e.round == filed.round).collect();
+    ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.member.cmp(&b.member)));
     if ranked.len() < 2 {
         return None;
     }
     let k = ((quantile * ranked.len() as f64).ceil() as usize).clamp(1, ranked.len() / 2);
-    let position = ranked.iter().position(|e| e.member == filed.member && e.round == filed.round)?;
+    let position = ranked.iter().position(|e| e.member == filed.member)?;
     if position < ranked.len() - k {
         return None;
     }
@@ -615,21 +619,19 @@ mod tests {
         // Alone on the board: nothing to compare with, the member continues.
         let alone = [entry(3, 0, -5.0)];
         let next = r.next_round("p", &alone[0], &alone);
-        assert_eq!(
-            (next.origin["action"].as_str(), next.source.as_deref()),
-            (Some("continue"), Some("populations/p/m3-r0"))
-        );
-        let board = [entry(0, 0, 100.0), entry(1, 0, 50.0), entry(2, 0, 20.0), entry(3, 0, 10.0), entry(0, 1, 120.0)];
-        // Member 3 is last of the members' latest scores (120, 50, 20, 10): it exploits member 0's
-        // latest round, the only top-quantile member, and perturbs its hyperparameters.
+        assert_eq!((next.origin["action"].as_str(), next.source.as_deref()), (Some("continue"), Some("populations/p/m3-r0")));
+        let board = [entry(0, 0, 100.0), entry(1, 0, 50.0), entry(2, 0, 20.0), entry(3, 0, 10.0), entry(0, 1, 5.0)];
+        // Member 3 is last of the round-0 scores (100, 50, 20, 10): it exploits member 0's round
+        // 0, the only top-quantile peer, and perturbs its hyperparameters.
         let next = r.next_round("p", &board[3], &board);
         assert_eq!(next.origin["action"], "exploit");
-        assert_eq!(next.source.as_deref(), Some("populations/p/m0-r1"));
-        assert_eq!((next.member, next.round, next.start_step), (3, 1, 2000));
+        assert_eq!(next.source.as_deref(), Some("populations/p/m0-r0"));
+        assert_eq!((next.member, next.round, next.start_step), (3, 1, 1000));
         assert_eq!(next.origin["ancestor"], 0);
-        assert_ne!(next.hyperparameters, board[4].hyperparameters, "explored");
-        // The top member and the middle ones continue.
-        for filed in [&board[4], &board[1], &board[2]] {
+        assert_ne!(next.hyperparameters, board[0].hyperparameters, "explored");
+        // The top member and the middle ones continue; member 0's round 1 has no peer yet (a
+        // fresh score is not ranked against older rounds).
+        for filed in [&board[0], &board[1], &board[2], &board[4]] {
             assert_eq!(r.next_round("p", filed, &board).origin["action"], "continue", "{filed:?}");
         }
         // A member is never a donor before one of its rounds is on the board.

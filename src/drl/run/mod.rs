@@ -189,6 +189,14 @@ pub fn train(config: &TrainConfig) -> Result<TrainOutcome> {
     Ok(TrainOutcome { evaluations: monitor.evaluations, reached_target_at: reached, steps, wall_s, train_s, cancelled })
 }
 
+/// Ok when `algorithm` is a single-agent algorithm of the table.
+pub fn check_single_agent(algorithm: &str) -> Result<()> {
+    if algorithms::find(algorithm)?.multi_agent {
+        bail!("{algorithm} is multi-agent");
+    }
+    Ok(())
+}
+
 /// Whether a run of `algorithm` on `env_id` with `overrides` can take `patch` between
 /// iterations (PBT's explore step): builds the learner on the CPU and applies it; an error names
 /// a hyperparameter that shapes networks or buffers.
@@ -237,8 +245,34 @@ pub fn load_policy_for(dir: &Path, device: Device, env: &dyn VecEnv) -> Result<A
 }
 
 fn load_checkpoint_on(dir: &Path, device: Device, on: Option<&dyn VecEnv>) -> Result<(Learner, String)> {
+    let ensemble = dir.join(super::ensemble::ENSEMBLE_FILE);
+    if !ensemble.exists() {
+        return load_prefixed(dir, "", device, on);
+    }
+    let spec: super::ensemble::EnsembleSpec =
+        serde_json::from_str(&std::fs::read_to_string(&ensemble)?).context("ensemble.json")?;
+    let mut members = Vec::new();
+    let mut env_id = String::new();
+    for i in 0..spec.weights.len() {
+        let prefix = super::ensemble::member_prefix(i);
+        match load_prefixed(dir, &prefix, device, on).with_context(|| format!("ensemble member {i}"))? {
+            (Learner::Single(agent), env) => {
+                members.push(agent);
+                env_id = env;
+            }
+            (Learner::Multi(_), _) => bail!("ensemble member {i} is multi-agent; ensembles are single-agent"),
+        }
+    }
+    let agent = super::ensemble::WeightedEnsemble::new(members, spec)?;
+    Ok((Learner::Single(Agent::OffPolicy(Box::new(agent))), env_id))
+}
+
+/// `load_checkpoint_on` for the files named `{prefix}config.json`, `{prefix}<store>.safetensors`
+/// and `{prefix}observation_norm.json` (an ensemble member's; "" for a plain checkpoint).
+fn load_prefixed(dir: &Path, prefix: &str, device: Device, on: Option<&dyn VecEnv>) -> Result<(Learner, String)> {
+    let file = |name: &str| dir.join(format!("{prefix}{name}"));
     let saved: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).context("config.json")?)?;
+        serde_json::from_str(&std::fs::read_to_string(file("config.json")).context("config.json")?)?;
     let text = |k: &str| saved[k].as_str().map(str::to_string).with_context(|| format!("config.json lacks {k}"));
     let (name, env_id) = (text("algorithm")?, text("env")?);
     let algorithm = algorithms::find(&name).context("config.json")?;
@@ -259,11 +293,11 @@ fn load_checkpoint_on(dir: &Path, device: Device, on: Option<&dyn VecEnv>) -> Re
         Learner::Multi(learner) => learner.var_stores(),
     };
     for (name, store) in stores {
-        store.load(dir.join(format!("{name}.safetensors"))).with_context(|| format!("loading {name}.safetensors"))?;
+        store.load(file(&format!("{name}.safetensors"))).with_context(|| format!("loading {name}.safetensors"))?;
     }
     if let Learner::Single(Agent::OnPolicy(agent)) = &mut learner {
         if let Some(norm) = agent.observation_normalizer() {
-            let text = std::fs::read_to_string(dir.join(state::OBSERVATION_NORM_FILE))
+            let text = std::fs::read_to_string(file(state::OBSERVATION_NORM_FILE))
                 .context(state::OBSERVATION_NORM_FILE)?;
             *norm = serde_json::from_str(&text)?;
         }
@@ -282,8 +316,15 @@ pub struct DrlPolicy {
 /// Whether a run folder's file belongs to the policy (what promotion copies): the stores'
 /// weights, `config.json`, the observation statistics; the whole-run state stays behind.
 pub fn is_policy_file(name: &str) -> bool {
+    // An ensemble's members: `member<i>.` and a policy file's name.
+    let member = name.strip_prefix("member").and_then(|rest| rest.split_once('.')).and_then(|(i, rest)| {
+        (!i.is_empty() && i.bytes().all(|b| b.is_ascii_digit())).then_some(rest)
+    });
+    if let Some(rest) = member {
+        return is_policy_file(rest) && !rest.starts_with("member");
+    }
     let weights = name.ends_with(".safetensors") && name != super::state::TENSORS_FILE;
-    weights || name == "config.json" || name == state::OBSERVATION_NORM_FILE
+    weights || name == "config.json" || name == state::OBSERVATION_NORM_FILE || name == super::ensemble::ENSEMBLE_FILE
 }
 
 /// Mean and std of the (team) return of `episodes` deterministic episodes of a loaded agent.
