@@ -10,7 +10,7 @@ BENCH_LIMITS ?= 10,60
 GSET ?= ../shared/data/gset
 
 # fmt and clippy, as CI runs them before the tests.
-.PHONY: setup lint peers client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard bench-portfolio bench-tsp bench-orgym bench-ising-policy bench-backends bench-device-envs postgres deploy-tools models openapi clean
+.PHONY: setup lint peers client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard bench-portfolio bench-tsp bench-orgym bench-ising-policy bench-backends bench-device-envs bench-population postgres deploy-tools models openapi clean
 
 # Idempotent: skipped when the venv already imports the pinned torch.
 setup:
@@ -146,6 +146,9 @@ bench-ising-policy: build
 
 bench-backends: build
 	./target/release/rlsolver bench backends --instances ../shared/data/gset --time-limit 1,10 --seeds 0,1,2 --device cpu --output benches/backends-cpu-report.md
+
+bench-population: build
+	./target/release/rlsolver bench population --seeds 0,1,2 --workers 2 --timing-workers 1,2 --output benches/population-report.md
 
 bench-device-envs: build
 	./target/release/rlsolver bench device-envs --device cpu --seeds 0,1,2 --output benches/device-envs-cpu-report.md

@@ -133,10 +133,18 @@ struct ServeArgs {
     #[arg(long, env = "RLSOLVER_LOG_BUFFER_LINES", default_value_t = 10_000)]
     log_buffer_lines: usize,
     /// all (API and job workers), api (no workers), worker (job workers; HTTP only /health,
-    /// /ready and /metrics) or evaluator (a worker that only scores population checkpoints).
-    /// Several replicas share a --database-url store.
+    /// /ready and /metrics), evaluator (a worker that only scores population checkpoints),
+    /// learner (one off-policy agent's replay and updates, --learn) or rollout (steps envs for
+    /// the --learner-url learner). Several replicas share a --database-url store.
     #[arg(long, env = "RLSOLVER_ROLE", default_value = "all")]
     role: String,
+    /// learner: what to train, a JSON file (algorithm, env, seed, hyperparameters, updates,
+    /// broadcast_every, send_every, eval_episodes).
+    #[arg(long, env = "RLSOLVER_LEARN")]
+    learn: Option<PathBuf>,
+    /// rollout: the learner's base URL (its API key, if any, in RLSOLVER_LEARNER_KEY).
+    #[arg(long, env = "RLSOLVER_LEARNER_URL")]
+    learner_url: Option<String>,
     /// API keys, one `KEY [SCOPES [NAME]]` a line (SCOPES: read, submit, admin joined by '+');
     /// every /v1 request then needs `Authorization: Bearer <key>`.
     #[arg(long, env = "RLSOLVER_API_KEYS_FILE")]
@@ -699,7 +707,7 @@ fn serve(args: ServeArgs) -> Result<()> {
         data_dir: args.data_dir.clone(),
         database_url: args.database_url.clone(),
         role: rlsolver::api::state::Role::parse(&args.role)
-            .with_context(|| format!("--role: all, api, worker or evaluator, not '{}'", args.role))?,
+            .with_context(|| format!("--role: all, api, worker, evaluator, learner or rollout, not '{}'", args.role))?,
         jobs: rlsolver::jobs::JobsConfig {
             workers: args.training_workers,
             max_queued: args.max_queued_jobs,
@@ -719,6 +727,16 @@ fn serve(args: ServeArgs) -> Result<()> {
             ..Default::default()
         },
         population_limits: Default::default(),
+        learn: match &args.learn {
+            Some(path) => Some(
+                serde_json::from_str(
+                    &std::fs::read_to_string(path).with_context(|| format!("--learn: reading {}", path.display()))?,
+                )
+                .with_context(|| format!("--learn: {}", path.display()))?,
+            ),
+            None => None,
+        },
+        learner_url: args.learner_url.clone(),
         api_keys,
         cors_origins: args.cors_origins.clone(),
         models_dir: args.models_dir.clone(),

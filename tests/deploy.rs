@@ -103,7 +103,7 @@ fn manifests_agree_with_the_binary_and_the_dockerfile() {
                 assert!(help.contains(&format!("{flag} ")), "{name}: serve has no {flag}");
             }
             let role = args.iter().position(|a| *a == "--role").map(|i| args[i + 1]).expect("a role");
-            assert!(["all", "api", "worker"].contains(&role), "{name}: {role}");
+            assert!(["all", "api", "worker", "evaluator"].contains(&role), "{name}: {role}");
             roles.insert(role.to_string());
             for var in container["env"].as_array().into_iter().flatten() {
                 assert!(known.contains(var["name"].as_str().unwrap()), "{name}: {var}");
@@ -124,7 +124,12 @@ fn manifests_agree_with_the_binary_and_the_dockerfile() {
             assert!(mounted, "{name}: the shared job folder is not at RLSOLVER_DATA_DIR");
         }
     }
-    assert_eq!(roles, HashSet::from(["api".to_string(), "worker".to_string()]));
+    // Workers leave population evaluations to evaluators: both must be deployed.
+    let expected = ["api", "worker", "evaluator"].map(String::from);
+    assert_eq!(roles, HashSet::from(expected));
+    // The shipped API keys parse as the server parses them.
+    let keys = secret["stringData"]["RLSOLVER_API_KEYS"].as_str().unwrap();
+    assert!(rlsolver::api::auth::load_keys(None, Some(keys)).is_ok_and(|k| k.len() >= 1), "{keys}");
     // Services select pods that exist, on a port the pods name.
     for service in of_kind("Service") {
         let selector = &service["spec"]["selector"];

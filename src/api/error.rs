@@ -39,6 +39,9 @@ pub enum ApiError {
     Forbidden(String),
     #[error("{0}")]
     TooManyRequests(String),
+    /// Back-pressure of a busy component: 503 with `Retry-After: 1`.
+    #[error("{0}")]
+    Unavailable(String),
     #[error("{field}: {message}")]
     Conflict { field: String, message: String },
     #[error("internal error")]
@@ -64,7 +67,7 @@ impl ApiError {
             ApiError::BadRequest { .. } => StatusCode::BAD_REQUEST,
             ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            ApiError::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Busy(_) | ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
@@ -108,7 +111,7 @@ impl IntoResponse for ApiError {
         let headers = response.headers_mut();
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json"));
         match self {
-            ApiError::Busy(_) => {
+            ApiError::Busy(_) | ApiError::Unavailable(_) => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
             }
             ApiError::TooManyRequests(_) => {

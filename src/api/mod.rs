@@ -7,6 +7,7 @@ pub mod docs;
 pub mod error;
 pub mod health;
 pub mod jobs;
+pub mod learner;
 pub mod metrics;
 pub mod models;
 pub mod openapi;
@@ -31,7 +32,10 @@ pub fn app(state: AppState) -> Router {
     let max_body = state.config.max_body_bytes;
     let cors = cors(&state.config.cors_origins);
     let router = match state.config.role {
-        state::Role::Worker | state::Role::Evaluator => Router::new().merge(health::router()).merge(metrics::router()),
+        state::Role::Worker | state::Role::Evaluator | state::Role::Rollout => {
+            Router::new().merge(health::router()).merge(metrics::router())
+        }
+        state::Role::Learner => Router::new().merge(health::router()).merge(metrics::router()).merge(learner::router()),
         state::Role::All | state::Role::Api => Router::new()
             .merge(health::router())
             .merge(problems::router())
@@ -91,18 +95,42 @@ pub async fn serve_until(
     config: ServerConfig,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    let rollout = rollout(&config)?;
     let state = AppState::open(config).await?;
     let addr: SocketAddr = listener.local_addr()?;
     tracing::info!(%addr, "rlsolver listening");
     let draining = state.clone();
     axum::serve(listener, app(state))
         .with_graceful_shutdown(async move {
-            shutdown.await;
+            // A rollout replica ends with its rollout (the learner is done).
+            tokio::select! { _ = shutdown => {}, _ = rollout => {} }
             draining.set_draining();
             tracing::info!("shutdown requested; finishing running requests");
         })
         .await?;
     Ok(())
+}
+
+/// The rollout role's loop on its own thread (a future that never ends for other roles).
+fn rollout(config: &ServerConfig) -> anyhow::Result<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>> {
+    if config.role != state::Role::Rollout {
+        return Ok(Box::pin(std::future::pending()));
+    }
+    let url = config.learner_url.clone().ok_or_else(|| anyhow::anyhow!("--role rollout needs --learner-url"))?;
+    let name = config.jobs.replica.clone().unwrap_or_else(|| format!("rollout-{}", uuid::Uuid::new_v4()));
+    let key = std::env::var("RLSOLVER_LEARNER_KEY").ok();
+    let (done, finished) = tokio::sync::oneshot::channel::<()>();
+    std::thread::Builder::new().name("rollout".into()).spawn(move || {
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        match crate::drl::apex::rollout::run(&url, &name, key.as_deref(), &stop) {
+            Ok(summary) => tracing::info!(rollout = %name, env_steps = summary.env_steps, batches = summary.batches, weight_loads = summary.weight_loads, "rollout done"),
+            Err(error) => tracing::error!(rollout = %name, error = %format!("{error:#}"), "rollout failed"),
+        }
+        let _ = done.send(());
+    })?;
+    Ok(Box::pin(async move {
+        let _ = finished.await;
+    }))
 }
 
 async fn shutdown_signal() {

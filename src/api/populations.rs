@@ -265,7 +265,8 @@ pub async fn promote(
                 data_dir.join("populations").join(&population.id).join(format!("weighted-{}", uuid::Uuid::new_v4()));
             let board = leaderboard.clone();
             let built = tokio::task::spawn_blocking(move || {
-                crate::jobs::ensemble::weighted(&data_dir, &request, &board, k, &staging).map(|report| (staging, report))
+                crate::jobs::ensemble::weighted(&data_dir, &request, &board, k, &staging)
+                    .map(|report| (staging, report))
             })
             .await
             .map_err(|e| ApiError::Internal(anyhow::anyhow!("ensemble task failed: {e}")))?;

@@ -28,6 +28,12 @@ pub enum Role {
     /// Like `Worker`, but claims only population evaluations (checkpoints scored on fresh
     /// seeds, off the learners' path).
     Evaluator,
+    /// One off-policy agent's replay and updates (Ape-X; `ServerConfig::learn`): its HTTP takes
+    /// transition batches and serves weights under `/v1/learner`, plus the probes.
+    Learner,
+    /// Steps envs for the learner at `ServerConfig::learner_url` and streams the transitions;
+    /// stops when the learner is done. HTTP: the probes.
+    Rollout,
 }
 
 impl Role {
@@ -37,6 +43,8 @@ impl Role {
             "api" => Some(Role::Api),
             "worker" => Some(Role::Worker),
             "evaluator" => Some(Role::Evaluator),
+            "learner" => Some(Role::Learner),
+            "rollout" => Some(Role::Rollout),
             _ => None,
         }
     }
@@ -60,6 +68,10 @@ pub struct ServerConfig {
     /// Training worker pool and queue bound.
     pub jobs: JobsConfig,
     pub training_limits: TrainingLimits,
+    /// What a `Learner` replica trains.
+    pub learn: Option<crate::drl::apex::ApexConfig>,
+    /// The learner a `Rollout` replica feeds (`http://host:port`).
+    pub learner_url: Option<String>,
     /// Caps on population requests (size, rounds).
     pub population_limits: crate::jobs::population::PopulationLimits,
     /// API keys with their scopes and owners (see `auth`); empty = no authentication (the
@@ -89,6 +101,8 @@ impl Default for ServerConfig {
             jobs: JobsConfig::default(),
             training_limits: TrainingLimits::default(),
             population_limits: Default::default(),
+            learn: None,
+            learner_url: None,
             api_keys: Vec::new(),
             cors_origins: Vec::new(),
             models_dir: crate::models::default_dir(),
@@ -106,6 +120,8 @@ pub struct AppState {
     pub metrics: Arc<HttpMetrics>,
     /// The problems, models and limits every solve of this server runs against.
     pub solve: SolveContext,
+    /// The learner role's agent, replay and published weights.
+    pub learner: Option<Arc<crate::drl::apex::learner::Shared>>,
     ready: Arc<AtomicBool>,
 }
 
@@ -124,12 +140,17 @@ impl AppState {
         let solve = SolveContext { problems: config.problems.clone(), models, limits: config.limits.clone() };
         let mut jobs_config = config.jobs.clone();
         match config.role {
-            Role::Api => jobs_config.workers = 0,
+            Role::Api | Role::Learner | Role::Rollout => jobs_config.workers = 0,
             Role::Worker => jobs_config.kinds = Kinds::Except(crate::jobs::population::EVALUATION),
             Role::Evaluator => jobs_config.kinds = Kinds::Only(crate::jobs::population::EVALUATION),
             Role::All => {}
         }
         let jobs = JobManager::start(store, &config.data_dir, jobs_config, solve.clone()).await?;
+        let learner = match (config.role, &config.learn) {
+            (Role::Learner, Some(learn)) => Some(crate::drl::apex::learner::start(learn.clone())?),
+            (Role::Learner, None) => anyhow::bail!("--role learner needs --learn FILE (what to train)"),
+            _ => None,
+        };
         Ok(AppState {
             solve_slots: Arc::new(Semaphore::new(config.max_concurrent_solves.max(1))),
             keys: Arc::new(ApiKeys::new(&config.api_keys)),
@@ -137,6 +158,7 @@ impl AppState {
             config: Arc::new(config),
             jobs,
             solve,
+            learner,
             ready: Arc::new(AtomicBool::new(true)),
         })
     }

@@ -68,9 +68,7 @@ const TASKS: &[Task] = &[
         members: 8,
         steps_per_member: 6_000,
         interval: 1_500,
-        explore: || {
-            json!({"learning_rate": {"min": 1e-4, "max": 3e-3, "log": true}, "gamma": {"min": 0.9, "max": 0.999}})
-        },
+        explore: || json!({"learning_rate": {"min": 1e-4, "max": 3e-3, "log": true}, "gamma": {"min": 0.9, "max": 0.999}}),
         fixed: || json!({}),
         final_episodes: 20,
     },
@@ -228,8 +226,7 @@ pub fn run_population(config: &PopulationBenchConfig) -> Result<String> {
             let request = task.request(seed)?;
             let dir = config.scratch.join(format!("{}-{seed}", task.name));
             let (pbt_dirs, pbt_wall) = on_runtime(population(&dir.join("pbt"), config.workers, &request))?;
-            let (solo_dirs, solo_wall) =
-                on_runtime(independent(&dir.join("independent"), config.workers, &request))?;
+            let (solo_dirs, solo_wall) = on_runtime(independent(&dir.join("independent"), config.workers, &request))?;
             let final_seed = crate::drl::run::evaluation_seed(seed ^ 0xF1_4A_10_00, 0);
             let pbt = sorted(final_scores(&pbt_dirs, task.final_episodes, final_seed)?);
             let solo = sorted(final_scores(&solo_dirs, task.final_episodes, final_seed)?);

@@ -34,8 +34,7 @@ pub fn weights_from_scores(scores: &[f64]) -> Vec<f64> {
     let best = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let worst = scores.iter().copied().fold(f64::INFINITY, f64::min);
     let spread = best - worst;
-    let raw: Vec<f64> =
-        scores.iter().map(|s| if spread > 0.0 { ((s - best) / spread).exp() } else { 1.0 }).collect();
+    let raw: Vec<f64> = scores.iter().map(|s| if spread > 0.0 { ((s - best) / spread).exp() } else { 1.0 }).collect();
     let total: f64 = raw.iter().sum();
     raw.iter().map(|w| w / total).collect()
 }
@@ -49,7 +48,11 @@ pub struct WeightedEnsemble {
 impl WeightedEnsemble {
     pub fn new(members: Vec<Agent>, spec: EnsembleSpec) -> Result<Self> {
         if members.is_empty() || members.len() != spec.weights.len() {
-            bail!("an ensemble needs one weight per member ({} members, {} weights)", members.len(), spec.weights.len());
+            bail!(
+                "an ensemble needs one weight per member ({} members, {} weights)",
+                members.len(),
+                spec.weights.len()
+            );
         }
         Ok(WeightedEnsemble { members, spec, schedule: OffPolicySchedule::new(1, 1) })
     }

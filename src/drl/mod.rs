@@ -7,6 +7,7 @@
 
 pub mod agents;
 pub mod algorithms;
+pub mod apex;
 pub mod buffer;
 pub mod common;
 pub mod ensemble;

@@ -105,7 +105,7 @@ pub struct PopulationLimits {
 
 impl Default for PopulationLimits {
     fn default() -> Self {
-        PopulationLimits { max_size: 32, max_rounds: 2_000 }
+        PopulationLimits { max_size: 32, max_rounds: 512 }
     }
 }
 
@@ -619,7 +619,10 @@ mod tests {
         // Alone on the board: nothing to compare with, the member continues.
         let alone = [entry(3, 0, -5.0)];
         let next = r.next_round("p", &alone[0], &alone);
-        assert_eq!((next.origin["action"].as_str(), next.source.as_deref()), (Some("continue"), Some("populations/p/m3-r0")));
+        assert_eq!(
+            (next.origin["action"].as_str(), next.source.as_deref()),
+            (Some("continue"), Some("populations/p/m3-r0"))
+        );
         let board = [entry(0, 0, 100.0), entry(1, 0, 50.0), entry(2, 0, 20.0), entry(3, 0, 10.0), entry(0, 1, 5.0)];
         // Member 3 is last of the round-0 scores (100, 50, 20, 10): it exploits member 0's round
         // 0, the only top-quantile peer, and perturbs its hyperparameters.

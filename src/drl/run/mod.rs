@@ -122,7 +122,7 @@ pub fn has_checkpoint(dir: &Path) -> bool {
     super::state::StateDict::exists(dir)
 }
 
-fn env_spec(env_id: &str, env: &dyn VecEnv) -> EnvSpec {
+pub(crate) fn env_spec(env_id: &str, env: &dyn VecEnv) -> EnvSpec {
     EnvSpec {
         id: env_id.into(),
         observation_dim: env.observation_dim(),
@@ -297,8 +297,8 @@ fn load_prefixed(dir: &Path, prefix: &str, device: Device, on: Option<&dyn VecEn
     }
     if let Learner::Single(Agent::OnPolicy(agent)) = &mut learner {
         if let Some(norm) = agent.observation_normalizer() {
-            let text = std::fs::read_to_string(file(state::OBSERVATION_NORM_FILE))
-                .context(state::OBSERVATION_NORM_FILE)?;
+            let text =
+                std::fs::read_to_string(file(state::OBSERVATION_NORM_FILE)).context(state::OBSERVATION_NORM_FILE)?;
             *norm = serde_json::from_str(&text)?;
         }
     }
@@ -317,9 +317,10 @@ pub struct DrlPolicy {
 /// weights, `config.json`, the observation statistics; the whole-run state stays behind.
 pub fn is_policy_file(name: &str) -> bool {
     // An ensemble's members: `member<i>.` and a policy file's name.
-    let member = name.strip_prefix("member").and_then(|rest| rest.split_once('.')).and_then(|(i, rest)| {
-        (!i.is_empty() && i.bytes().all(|b| b.is_ascii_digit())).then_some(rest)
-    });
+    let member = name
+        .strip_prefix("member")
+        .and_then(|rest| rest.split_once('.'))
+        .and_then(|(i, rest)| (!i.is_empty() && i.bytes().all(|b| b.is_ascii_digit())).then_some(rest));
     if let Some(rest) = member {
         return is_policy_file(rest) && !rest.starts_with("member");
     }
