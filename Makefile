@@ -10,7 +10,7 @@ BENCH_LIMITS ?= 10,60
 GSET ?= ../shared/data/gset
 
 # fmt and clippy, as CI runs them before the tests.
-.PHONY: setup lint peers client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard bench-portfolio bench-tsp bench-orgym bench-ising-policy bench-backends bench-device-envs bench-population postgres deploy-tools models openapi clean
+.PHONY: setup lint peers client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard bench-portfolio bench-tsp bench-orgym bench-ising-policy bench-backends bench-device-envs bench-population bench-apex postgres deploy-tools models openapi clean
 
 # Idempotent: skipped when the venv already imports the pinned torch.
 setup:
@@ -149,6 +149,9 @@ bench-backends: build
 
 bench-population: build
 	./target/release/rlsolver bench population --seeds 0,1,2 --workers 2 --timing-workers 1,2 --output benches/population-report.md
+
+bench-apex: build
+	./target/release/rlsolver bench apex --seeds 0,1,2 --rollouts 1,2,4 --output benches/apex-report.md
 
 bench-device-envs: build
 	./target/release/rlsolver bench device-envs --device cpu --seeds 0,1,2 --output benches/device-envs-cpu-report.md

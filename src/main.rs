@@ -472,7 +472,8 @@ struct BenchArgs {
     /// graphs named by --only, default G14,G15,G22,G49,G50, and generated 5,000 and 10,000-node
     /// graphs, at the first --time-limit) or population (PBT against independent runs at equal
     /// env steps: SAC on Pendulum-v1 and MADDPG on simple_spread, --seeds, --workers, wall time
-    /// by --timing-workers; --only pendulum or spread).
+    /// by --timing-workers; --only pendulum or spread) or apex (a learner with --rollouts rollout
+    /// processes against the single-process loop at equal --updates).
     problem: String,
     /// Folder of instances (maxcut: Gset .txt files, best-known values in its README.md; mimo:
     /// the folder holding rayleigh_k8_n8_100.json; nphard: the folder holding mis/; tnco: the
@@ -519,6 +520,12 @@ struct BenchArgs {
     /// backends: side of the generated toroidal spin glass (default 100: 10,000 nodes; 0: none).
     #[arg(long)]
     torus_side: Option<usize>,
+    /// apex: rollout process counts (default 1,2,4).
+    #[arg(long, value_delimiter = ',')]
+    rollouts: Vec<usize>,
+    /// apex: learner updates per run (default 10000).
+    #[arg(long)]
+    updates: Option<usize>,
     /// population: job workers of the quality runs.
     #[arg(long, default_value_t = 2)]
     workers: usize,
@@ -939,6 +946,15 @@ fn bench(args: BenchArgs) -> Result<()> {
                 chains: args.chains.unwrap_or(defaults.chains),
             };
             run_ising_policy(&config)?
+        }
+        "apex" => {
+            use rlsolver::bench::apex::{run_apex, ApexBenchConfig};
+            let defaults = ApexBenchConfig::default();
+            run_apex(&ApexBenchConfig {
+                rollouts: if args.rollouts.is_empty() { defaults.rollouts } else { args.rollouts.clone() },
+                seeds: args.seeds.clone(),
+                updates: args.updates.unwrap_or(defaults.updates),
+            })?
         }
         "population" => {
             use rlsolver::bench::population::{run_population, PopulationBenchConfig};

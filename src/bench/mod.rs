@@ -4,6 +4,8 @@
 //! set), `cs` (the phase transition of the recovery methods) and `nphard` (the classical NP-hard
 //! problems on benchmark sets with proven optima) and `tnco` (contraction orders against cotengra).
 
+/// The learner/rollout split against the single-process loop (issue 18).
+pub mod apex;
 /// The search's chain backends at equal wall time, any device (issue 17).
 pub mod backends;
 /// Simulated bifurcation on Gset at a wall time, any device (issue 17).

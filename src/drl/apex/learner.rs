@@ -184,7 +184,7 @@ fn learn(shared: &Shared, mut agent: Box<dyn OffPolicyAgent>) -> Result<()> {
     let schedule = agent.schedule().clone();
     let mut buffer = ReplayBuffer::new(schedule.buffer_size, d, a, None);
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
-    let (mut updates, mut received) = (0, 0);
+    let (mut updates, mut clock) = (0, 0);
     while updates < config.updates && !shared.stop.load(Ordering::SeqCst) {
         let batches = std::mem::take(&mut *shared.inbox.lock().expect("inbox"));
         for batch in &batches {
@@ -192,10 +192,6 @@ fn learn(shared: &Shared, mut agent: Box<dyn OffPolicyAgent>) -> Result<()> {
                 let (obs, action, reward, next, terminated) = batch.row(i);
                 buffer.push(obs, action, reward, next, terminated);
             }
-            // The agent's env-step schedules (DQN's target copies) count the transitions the
-            // rollouts took.
-            received += batch.len();
-            agent.on_env_steps(received);
         }
         if buffer.len() < schedule.learning_starts.max(1) {
             std::thread::sleep(Duration::from_millis(2));
@@ -203,6 +199,17 @@ fn learn(shared: &Shared, mut agent: Box<dyn OffPolicyAgent>) -> Result<()> {
         }
         agent.update(&mut buffer, &mut rng);
         updates += 1;
+        // The agent's env-step schedules (DQN's target copies) run as in the single-process loop
+        // at this many updates, which trains in bursts of `updates_per_train` every
+        // `train_every` env steps: the rollouts' transition rate must not speed them up.
+        let per_train = schedule.updates_per_train.max(1);
+        if updates % per_train == 0 {
+            let steps = schedule.learning_starts + updates / per_train * schedule.train_every.max(1);
+            for step in clock + 1..=steps {
+                agent.on_env_steps(step);
+            }
+            clock = steps;
+        }
         let first = *shared.started.lock().expect("clock").1.get_or_insert_with(Instant::now);
         if updates % config.broadcast_every() == 0 || updates == config.updates {
             let bytes = encode(agent.as_mut())?;
