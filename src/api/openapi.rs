@@ -13,6 +13,9 @@ use utoipa::OpenApi;
         super::training::events, super::training::cancel, super::training::artifact,
         super::solve_jobs::submit, super::solve_jobs::list, super::solve_jobs::one, super::solve_jobs::incumbents,
         super::solve_jobs::events, super::solve_jobs::cancel,
+        super::populations::submit, super::populations::list, super::populations::one, super::populations::cancel,
+        super::populations::promote,
+        super::learner::status, super::learner::weights, super::learner::transitions,
         super::docs::openapi
     ),
     components(schemas(
@@ -34,6 +37,14 @@ use utoipa::OpenApi;
         crate::jobs::training::EnvInfo,
         crate::store::JobRecord,
         crate::store::JobState,
+        crate::jobs::population::PopulationRequest,
+        crate::jobs::population::Scheme,
+        crate::jobs::population::ExploreRange,
+        crate::store::PopulationRecord,
+        crate::store::Entry,
+        super::populations::Population,
+        super::populations::PopulationModelRequest,
+        crate::drl::apex::learner::LearnerStatus,
     )),
     modifiers(&BearerAuth)
 )]
