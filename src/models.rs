@@ -48,6 +48,15 @@ pub struct Manifest {
     pub owner: Option<String>,
 }
 
+/// Where a promoted model came from: its manifest's `training` and `metrics`, and its owner
+/// (the API key's name; None: everyone's).
+#[derive(Debug, Clone, Default)]
+pub struct Provenance {
+    pub training: serde_json::Value,
+    pub metrics: serde_json::Value,
+    pub owner: Option<String>,
+}
+
 /// A loaded policy as its problem's type (problems wrap tch modules, which are not `Sync`, in a
 /// `Mutex`).
 pub type LoadedPolicy = Box<dyn Any + Send + Sync>;
@@ -197,11 +206,10 @@ impl ModelRegistry {
         run_dir: &Path,
         dir: &Path,
         name: &str,
-        training: serde_json::Value,
-        metrics: serde_json::Value,
+        provenance: Provenance,
         is_policy_file: fn(&str) -> bool,
-        owner: Option<&str>,
     ) -> Result<Manifest, PromoteError> {
+        let Provenance { training, metrics, owner } = provenance;
         let valid = !name.is_empty()
             && name.len() <= 64
             && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
@@ -248,7 +256,7 @@ impl ModelRegistry {
                 metrics,
                 sha256: files_digest(&files),
                 files: files.clone(),
-                owner: owner.map(str::to_string),
+                owner: owner.clone(),
             };
             std::fs::write(staging.join(MANIFEST_FILE), serde_json::to_string_pretty(&manifest)? + "\n")?;
             Ok(())

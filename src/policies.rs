@@ -342,7 +342,8 @@ fn train_orgym(env: &str, steps: usize, seed: u64, out: &Path, name: &str, comma
     });
     let curve: Vec<_> = summary.evaluations.iter().map(|e| serde_json::json!([e.step, e.return_mean])).collect();
     let metrics = serde_json::json!({key: validation, "training_curve": curve, "train_s": train_s});
-    let manifest = registry.promote(&run_dir, out, name, training, metrics, crate::drl::run::is_policy_file, None)?;
+    let provenance = crate::models::Provenance { training, metrics, owner: None };
+    let manifest = registry.promote(&run_dir, out, name, provenance, crate::drl::run::is_policy_file)?;
     std::fs::remove_dir_all(&run_dir)?;
     Ok(manifest)
 }

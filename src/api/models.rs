@@ -101,7 +101,8 @@ pub async fn promoted(
     let owner = caller.owner().map(str::to_string);
     let promoted = tokio::task::spawn_blocking(move || {
         let is_policy_file = crate::drl::run::is_policy_file;
-        registry.promote(&run_dir, &models_dir, &name, training, metrics, is_policy_file, owner.as_deref())
+        let provenance = crate::models::Provenance { training, metrics, owner };
+        registry.promote(&run_dir, &models_dir, &name, provenance, is_policy_file)
     })
     .await
     .map_err(|e| ApiError::Internal(anyhow::anyhow!("promotion task failed: {e}")))?;

@@ -27,13 +27,16 @@ impl Default for ApexBenchConfig {
     }
 }
 
+/// One run's (env steps/s, learner updates/s, final return, wall s).
+type Measured = (f64, f64, f64, f64);
+
 const ALGORITHM: &str = "dqn";
 const ENV: &str = "CartPole-v1";
 const LEARNING_STARTS: usize = 1_000;
 const EVAL_EPISODES: usize = 20;
 
 /// One learner with `rollouts` rollout processes: (transitions/s, updates/s, final return, wall s).
-fn split_run(rollouts: usize, seed: u64, updates: usize) -> Result<(f64, f64, f64, f64)> {
+fn split_run(rollouts: usize, seed: u64, updates: usize) -> Result<Measured> {
     let learn: ApexConfig = serde_json::from_value(json!({
         "algorithm": ALGORITHM, "env": ENV, "seed": seed, "updates": updates, "eval_episodes": EVAL_EPISODES,
         "hyperparameters": {"learning_starts": LEARNING_STARTS},
@@ -96,7 +99,7 @@ fn split_run(rollouts: usize, seed: u64, updates: usize) -> Result<(f64, f64, f6
 }
 
 /// The single-process run with `updates` updates: (env steps/s, updates/s, final return, wall s).
-fn single_run(seed: u64, updates: usize) -> Result<(f64, f64, f64, f64)> {
+fn single_run(seed: u64, updates: usize) -> Result<Measured> {
     let algorithm = crate::drl::algorithms::find(ALGORITHM)?;
     let hyperparameters = algorithm.configure(&json!({"learning_starts": LEARNING_STARTS}))?;
     let (train_every, per_train) = (
@@ -148,7 +151,7 @@ pub fn run_apex(config: &ApexBenchConfig) -> Result<String> {
         let (median, worst) = super::median_and_worst(values, higher_is_better);
         format!("{median:.0} ({worst:.0})")
     };
-    let mut rows: Vec<(String, Vec<(f64, f64, f64, f64)>)> = Vec::new();
+    let mut rows: Vec<(String, Vec<Measured>)> = Vec::new();
     rows.push((
         "single process".into(),
         config.seeds.iter().map(|&s| single_run(s, config.updates)).collect::<Result<Vec<_>>>()?,
@@ -158,7 +161,7 @@ pub fn run_apex(config: &ApexBenchConfig) -> Result<String> {
         rows.push((format!("learner + {r} rollout process{}", if r == 1 { "" } else { "es" }), runs));
     }
     for (name, runs) in rows {
-        let column = |f: fn(&(f64, f64, f64, f64)) -> f64| runs.iter().map(f).collect::<Vec<f64>>();
+        let column = |f: fn(&Measured) -> f64| runs.iter().map(f).collect::<Vec<f64>>();
         writeln!(
             report,
             "| {name} | {} | {} | {} | {} |",

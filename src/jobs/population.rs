@@ -240,7 +240,7 @@ impl PopulationRequest {
             self.member_request(Value::Object(hyperparameters)).validate(training).map_err(|error| {
                 match error.field().and_then(|f| f.strip_prefix("hyperparameters.")) {
                     Some(name) if self.explore.contains_key(name) => {
-                        ProblemError::invalid(&format!("explore.{name}"), error.to_string())
+                        ProblemError::invalid(format!("explore.{name}"), error.to_string())
                     }
                     _ => match error.field() {
                         Some("total_steps") => ProblemError::invalid("interval_steps", error.to_string()),
@@ -252,7 +252,7 @@ impl PopulationRequest {
         for name in self.explore.keys() {
             let patch = json!({ name.clone(): self.typed(name, self.explore[name].max) });
             drl::run::check_retunable(&self.algorithm, &self.env, &Value::Object(fixed.clone()), &patch)
-                .map_err(|error| ProblemError::invalid(&format!("explore.{name}"), format!("{error:#}")))?;
+                .map_err(|error| ProblemError::invalid(format!("explore.{name}"), format!("{error:#}")))?;
         }
         Ok(())
     }
