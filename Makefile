@@ -151,7 +151,7 @@ bench-population: build
 	./target/release/rlsolver bench population --seeds 0,1,2 --workers 2 --timing-workers 1,2 --output benches/population-report.md
 
 bench-apex: build
-	./target/release/rlsolver bench apex --seeds 0,1,2 --rollouts 1,2,4 --output benches/apex-report.md
+	./target/release/rlsolver bench apex --seeds 0,1,2 --rollouts 1,2,4 --updates 5000 --output benches/apex-report.md
 
 bench-device-envs: build
 	./target/release/rlsolver bench device-envs --device cpu --seeds 0,1,2 --output benches/device-envs-cpu-report.md

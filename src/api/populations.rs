@@ -280,5 +280,11 @@ pub async fn promote(
             )))
         }
     };
-    super::models::promoted(&state, &caller, run_dir, request.name, training, metrics).await
+    let staged = request.method != "leader";
+    let promoted = super::models::promoted(&state, &caller, run_dir.clone(), request.name, training, metrics).await;
+    if staged {
+        // The model folder holds its own copy now.
+        let _ = std::fs::remove_dir_all(&run_dir);
+    }
+    promoted
 }
