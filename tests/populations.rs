@@ -104,6 +104,13 @@ fn a_pbt_population_spends_its_budget_and_its_leaderboard_rescores() {
     let board = ended["leaderboard"].as_array().unwrap();
     assert_eq!(board.len(), 12);
     assert_eq!(ended["members"].as_array().unwrap().len(), 4);
+    // Once it ended, the rounds' replay and optimizer tensors go (the policies stay).
+    let folder = data.join("populations").join(&id);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::fs::read_dir(&folder).unwrap().flatten().any(|r| r.path().join("state.safetensors").exists()) {
+        assert!(Instant::now() < deadline, "whole-run states left in {}", folder.display());
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let scores: Vec<f64> = board.iter().map(|e| e["score"].as_f64().unwrap()).collect();
     assert!(scores.windows(2).all(|w| w[0] >= w[1]), "best first: {scores:?}");
     let mut exploits = 0;

@@ -381,6 +381,13 @@ impl JobManager {
                 self.store
                     .record_round(population, &filed, |record, board| population::decide(record, &filed, board))
                     .await?;
+                if self.store.population(population).await?.is_some_and(|p| p.state == "succeeded") {
+                    // No round will resume or copy a checkpoint any more: the replay and
+                    // optimizer state go, the policies stay (leader and ensembles need those).
+                    let folder = self.data_dir.join("populations").join(crate::store::relative_folder(population)?);
+                    let freed = population::drop_run_states(&folder);
+                    tracing::info!(population, freed_mb = freed as f64 / 1e6, "population ended");
+                }
             }
             _ => return Ok(()),
         }

@@ -551,6 +551,22 @@ pub fn decide(record: &PopulationRecord, filed: &Entry, board: &[Entry]) -> Resu
     Ok(Some(request.next_round(&record.id, filed, board).job()))
 }
 
+/// Removes the whole-run state tensors (`state.safetensors`: replay, optimizer moments) of every
+/// round under a finished population's folder; returns the bytes freed. `state.json` and the
+/// policy files stay.
+pub fn drop_run_states(folder: &Path) -> u64 {
+    let mut freed = 0;
+    for round in std::fs::read_dir(folder).into_iter().flatten().flatten() {
+        let file = round.path().join(crate::drl::state::TENSORS_FILE);
+        if let Ok(meta) = std::fs::metadata(&file) {
+            if std::fs::remove_file(&file).is_ok() {
+                freed += meta.len();
+            }
+        }
+    }
+    freed
+}
+
 /// Copies a checkpoint folder's files (through a temporary folder renamed at the end, so a
 /// crash never leaves a half copy that looks like a checkpoint).
 fn copy_folder(from: &Path, to: &Path) -> Result<()> {
