@@ -16,7 +16,10 @@ mod common;
 
 /// `serve` with `args`, its stderr going to `stderr`.
 fn serve(args: &[&str], stderr: Stdio) -> common::ServeProcess {
-    let data = std::env::temp_dir().join(format!("rlsolver-logs-{}-{}", std::process::id(), args.len()));
+    // A folder of its own: two servers migrating one SQLite store at once fail to start.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let data = std::env::temp_dir().join(format!("rlsolver-logs-{}-{k}", std::process::id()));
     common::ServeProcess::start(args, &data, stderr)
 }
 
