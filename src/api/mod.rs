@@ -121,8 +121,7 @@ fn rollout(config: &ServerConfig) -> anyhow::Result<std::pin::Pin<Box<dyn std::f
     let key = std::env::var("RLSOLVER_LEARNER_KEY").ok();
     let (done, finished) = tokio::sync::oneshot::channel::<()>();
     std::thread::Builder::new().name("rollout".into()).spawn(move || {
-        let stop = std::sync::atomic::AtomicBool::new(false);
-        match crate::drl::apex::rollout::run(&url, &name, key.as_deref(), &stop) {
+        match crate::drl::apex::rollout::run(&url, &name, key.as_deref()) {
             Ok(summary) => tracing::info!(rollout = %name, env_steps = summary.env_steps, batches = summary.batches, weight_loads = summary.weight_loads, "rollout done"),
             Err(error) => tracing::error!(rollout = %name, error = %format!("{error:#}"), "rollout failed"),
         }

@@ -117,16 +117,8 @@ fn single_run(seed: u64, updates: usize) -> Result<Measured> {
     config.out_dir = Some(out.clone());
     let outcome = crate::drl::run::train(&config)?;
     let wall = started.elapsed().as_secs_f64();
-    let (mut learner, env) = crate::drl::run::load_checkpoint(&out, tch::Device::Cpu)?;
     let eval_seed = crate::drl::run::evaluation_seed(seed, 0);
-    let (ret, _) = crate::drl::run::evaluate_learner(
-        &mut learner,
-        &env,
-        &Value::Null,
-        EVAL_EPISODES,
-        eval_seed,
-        tch::Device::Cpu,
-    )?;
+    let (ret, _) = crate::drl::run::score_checkpoint(&out, EVAL_EPISODES, eval_seed)?;
     let _ = std::fs::remove_dir_all(&out);
     let done_updates = (outcome.steps.saturating_sub(LEARNING_STARTS) / train_every) * per_train;
     Ok((outcome.steps as f64 / outcome.train_s, done_updates as f64 / outcome.train_s, ret, wall))

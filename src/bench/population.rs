@@ -167,13 +167,7 @@ async fn independent(dir: &Path, workers: usize, request: &PopulationRequest) ->
 
 /// Mean return of each checkpoint over the same `episodes` fresh episodes.
 fn final_scores(dirs: &[PathBuf], episodes: usize, seed: u64) -> Result<Vec<f64>> {
-    dirs.iter()
-        .map(|dir| {
-            let (mut learner, env) = crate::drl::run::load_checkpoint(dir, tch::Device::Cpu)?;
-            let null = Value::Null;
-            Ok(crate::drl::run::evaluate_learner(&mut learner, &env, &null, episodes, seed, tch::Device::Cpu)?.0)
-        })
-        .collect()
+    dirs.iter().map(|dir| Ok(crate::drl::run::score_checkpoint(dir, episodes, seed)?.0)).collect()
 }
 
 fn sorted(mut values: Vec<f64>) -> Vec<f64> {

@@ -139,8 +139,7 @@ fn comparison(request: &PopulationRequest, board: &[Entry]) -> (usize, u64) {
 
 /// Mean return of the policy in `dir` over `episodes` episodes seeded by `seed`.
 fn score(dir: &Path, episodes: usize, seed: u64) -> Result<f64> {
-    let (mut learner, env) = drl::run::load_checkpoint(dir, tch::Device::Cpu)?;
-    Ok(drl::run::evaluate_learner(&mut learner, &env, &serde_json::Value::Null, episodes, seed, tch::Device::Cpu)?.0)
+    Ok(drl::run::score_checkpoint(dir, episodes, seed)?.0)
 }
 
 /// The element-wise mean of one weights file over `dirs`.

@@ -259,9 +259,7 @@ impl PopulationRequest {
 
     /// `value` as the JSON the algorithm's config takes (integers for integer fields).
     fn typed(&self, name: &str, value: f64) -> Value {
-        let integer = drl::algorithms::find(&self.algorithm)
-            .map(|a| (a.defaults)()[name].is_u64() || (a.defaults)()[name].is_i64())
-            .unwrap_or(false);
+        let integer = drl::algorithms::find(&self.algorithm).is_ok_and(|a| (a.defaults)()[name].is_i64());
         if integer {
             json!(value.round() as i64)
         } else {
@@ -510,17 +508,9 @@ impl EvaluationRound {
     /// Scores the checkpoint (blocking): mean and std of the return.
     pub fn run(&self, data_dir: &Path, population: &PopulationRequest) -> Result<(Value, bool)> {
         let dir = data_dir.join(relative_folder(&self.checkpoint)?);
-        let (mut learner, env) = drl::run::load_checkpoint(&dir, tch::Device::Cpu)
-            .with_context(|| format!("loading the checkpoint of member {} round {}", self.member, self.round))?;
         let episodes = population.eval_episodes();
-        let (mean, std) = drl::run::evaluate_learner(
-            &mut learner,
-            &env,
-            &Value::Null,
-            episodes,
-            self.seed(population),
-            tch::Device::Cpu,
-        )?;
+        let (mean, std) = drl::run::score_checkpoint(&dir, episodes, self.seed(population))
+            .with_context(|| format!("scoring the checkpoint of member {} round {}", self.member, self.round))?;
         Ok((json!({"score": mean, "score_std": std, "episodes": episodes}), false))
     }
 

@@ -13,7 +13,6 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 use utoipa::ToSchema;
@@ -53,7 +52,6 @@ pub struct Shared {
     weights: RwLock<(u64, Arc<Vec<u8>>)>,
     status: Mutex<LearnerStatus>,
     started: Mutex<(Option<Instant>, Option<Instant>)>,
-    stop: AtomicBool,
 }
 
 /// Why a batch was not taken.
@@ -96,10 +94,6 @@ impl Shared {
         inbox.push(batch);
         Ok(status.clone())
     }
-
-    pub fn stop(&self) {
-        self.stop.store(true, Ordering::SeqCst);
-    }
 }
 
 /// Builds the learner's agent and starts its thread.
@@ -124,7 +118,6 @@ pub fn start(config: ApexConfig) -> Result<Arc<Shared>> {
         inbox: Mutex::new(Vec::new()),
         weights: RwLock::new((0, Arc::new(Vec::new()))),
         started: Mutex::new((None, None)),
-        stop: AtomicBool::new(false),
         config,
     });
     // The agent lives on the learner's thread (tch modules are not Send); it publishes its
@@ -185,7 +178,7 @@ fn learn(shared: &Shared, mut agent: Box<dyn OffPolicyAgent>) -> Result<()> {
     let mut buffer = ReplayBuffer::new(schedule.buffer_size, d, a, None);
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
     let (mut updates, mut clock) = (0, 0);
-    while updates < config.updates && !shared.stop.load(Ordering::SeqCst) {
+    while updates < config.updates {
         let batches = std::mem::take(&mut *shared.inbox.lock().expect("inbox"));
         for batch in &batches {
             for i in 0..batch.len() {

@@ -21,7 +21,7 @@ pub struct RolloutSummary {
 /// Runs until the learner at `url` (e.g. `http://127.0.0.1:8090`) is done; `name` tells the
 /// learner's count which rollout sent what, and seeds this rollout's envs apart from the others;
 /// `key`: the learner's API key, when it has keys configured.
-pub fn run(url: &str, name: &str, key: Option<&str>, stop: &std::sync::atomic::AtomicBool) -> Result<RolloutSummary> {
+pub fn run(url: &str, name: &str, key: Option<&str>) -> Result<RolloutSummary> {
     let mut headers = reqwest::header::HeaderMap::new();
     if let Some(key) = key {
         headers.insert(reqwest::header::AUTHORIZATION, format!("Bearer {key}").parse()?);
@@ -49,7 +49,7 @@ pub fn run(url: &str, name: &str, key: Option<&str>, stop: &std::sync::atomic::A
     };
     version = version.max(fetch(&mut agent)?);
     summary.weight_loads += 1;
-    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+    loop {
         let actions = to_vec(&agent.act(&obs_tensor(&obs, dim, tch::Device::Cpu), true));
         let result = env.step(&actions);
         for i in 0..env.num_envs() {

@@ -328,6 +328,13 @@ pub fn is_policy_file(name: &str) -> bool {
     weights || name == "config.json" || name == state::OBSERVATION_NORM_FILE || name == super::ensemble::ENSEMBLE_FILE
 }
 
+/// Mean and std of the (team) return of `episodes` deterministic episodes of the policy saved in
+/// `dir` (a checkpoint or a promoted model, ensembles included), on the CPU.
+pub fn score_checkpoint(dir: &Path, episodes: usize, seed: u64) -> Result<(f64, f64)> {
+    let (mut learner, env_id) = load_checkpoint(dir, Device::Cpu)?;
+    evaluate_learner(&mut learner, &env_id, &serde_json::Value::Null, episodes, seed, Device::Cpu)
+}
+
 /// Mean and std of the (team) return of `episodes` deterministic episodes of a loaded agent.
 pub fn evaluate_learner(
     learner: &mut Learner,
