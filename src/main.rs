@@ -169,6 +169,44 @@ struct ServeArgs {
     cors_origins: Vec<String>,
     #[command(flatten)]
     limits: LimitArgs,
+    #[command(flatten)]
+    bridge: BridgeArgs,
+}
+
+/// How `gymnasium:<id>` envs run (`drl::env::gymnasium`).
+#[derive(Args)]
+struct BridgeArgs {
+    /// The Python interpreter with gymnasium and the simulators (default: ./.venv/bin/python,
+    /// which `make simulators` fills; else python3).
+    #[arg(long = "python", env = "RLSOLVER_PYTHON")]
+    bridge_python: Option<PathBuf>,
+    /// Python worker processes per batch of bridged envs at most (default: the cores).
+    #[arg(long, env = "RLSOLVER_BRIDGE_WORKERS")]
+    bridge_workers: Option<usize>,
+    /// Seconds a bridged env may take for one step before its worker is restarted.
+    #[arg(long, env = "RLSOLVER_BRIDGE_STEP_TIMEOUT_S", default_value_t = 30.0)]
+    bridge_step_timeout_s: f64,
+}
+
+impl BridgeArgs {
+    fn apply(&self) -> Result<()> {
+        use rlsolver::drl::env::gymnasium;
+        anyhow::ensure!(
+            self.bridge_step_timeout_s.is_finite() && self.bridge_step_timeout_s > 0.0,
+            "--bridge-step-timeout-s: a positive number of seconds"
+        );
+        let mut config = gymnasium::BridgeConfig::default();
+        if let Some(python) = &self.bridge_python {
+            config.python = python.clone();
+        }
+        if let Some(workers) = self.bridge_workers {
+            anyhow::ensure!(workers >= 1, "--bridge-workers: at least 1");
+            config.max_workers = workers;
+        }
+        config.step_timeout = std::time::Duration::from_secs_f64(self.bridge_step_timeout_s);
+        gymnasium::configure(config);
+        Ok(())
+    }
 }
 
 #[derive(Args)]
@@ -308,7 +346,8 @@ struct TrainArgs {
     /// Algorithm (see `rlsolver algorithms`).
     #[arg(long)]
     algo: String,
-    /// Environment id, e.g. CartPole-v1, Pendulum-v1.
+    /// Environment id, e.g. CartPole-v1, Pendulum-v1, or any Gymnasium env through the Python
+    /// bridge: gymnasium:Hopper-v5, gymnasium:my_package.envs:MyEnv-v0.
     #[arg(long)]
     env: String,
     /// Env-step budget (summed over the batch of envs).
@@ -351,8 +390,9 @@ struct TrainArgs {
     #[arg(long, default_value = "{}")]
     hyper: String,
     /// An OR-Gym env's parameters changed from the id's, as a JSON object, e.g.
-    /// '{"node_features": true}' for TSP-v0 (single-agent runs).
-    #[arg(long)]
+    /// '{"node_features": true}' for TSP-v0, or gymnasium.make's keyword arguments for a
+    /// gymnasium: env, e.g. '{"forward_reward_weight": 2.0}' (single-agent runs).
+    #[arg(long, alias = "env-kwargs")]
     env_config: Option<String>,
     /// Envs stepped as one batch (multi-agent runs; default: the algorithm's).
     #[arg(long)]
@@ -364,6 +404,8 @@ struct TrainArgs {
     /// cpu, cuda or auto.
     #[arg(long, default_value = "cpu")]
     device: String,
+    #[command(flatten)]
+    bridge: BridgeArgs,
 }
 
 #[derive(Args)]
@@ -630,6 +672,7 @@ fn run() -> Result<()> {
             Ok(())
         }
         Command::Train(args) => {
+            args.bridge.apply()?;
             let mut overrides: serde_json::Value = serde_json::from_str(&args.hyper).context("--hyper is not JSON")?;
             if let (Some(warmup), Some(patch)) = (args.learning_starts, overrides.as_object_mut()) {
                 patch.insert("learning_starts".into(), warmup.into());
@@ -701,6 +744,7 @@ fn run() -> Result<()> {
 }
 
 fn serve(args: ServeArgs) -> Result<()> {
+    args.bridge.apply()?;
     // RLSOLVER_API_KEYS (comma-separated) is read here rather than by clap so it never shows in --help output.
     let api_keys = rlsolver::api::auth::load_keys(
         args.api_keys_file.as_deref(),

@@ -47,7 +47,11 @@ pub async fn submit(
     caller: Caller,
     JsonBody(request): JsonBody<TrainingRequest>,
 ) -> Result<Response, ApiError> {
-    request.validate(&state.config.training_limits)?;
+    // Blocking: a `gymnasium:` env is started in Python once to read its spaces.
+    let (limits, checked) = (state.config.training_limits.clone(), request.clone());
+    tokio::task::spawn_blocking(move || checked.validate(&limits))
+        .await
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("validation task failed: {e}")))??;
     jobs::accept(&state, &caller, TRAINING, "/v1/training/jobs", &request).await
 }
 

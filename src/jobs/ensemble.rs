@@ -113,7 +113,7 @@ pub fn weighted(
     // The promoted folder's own config.json (algorithm and env) is the best member's.
     let best = data_dir.join(relative_folder(&chosen[0].checkpoint)?);
     std::fs::copy(best.join("config.json"), out.join("config.json"))?;
-    let env = drl::env::make(&request.env, 1).with_context(|| format!("unknown env '{}'", request.env))?;
+    let env = drl::env::make_configured(&request.env, 1, &serde_json::Value::Null)?;
     let discrete_actions = match env.action_space() {
         drl::env::ActionSpace::Discrete { n } => Some(n),
         drl::env::ActionSpace::Continuous { .. } => None,

@@ -120,8 +120,10 @@ pub struct TrainingRequest {
     pub eval_episodes: Option<usize>,
     /// An OR-Gym env's parameters changed from the id's, by field (its solve endpoint's
     /// instance schema, plus the observation options `node_features` for TSP and
-    /// `planning_features` for Knapsack-v3, InvManagement and PortfolioOpt); single-agent only.
-    #[serde(default)]
+    /// `planning_features` for Knapsack-v3, InvManagement and PortfolioOpt); for a
+    /// `gymnasium:<id>` env, `gymnasium.make`'s keyword arguments (also accepted as
+    /// `env_kwargs`); single-agent only.
+    #[serde(default, alias = "env_kwargs")]
     #[schema(value_type = Option<Object>)]
     pub env_config: Option<serde_json::Value>,
 }
@@ -168,6 +170,14 @@ impl TrainingRequest {
                 let shape = (e.observation_dim(), e.num_agents(), e.state_dim(), e.episode_limit());
                 (e.action_space(), shape)
             })
+        } else if env::gymnasium::gymnasium_id(&self.env).is_some() {
+            // Starts the env in Python once: an unknown id or a missing package is this request's
+            // 422, not a failed job.
+            let kwargs = self.env_config.clone().unwrap_or_default();
+            let e = env::make_configured(&self.env, 1, &kwargs)
+                .map_err(|error| ProblemError::invalid("env", format!("{}: {error:#}", self.env)))?;
+            configured_env = true;
+            Some((e.action_space(), (e.observation_dim(), 1, 0, 0)))
         } else {
             match self.env_config.as_ref().and_then(|c| env::orgym::make_configured(&self.env, 1, c)) {
                 Some(configured) => {

@@ -105,7 +105,7 @@ pub fn start(config: ApexConfig) -> Result<Arc<Shared>> {
             algorithm.name
         );
     }
-    let probe = env::make(&config.env, 1).with_context(|| format!("unknown env '{}'", config.env))?;
+    let probe = env::make_configured(&config.env, 1, &serde_json::Value::Null)?;
     algorithm.check_takes(&config.env, &probe.action_space())?;
     let (d, a) = (probe.observation_dim(), probe.action_space().width());
     let shared = Arc::new(Shared {
@@ -154,7 +154,7 @@ pub fn start(config: ApexConfig) -> Result<Arc<Shared>> {
 pub fn build(config: &ApexConfig) -> Result<(Box<dyn OffPolicyAgent>, usize)> {
     let algorithm = algorithms::find(&config.algorithm)?;
     let hyperparameters = algorithm.configure(&config.overrides())?;
-    let env = env::make(&config.env, algorithm.num_envs).with_context(|| format!("unknown env '{}'", config.env))?;
+    let env = env::make_configured(&config.env, algorithm.num_envs, &serde_json::Value::Null)?;
     let spec = crate::drl::run::env_spec(&config.env, env.as_ref());
     match (algorithm.build)(&hyperparameters, &spec, tch::Device::Cpu, config.seed)? {
         Learner::Single(Agent::OffPolicy(agent)) => Ok((agent, algorithm.num_envs)),

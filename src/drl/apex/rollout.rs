@@ -32,7 +32,7 @@ pub fn run(url: &str, name: &str, key: Option<&str>) -> Result<RolloutSummary> {
     let status: serde_json::Value = retry(|| client.get(format!("{url}/v1/learner")).send())?.json()?;
     let config: ApexConfig = serde_json::from_value(status["config"].clone()).context("the learner's config")?;
     let (mut agent, num_envs) = super::learner::build(&config)?;
-    let mut env = env::make(&config.env, num_envs).with_context(|| format!("unknown env '{}'", config.env))?;
+    let mut env = env::make_configured(&config.env, num_envs, &serde_json::Value::Null)?;
     let (dim, width) = (env.observation_dim(), env.action_space().width());
     let seed = config.seed
         ^ name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));

@@ -6,6 +6,8 @@
 pub mod acrobot;
 pub mod cartpole;
 pub mod classic;
+/// Any Gymnasium environment through Python worker processes (`gymnasium:<id>`).
+pub mod gymnasium;
 pub mod mountain_car;
 pub mod orgym;
 pub mod pendulum;
@@ -117,6 +119,11 @@ pub trait VecEnv: Send {
     fn load_state(&mut self, _state: &serde_json::Value) -> anyhow::Result<()> {
         anyhow::bail!("this environment cannot be checkpointed")
     }
+    /// Whether `load_state` restores episodes in flight; when not (a bridged simulator), a
+    /// resumed run resets the batch and starts fresh episodes.
+    fn resumes_mid_episode(&self) -> bool {
+        true
+    }
 }
 
 /// Every native environment by its Gymnasium id.
@@ -149,8 +156,12 @@ pub const ENV_IDS: &[&str] = &[
 
 /// Builds `num_envs` copies of an env with its parameters changed by `env_config` (a JSON object
 /// of an OR-Gym env's config fields, e.g. `{"node_features": true}`; null: the id's defaults).
-/// The classic-control envs take none.
+/// The classic-control envs take none; a `gymnasium:<id>` env takes `gymnasium.make`'s keyword
+/// arguments.
 pub fn make_configured(id: &str, num_envs: usize, env_config: &serde_json::Value) -> anyhow::Result<Box<dyn VecEnv>> {
+    if let Some(gym_id) = gymnasium::gymnasium_id(id) {
+        return Ok(Box::new(gymnasium::GymnasiumVecEnv::new(gym_id, num_envs, env_config)?));
+    }
     if env_config.is_null() {
         return make(id, num_envs)
             .ok_or_else(|| anyhow::anyhow!("{}", crate::suggest::unknown("env", id, ENV_IDS.iter().copied())));

@@ -212,7 +212,7 @@ pub fn check_retunable(
         let env = marl::make(env_id, 1).with_context(|| format!("unknown multi-agent env '{env_id}'"))?;
         marl::run::env_spec(env_id, env.as_ref())
     } else {
-        let env = env::make(env_id, 1).with_context(|| format!("unknown env '{env_id}'"))?;
+        let env = env::make_configured(env_id, 1, &serde_json::Value::Null)?;
         env_spec(env_id, env.as_ref())
     };
     match (algorithm.build)(&hyperparameters, &spec, Device::Cpu, 0)? {

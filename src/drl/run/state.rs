@@ -88,6 +88,12 @@ impl RunState {
             (run.step, run.episodes) = (progress.step, progress.episodes);
             (run.obs, run.rng, run.recorder) = state.get("run")?;
             run.h_buffer.load_state(state.json("h_term")?)?;
+            if !env.resumes_mid_episode() {
+                // A simulator whose state the checkpoint lacks: fresh episodes, from a seed the
+                // run has not reset with before.
+                run.obs = env.reset(config.seed ^ (progress.step as u64).rotate_left(32));
+                run.recorder = EpisodeRecorder::new(env.num_envs());
+            }
         }
         Ok(run)
     }
