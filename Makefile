@@ -10,7 +10,7 @@ BENCH_LIMITS ?= 10,60
 GSET ?= ../shared/data/gset
 
 # fmt and clippy, as CI runs them before the tests.
-.PHONY: setup lint peers client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard bench-portfolio bench-tsp bench-orgym bench-ising-policy bench-backends bench-device-envs bench-population bench-apex postgres deploy-tools models openapi clean
+.PHONY: setup lint peers simulators client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard bench-portfolio bench-tsp bench-orgym bench-ising-policy bench-backends bench-device-envs bench-population bench-apex postgres deploy-tools models openapi clean
 
 # Idempotent: skipped when the venv already imports the pinned torch.
 setup:
@@ -23,6 +23,12 @@ setup:
 # The peers the benchmarks compare against and the fixture recorders use (not needed by `make test`).
 peers: setup
 	"$(PYTHON)" -m pip install --quiet "stable-baselines3==2.9.2" "gymnasium==1.4.0" "mpe2==1.1.1" "or-gymnasium==0.1.0"
+
+# Gymnasium with MuJoCo and PyBullet for `gymnasium:<id>` envs (the bridge, tests/gymnasium_bridge.rs)
+# and Stable-Baselines3, the peer of `bench simulators`; idempotent.
+simulators: setup
+	@"$(PYTHON)" -c 'import importlib.metadata as m, sys; sys.exit(0 if m.version("mujoco") == "4.0.1" and m.version("pybullet-envs-gymnasium") == "0.6.0" and m.version("stable-baselines3") == "2.9.2" else 1)' 2>/dev/null || \
+		"$(PYTHON)" -m pip install --quiet "gymnasium[mujoco]==1.4.0" "mujoco==4.0.1" "pybullet==3.2.7" "pybullet-envs-gymnasium==0.6.0" "stable-baselines3==2.9.2"
 
 # What the Python-client tests need (tests/python_client.rs, tests/python_dimod.rs), idempotent.
 client-tools: setup
@@ -76,11 +82,11 @@ lint: setup
 	cargo fmt --check
 	$(CARGO_ENV) cargo clippy --release --all-targets -- -D warnings
 
-test: setup client-tools tnco-peer deploy-tools
+test: setup client-tools tnco-peer deploy-tools simulators
 	$(CARGO_ENV) cargo test --release
 
 # The heavy proofs (training to return thresholds), one at a time so timings are not shared.
-verify: setup client-tools tnco-peer deploy-tools
+verify: setup client-tools tnco-peer deploy-tools simulators
 	$(CARGO_ENV) cargo test --release
 	$(MAKE) fuzz
 	$(MAKE) container-test

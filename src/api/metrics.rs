@@ -66,6 +66,7 @@ pub struct HttpMetrics {
     jobs: Family<JobLabels, Gauge>,
     solves_in_flight: Gauge,
     log_lines_dropped: Gauge,
+    gymnasium_restarts: Gauge,
 }
 
 impl Default for HttpMetrics {
@@ -96,7 +97,22 @@ impl Default for HttpMetrics {
             "Log lines dropped because the log reader fell behind (the requests went on)",
             log_lines_dropped.clone(),
         );
-        HttpMetrics { registry, requests, latency, solver, jobs, solves_in_flight, log_lines_dropped }
+        let gymnasium_restarts = Gauge::default();
+        registry.register(
+            "gymnasium_worker_restarts",
+            "Gymnasium bridge workers restarted after a crash or a step timeout since the process started",
+            gymnasium_restarts.clone(),
+        );
+        HttpMetrics {
+            registry,
+            requests,
+            latency,
+            solver,
+            jobs,
+            solves_in_flight,
+            log_lines_dropped,
+            gymnasium_restarts,
+        }
     }
 }
 
@@ -116,6 +132,7 @@ impl HttpMetrics {
     fn render(&self, jobs: &[(String, String, i64)], solves_in_flight: i64) -> String {
         self.solves_in_flight.set(solves_in_flight);
         self.log_lines_dropped.set(DROPPED_LOG_LINES.get().map_or(0, |c| c.dropped_lines() as i64));
+        self.gymnasium_restarts.set(crate::drl::env::gymnasium::worker_restarts() as i64);
         // A state no job is in any more must not keep its last count.
         self.jobs.clear();
         for (kind, state, n) in jobs {

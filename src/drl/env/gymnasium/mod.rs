@@ -24,7 +24,7 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::RwLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use worker::Worker;
 
 /// The env-id prefix that selects the bridge.
@@ -52,9 +52,13 @@ pub struct BridgeConfig {
 impl Default for BridgeConfig {
     fn default() -> Self {
         let venv = PathBuf::from(".venv/bin/python");
-        let python = std::env::var_os("RLSOLVER_PYTHON")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| if venv.exists() { venv } else { PathBuf::from("python3") });
+        let python = std::env::var_os("RLSOLVER_PYTHON").map(PathBuf::from).unwrap_or_else(|| {
+            if venv.exists() {
+                venv
+            } else {
+                PathBuf::from("python3")
+            }
+        });
         BridgeConfig {
             python,
             max_workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
@@ -89,7 +93,7 @@ pub fn gymnasium_id(env_id: &str) -> Option<&str> {
 
 /// Env i's reset seed in a batch reset with `seed`; `generation` counts restarts and resumes,
 /// so that a replacement worker's episodes do not repeat the ones it replaces.
-fn env_seed(seed: u64, generation: u64, i: usize) -> u64 {
+pub fn env_seed(seed: u64, generation: u64, i: usize) -> u64 {
     // SplitMix64's finalizer over the three inputs.
     let mut z = seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ generation.wrapping_mul(0xD1B5_4A32_D192_ED03);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -257,8 +261,9 @@ impl VecEnv for GymnasiumVecEnv {
         }
         let dim = self.spaces.observation_dim;
         let mut obs = vec![0.0; self.num_envs() * dim];
+        let deadline = Instant::now() + self.config.step_timeout;
         for w in 0..self.workers.len() {
-            let rows = match self.workers[w].receive(self.config.step_timeout) {
+            let rows = match self.workers[w].receive(deadline.saturating_duration_since(Instant::now())) {
                 Ok(bytes) => floats(&bytes),
                 Err(fault) => self.restart(w, &fault),
             };
@@ -288,11 +293,13 @@ impl VecEnv for GymnasiumVecEnv {
             truncated: vec![false; b],
             final_observations: vec![0.0; b * dim],
         };
+        // One deadline for the batch: workers hung together cost one timeout, not one each.
+        let deadline = Instant::now() + self.config.step_timeout;
         for w in 0..self.workers.len() {
             let slice = self.slices[w].clone();
             let (n, rows) = (slice.len(), slice.start * dim..slice.end * dim);
             let answer = if sent[w] {
-                self.workers[w].receive(self.config.step_timeout)
+                self.workers[w].receive(deadline.saturating_duration_since(Instant::now()))
             } else {
                 Err(worker::Fault::Exited("its pipe is closed".into()))
             };
@@ -312,7 +319,9 @@ impl VecEnv for GymnasiumVecEnv {
                 }
                 answer => {
                     let fault = match answer {
-                        Ok(bytes) => worker::Fault::Exited(format!("a {}-byte answer, {expected} expected", bytes.len())),
+                        Ok(bytes) => {
+                            worker::Fault::Exited(format!("a {}-byte answer, {expected} expected", bytes.len()))
+                        }
                         Err(fault) => fault,
                     };
                     let fresh = self.restart(w, &fault);

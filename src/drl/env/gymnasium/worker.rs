@@ -119,7 +119,8 @@ impl Worker {
 
     /// Sends the header request's answer back as JSON, or the worker's error.
     pub fn header(&mut self, timeout: Duration) -> Result<serde_json::Value> {
-        let frame = self.receive(timeout).map_err(|fault| anyhow::anyhow!("the Python worker did not start: {fault}"))?;
+        let frame =
+            self.receive(timeout).map_err(|fault| anyhow::anyhow!("the Python worker did not start: {fault}"))?;
         let header: serde_json::Value = serde_json::from_slice(&frame).context("the worker's header")?;
         if header["ok"] != serde_json::Value::Bool(true) {
             bail!("{}", header["error"].as_str().unwrap_or("the worker failed"));
