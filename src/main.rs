@@ -515,7 +515,10 @@ struct BenchArgs {
     /// graphs, at the first --time-limit) or population (PBT against independent runs at equal
     /// env steps: SAC on Pendulum-v1 and MADDPG on simple_spread, --seeds, --workers, wall time
     /// by --timing-workers; --only pendulum or spread) or apex (a learner with --rollouts rollout
-    /// processes against the single-process loop at equal --updates).
+    /// processes against the single-process loop at equal --updates) or bridge (gymnasium: envs
+    /// through the Python bridge against gymnasium's own vector envs, peer run by --python) or
+    /// simulators (our algorithms through the bridge against Stable-Baselines3 on MuJoCo and
+    /// PyBullet tasks; --only, --seeds, --steps-scale).
     problem: String,
     /// Folder of instances (maxcut: Gset .txt files, best-known values in its README.md; mimo:
     /// the folder holding rayleigh_k8_n8_100.json; nphard: the folder holding mis/; tnco: the
@@ -552,6 +555,12 @@ struct BenchArgs {
     /// vmpacking, routing, throughput); comma-separated (default: all).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
+    /// simulators: every task's budget times this (1: the budgets).
+    #[arg(long, default_value_t = 1.0)]
+    steps_scale: f64,
+    /// simulators: also train the off-policy tasks with each of these H-term weights.
+    #[arg(long, value_delimiter = ',')]
+    h_term_lambdas: Vec<f64>,
     /// orgym: evaluation episodes per row.
     #[arg(long, default_value_t = 1000)]
     episodes: usize,
@@ -990,6 +999,27 @@ fn bench(args: BenchArgs) -> Result<()> {
                 chains: args.chains.unwrap_or(defaults.chains),
             };
             run_ising_policy(&config)?
+        }
+        "bridge" => {
+            use rlsolver::bench::bridge::{run_bridge, BridgeBenchConfig};
+            run_bridge(&BridgeBenchConfig {
+                peer: args.python.map(|python| {
+                    (python, args.peer_script.unwrap_or_else(|| "benches/peers/gym_vector_peer.py".into()))
+                }),
+                ..Default::default()
+            })?
+        }
+        "simulators" => {
+            use rlsolver::bench::simulators::{run_simulators, SimulatorBenchConfig};
+            run_simulators(&SimulatorBenchConfig {
+                seeds: args.seeds.clone(),
+                steps_scale: args.steps_scale,
+                only: args.only.clone(),
+                h_term_lambdas: args.h_term_lambdas.clone(),
+                peer: args.python.map(|python| {
+                    (python, args.peer_script.unwrap_or_else(|| "benches/peers/sb3_simulators_peer.py".into()))
+                }),
+            })?
         }
         "apex" => {
             use rlsolver::bench::apex::{run_apex, ApexBenchConfig};

@@ -62,9 +62,10 @@ pub const THRESHOLD_TASKS: &[ThresholdTask] = &[
     ThresholdTask { algorithm: "sac", env_id: "Pendulum-v1", threshold: -200.0, budget: 20_000, eval_every: 1_000 },
 ];
 
-/// Median env steps/s of `env_id` at batch size `b` under uniformly random actions.
+/// Median env steps/s of `env_id` at batch size `b` under uniformly random actions (a
+/// `gymnasium:` id runs through the bridge, its workers started before the clock).
 pub fn env_steps_per_second(env_id: &str, b: usize, repeats: usize, seconds: f64) -> Result<f64> {
-    let mut env = env::make(env_id, b).with_context(|| format!("unknown env {env_id}"))?;
+    let mut env = env::make_configured(env_id, b, &serde_json::Value::Null)?;
     let mut rng = ChaCha8Rng::seed_from_u64(0);
     // Pre-drawn actions so that the timing holds the env alone.
     let actions: Vec<Vec<f32>> = (0..16)
@@ -91,7 +92,7 @@ pub fn env_steps_per_second(env_id: &str, b: usize, repeats: usize, seconds: f64
     Ok(median(&mut rates))
 }
 
-fn median(values: &mut [f64]) -> f64 {
+pub(crate) fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
     let n = values.len();
     if n == 0 {

@@ -8,6 +8,8 @@
 pub mod apex;
 /// The search's chain backends at equal wall time, any device (issue 17).
 pub mod backends;
+/// The Gymnasium bridge's throughput against gymnasium's own vector envs (issue 19).
+pub mod bridge;
 /// Simulated bifurcation on Gset at a wall time, any device (issue 17).
 pub mod bifurcation;
 pub mod cs;
@@ -22,6 +24,8 @@ pub mod orgym;
 /// Population-based training against independent runs (issue 18).
 pub mod population;
 pub mod portfolio;
+/// Our algorithms on MuJoCo and PyBullet through the bridge against SB3, and the H-term study (issue 19).
+pub mod simulators;
 pub mod tnco;
 pub mod tsp;
 

@@ -1,0 +1,106 @@
+//! `rlsolver bench bridge`: what the Gymnasium bridge costs (issue 19). Env steps per second of
+//! `gymnasium:<id>` through the bridge (its workers: min(B, --bridge-workers), default the
+//! cores) against the same env stepped by `benches/peers/gym_vector_peer.py` in the same run:
+//! B copies in one Python loop, gymnasium's SyncVectorEnv and its AsyncVectorEnv (one process
+//! per env), at B = 1, 16, 64, uniformly random actions. Medians of repeats; ratio = ours / peer.
+
+use super::drl::env_steps_per_second;
+use anyhow::{Context, Result};
+use serde::Deserialize;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone)]
+pub struct BridgeBenchConfig {
+    pub envs: Vec<String>,
+    pub batches: Vec<usize>,
+    pub repeats: usize,
+    pub seconds: f64,
+    /// `(python, benches/peers/gym_vector_peer.py)`; None: our rows only.
+    pub peer: Option<(PathBuf, PathBuf)>,
+}
+
+impl Default for BridgeBenchConfig {
+    /// CartPole (the bridge's cost dominates) and MuJoCo Hopper (the simulator's does), B = 1,
+    /// 16, 64, the median of 5 runs of at least 1 s.
+    fn default() -> Self {
+        BridgeBenchConfig {
+            envs: vec!["CartPole-v1".into(), "Hopper-v5".into()],
+            batches: vec![1, 16, 64],
+            repeats: 5,
+            seconds: 1.0,
+            peer: None,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct PeerRow {
+    env: String,
+    batch: usize,
+    mode: String,
+    steps_per_s: f64,
+}
+
+#[derive(Debug, Deserialize)]
+struct PeerReport {
+    versions: serde_json::Value,
+    rows: Vec<PeerRow>,
+}
+
+pub fn run_bridge(config: &BridgeBenchConfig) -> Result<String> {
+    let peer: Option<PeerReport> = match &config.peer {
+        Some((python, script)) => {
+            let output = std::process::Command::new(python)
+                .arg(script)
+                .args(["--envs", &config.envs.join(",")])
+                .args(["--batches", &config.batches.iter().map(usize::to_string).collect::<Vec<_>>().join(",")])
+                .args(["--repeats", &config.repeats.to_string(), "--seconds", &config.seconds.to_string()])
+                .stderr(std::process::Stdio::inherit())
+                .output()
+                .with_context(|| format!("running {} {}", python.display(), script.display()))?;
+            anyhow::ensure!(output.status.success(), "peer script failed: {}", output.status);
+            Some(serde_json::from_slice(&output.stdout).context("peer script output")?)
+        }
+        None => None,
+    };
+    let bridge = crate::drl::env::gymnasium::config();
+    let mut out = String::new();
+    writeln!(out, "# Gymnasium bridge overhead (`rlsolver bench bridge`)\n")?;
+    writeln!(
+        out,
+        "Env steps per second, uniformly random actions, median of {} runs of at least {} s; bridge workers \
+         min(B, {}); {} cores; ratio = bridge / peer (above 1: the bridge is faster).\n",
+        config.repeats,
+        config.seconds,
+        bridge.max_workers,
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+    )?;
+    if let Some(p) = &peer {
+        writeln!(out, "Peer: `benches/peers/gym_vector_peer.py`, {}\n", p.versions)?;
+    }
+    writeln!(out, "| env | B | bridge | Python loop | SyncVectorEnv | AsyncVectorEnv | bridge / loop | bridge / sync | bridge / async |")?;
+    writeln!(out, "|---|---|---|---|---|---|---|---|---|")?;
+    for env in &config.envs {
+        for &b in &config.batches {
+            let ours = env_steps_per_second(&format!("gymnasium:{env}"), b, config.repeats, config.seconds)?;
+            let theirs = |mode: &str| {
+                peer.as_ref().and_then(|p| p.rows.iter().find(|r| r.env == *env && r.batch == b && r.mode == mode))
+            };
+            let cell = |mode: &str| theirs(mode).map_or("-".into(), |r| format!("{:.0}", r.steps_per_s));
+            let ratio = |mode: &str| theirs(mode).map_or("-".into(), |r| format!("{:.2}", ours / r.steps_per_s));
+            writeln!(
+                out,
+                "| {env} | {b} | {ours:.0} | {} | {} | {} | {} | {} | {} |",
+                cell("python"),
+                cell("sync"),
+                cell("async"),
+                ratio("python"),
+                ratio("sync"),
+                ratio("async")
+            )?;
+            eprintln!("bridge {env} B={b}: {ours:.0} steps/s");
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,263 @@
+//! `rlsolver bench simulators`: our algorithms trained on real simulators through the Gymnasium
+//! bridge against Stable-Baselines3 on the same tasks, in the same command
+//! (`benches/peers/sb3_simulators_peer.py` gets the task table below as JSON, so both sides
+//! run the same hyperparameters, budgets, evaluation schedule and seeds). Reported per task: the
+//! final evaluation's mean return (10 deterministic episodes on fresh starts), median and worst
+//! over seeds, and the training seconds (evaluation left out), median over seeds.
+//!
+//! The hyperparameters are the MuJoCo-class settings of RL Baselines3 Zoo (SAC: Haarnoja et al.
+//! 2018's 3e-4 / 256 / 1e6 buffer; TD3: Fujimoto et al. 2018's 1e-3 / [400, 300] / noise 0.1),
+//! one row per algorithm for every task of the class, none keyed to an env.
+
+use super::drl::median;
+use crate::drl::run::{train, TrainConfig};
+use anyhow::{Context, Result};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// One task at its full budget.
+#[derive(Debug, Clone)]
+pub struct SimulatorTask {
+    pub algorithm: &'static str,
+    /// Gymnasium id (`module:Id` registers the module's envs first).
+    pub env: &'static str,
+    pub simulator: &'static str,
+    pub budget: usize,
+}
+
+/// The issue's tasks: MuJoCo SAC and TD3 on InvertedPendulum and Hopper, PPO on
+/// InvertedDoublePendulum, and SAC on PyBullet's Hopper.
+pub const TASKS: &[SimulatorTask] = &[
+    SimulatorTask { algorithm: "sac", env: "InvertedPendulum-v5", simulator: "MuJoCo", budget: 20_000 },
+    SimulatorTask { algorithm: "td3", env: "InvertedPendulum-v5", simulator: "MuJoCo", budget: 20_000 },
+    SimulatorTask { algorithm: "ppo", env: "InvertedDoublePendulum-v5", simulator: "MuJoCo", budget: 200_000 },
+    SimulatorTask { algorithm: "sac", env: "Hopper-v5", simulator: "MuJoCo", budget: 300_000 },
+    SimulatorTask { algorithm: "td3", env: "Hopper-v5", simulator: "MuJoCo", budget: 300_000 },
+    SimulatorTask {
+        algorithm: "sac",
+        env: "pybullet_envs_gymnasium:HopperBulletEnv-v0",
+        simulator: "PyBullet",
+        budget: 300_000,
+    },
+];
+
+/// SB3's PPO runs this many envs, as ours (`ppo`'s `num_envs`).
+const PPO_ENVS: usize = 4;
+const EVALUATIONS: usize = 10;
+const EVAL_EPISODES: usize = 10;
+
+/// (our overrides, SB3's keyword arguments, normalize observations) of `algorithm` at `budget`:
+/// the same settings written in each library's names.
+pub fn hyperparameters(algorithm: &str, budget: usize) -> (Value, Value, bool) {
+    // The zoo's 10,000 random warm-up steps, capped at a tenth of a short budget.
+    let warmup = (budget / 10).min(10_000);
+    match algorithm {
+        "sac" => (
+            json!({"learning_rate": 3e-4, "buffer_size": 1_000_000, "learning_starts": warmup, "batch_size": 256,
+                   "tau": 0.005, "gamma": 0.99, "hidden": [256, 256], "initial_alpha": 1.0}),
+            json!({"learning_rate": 3e-4, "buffer_size": 1_000_000, "learning_starts": warmup, "batch_size": 256,
+                   "tau": 0.005, "gamma": 0.99, "train_freq": 1, "gradient_steps": 1, "ent_coef": "auto_1.0",
+                   "policy_kwargs": {"net_arch": [256, 256]}}),
+            false,
+        ),
+        "td3" => (
+            json!({"actor_learning_rate": 1e-3, "critic_learning_rate": 1e-3, "buffer_size": 1_000_000,
+                   "learning_starts": warmup, "batch_size": 256, "tau": 0.005, "gamma": 0.99, "hidden": [400, 300],
+                   "exploration_noise": 0.1, "policy_noise": 0.2, "noise_clip": 0.5, "policy_delay": 2}),
+            json!({"learning_rate": 1e-3, "buffer_size": 1_000_000, "learning_starts": warmup, "batch_size": 256,
+                   "tau": 0.005, "gamma": 0.99, "policy_delay": 2, "target_policy_noise": 0.2,
+                   "target_noise_clip": 0.5, "train_freq": 1, "gradient_steps": 1,
+                   "policy_kwargs": {"net_arch": [400, 300]}, "action_noise_std": 0.1}),
+            false,
+        ),
+        // SB3's PPO defaults (Schulman et al. 2017's MuJoCo settings), observations normalized
+        // (VecNormalize on their side).
+        _ => (
+            json!({"learning_rate": 3e-4, "gamma": 0.99, "gae_lambda": 0.95, "clip_range": 0.2, "epochs": 10,
+                   "minibatch_size": 64, "rollout_steps": 512, "entropy_coef": 0.0, "value_coef": 0.5,
+                   "max_grad_norm": 0.5, "normalize_observations": true, "sde_sample_freq": null,
+                   "log_std_init": 0.0, "hidden": [64, 64]}),
+            json!({"learning_rate": 3e-4, "n_steps": 512, "batch_size": 64, "n_epochs": 10, "gamma": 0.99,
+                   "gae_lambda": 0.95, "clip_range": 0.2, "ent_coef": 0.0, "vf_coef": 0.5, "max_grad_norm": 0.5}),
+            true,
+        ),
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct SimulatorBenchConfig {
+    pub seeds: Vec<u64>,
+    /// Budgets times this (1: the issue's; below 1 for a quick look, said in the report).
+    pub steps_scale: f64,
+    /// Only the tasks whose env or `algorithm:env` is listed (empty: all).
+    pub only: Vec<String>,
+    /// H-term weights: our runs again with each (off-policy tasks; empty: none).
+    pub h_term_lambdas: Vec<f64>,
+    /// `(python, benches/peers/sb3_simulators_peer.py)`; None: ours only.
+    pub peer: Option<(PathBuf, PathBuf)>,
+}
+
+#[derive(Debug, Deserialize)]
+struct PeerRun {
+    algorithm: String,
+    env: String,
+    seed: u64,
+    final_return: f64,
+    train_s: f64,
+}
+
+#[derive(Debug, Deserialize)]
+struct PeerReport {
+    versions: Value,
+    runs: Vec<PeerRun>,
+}
+
+/// One of our runs: final return, training seconds, the largest drop between consecutive
+/// evaluations (how unstable the curve is).
+#[derive(Debug, Clone, Copy)]
+pub struct OurRun {
+    pub final_return: f64,
+    pub train_s: f64,
+    pub largest_drop: f64,
+}
+
+/// Trains `algorithm` on `gymnasium:<env>` for `budget` steps with the table's settings.
+pub fn our_run(algorithm: &str, env: &str, budget: usize, seed: u64, h_term_lambda: f64) -> Result<OurRun> {
+    let (overrides, _, _) = hyperparameters(algorithm, budget);
+    let config = TrainConfig {
+        eval_every: (budget / EVALUATIONS).max(1),
+        eval_episodes: EVAL_EPISODES,
+        overrides,
+        h_term_lambda,
+        ..TrainConfig::new(algorithm, &format!("gymnasium:{env}"), budget, seed)
+    };
+    let outcome = train(&config)?;
+    let curve: Vec<f64> = outcome.evaluations.iter().map(|e| e.return_mean).collect();
+    let largest_drop = curve.windows(2).map(|w| (w[0] - w[1]).max(0.0)).fold(0.0, f64::max);
+    let final_return = *curve.last().context("no evaluation")?;
+    eprintln!("ours {algorithm} {env} seed {seed} lambda {h_term_lambda}: {final_return:.1} in {:.1} s", outcome.train_s);
+    Ok(OurRun { final_return, train_s: outcome.train_s, largest_drop })
+}
+
+fn median_worst(values: &[f64]) -> (f64, f64) {
+    let mut v = values.to_vec();
+    (median(&mut v), v.iter().copied().fold(f64::INFINITY, f64::min))
+}
+
+fn selected(config: &SimulatorBenchConfig) -> Vec<(SimulatorTask, usize)> {
+    TASKS
+        .iter()
+        .filter(|t| {
+            config.only.is_empty()
+                || config.only.iter().any(|o| o == t.env || *o == format!("{}:{}", t.algorithm, t.env))
+        })
+        .map(|t| (t.clone(), ((t.budget as f64 * config.steps_scale).round() as usize).max(1000)))
+        .collect()
+}
+
+pub fn run_simulators(config: &SimulatorBenchConfig) -> Result<String> {
+    let tasks = selected(config);
+    anyhow::ensure!(!tasks.is_empty(), "--only matches no task");
+    let peer: Option<PeerReport> = match &config.peer {
+        Some((python, script)) => {
+            let table: Vec<Value> = tasks
+                .iter()
+                .map(|(t, budget)| {
+                    let (_, sb3, normalize) = hyperparameters(t.algorithm, *budget);
+                    json!({"algorithm": t.algorithm, "env": t.env, "budget": budget,
+                           "eval_every": (budget / EVALUATIONS).max(1), "eval_episodes": EVAL_EPISODES,
+                           "seeds": config.seeds, "sb3": sb3, "normalize_observations": normalize,
+                           "n_envs": if t.algorithm == "ppo" { PPO_ENVS } else { 1 }})
+                })
+                .collect();
+            let mut child = std::process::Command::new(python)
+                .arg(script)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::inherit())
+                .spawn()
+                .with_context(|| format!("running {} {}", python.display(), script.display()))?;
+            use std::io::Write;
+            child.stdin.take().context("peer stdin")?.write_all(serde_json::to_string(&table)?.as_bytes())?;
+            let output = child.wait_with_output()?;
+            anyhow::ensure!(output.status.success(), "peer script failed: {}", output.status);
+            Some(serde_json::from_slice(&output.stdout).context("peer script output")?)
+        }
+        None => None,
+    };
+    let mut out = String::new();
+    writeln!(out, "# Simulators through the Gymnasium bridge against Stable-Baselines3 (`rlsolver bench simulators`)\n")?;
+    writeln!(
+        out,
+        "Final evaluation's mean return ({EVAL_EPISODES} deterministic episodes, fresh starts), median (worst) over \
+         seeds {:?}; training seconds without evaluations, median; both sides in this run on this machine ({} cores), \
+         same hyperparameters (`src/bench/simulators.rs`). Budgets x{}.\n",
+        config.seeds,
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        config.steps_scale
+    )?;
+    if let Some(p) = &peer {
+        writeln!(out, "Peer: `benches/peers/sb3_simulators_peer.py`, {}\n", p.versions)?;
+    }
+    writeln!(out, "| task | simulator | steps | ours | SB3 | ours - SB3 (medians) | our train s | SB3 train s | SB3 s / our s |")?;
+    writeln!(out, "|---|---|---|---|---|---|---|---|---|")?;
+    let mut studies = Vec::new();
+    for (task, budget) in &tasks {
+        let runs: Vec<OurRun> =
+            config.seeds.iter().map(|&s| our_run(task.algorithm, task.env, *budget, s, 0.0)).collect::<Result<_>>()?;
+        let (ours, ours_worst) = median_worst(&runs.iter().map(|r| r.final_return).collect::<Vec<_>>());
+        let our_s = median(&mut runs.iter().map(|r| r.train_s).collect::<Vec<_>>());
+        let theirs: Vec<&PeerRun> = peer
+            .iter()
+            .flat_map(|p| &p.runs)
+            .filter(|r| r.algorithm == task.algorithm && r.env == task.env && config.seeds.contains(&r.seed))
+            .collect();
+        let (peer_cells, diff, their_s, ratio) = if theirs.is_empty() {
+            ("-".to_string(), "-".to_string(), "-".to_string(), "-".to_string())
+        } else {
+            let (m, w) = median_worst(&theirs.iter().map(|r| r.final_return).collect::<Vec<_>>());
+            let s = median(&mut theirs.iter().map(|r| r.train_s).collect::<Vec<_>>());
+            (format!("{m:.1} ({w:.1})"), format!("{:+.1}", ours - m), format!("{s:.0}"), format!("{:.2}", s / our_s))
+        };
+        writeln!(
+            out,
+            "| {} {} | {} | {budget} | {ours:.1} ({ours_worst:.1}) | {peer_cells} | {diff} | {our_s:.0} | {their_s} | {ratio} |",
+            task.algorithm, task.env, task.simulator
+        )?;
+        if task.algorithm != "ppo" && !config.h_term_lambdas.is_empty() {
+            studies.push((task.clone(), *budget, runs));
+        }
+    }
+    if !studies.is_empty() {
+        writeln!(out, "\n## H-term (our runs with each lambda; 0 = the rows above)\n")?;
+        writeln!(out, "| task | lambda | final return median | spread (max - min) | worst seed | largest evaluation drop, median |")?;
+        writeln!(out, "|---|---|---|---|---|---|")?;
+        for (task, budget, base) in studies {
+            let mut rows = vec![(0.0, base)];
+            for &lambda in &config.h_term_lambdas {
+                let runs = config
+                    .seeds
+                    .iter()
+                    .map(|&s| our_run(task.algorithm, task.env, budget, s, lambda))
+                    .collect::<Result<Vec<_>>>()?;
+                rows.push((lambda, runs));
+            }
+            for (lambda, runs) in rows {
+                let finals: Vec<f64> = runs.iter().map(|r| r.final_return).collect();
+                let (m, worst) = median_worst(&finals);
+                let best = finals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let drop = median(&mut runs.iter().map(|r| r.largest_drop).collect::<Vec<_>>());
+                writeln!(
+                    out,
+                    "| {} {} | {lambda} | {m:.1} | {:.1} | {worst:.1} | {drop:.1} |",
+                    task.algorithm,
+                    task.env,
+                    best - worst
+                )?;
+            }
+        }
+    }
+    Ok(out)
+}
