@@ -12,8 +12,14 @@ on fresh starts; the time spent evaluating is left out of train_s.
 
 import importlib
 import json
+import os
 import sys
 import time
+
+# The result goes to a private copy of stdout; fd 1 points at stderr, since pybullet prints to
+# stdout from C.
+RESULT = os.fdopen(os.dup(1), "w")
+os.dup2(2, 1)
 
 import gymnasium as gym
 import numpy as np
@@ -114,7 +120,8 @@ def main():
     import importlib.metadata as m
     versions = {p: m.version(p) for p in ["stable-baselines3", "torch", "gymnasium", "mujoco"]}
     versions["torch_threads"] = torch.get_num_threads()
-    print(json.dumps({"versions": versions, "runs": runs}))
+    RESULT.write(json.dumps({"versions": versions, "runs": runs}))
+    RESULT.flush()
 
 
 if __name__ == "__main__":
