@@ -518,7 +518,8 @@ struct BenchArgs {
     /// processes against the single-process loop at equal --updates) or bridge (gymnasium: envs
     /// through the Python bridge against gymnasium's own vector envs, peer run by --python) or
     /// simulators (our algorithms through the bridge against Stable-Baselines3 on MuJoCo and
-    /// PyBullet tasks; --only, --seeds, --steps-scale).
+    /// PyBullet tasks; --only, --seeds, --steps-scale) or trading (PPO and SAC on StockTrading-v0
+    /// against buy-and-hold and mean-variance, out-of-sample, over --seeds markets).
     problem: String,
     /// Folder of instances (maxcut: Gset .txt files, best-known values in its README.md; mimo:
     /// the folder holding rayleigh_k8_n8_100.json; nphard: the folder holding mis/; tnco: the
@@ -555,7 +556,7 @@ struct BenchArgs {
     /// vmpacking, routing, throughput); comma-separated (default: all).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
-    /// simulators: every task's budget times this (1: the budgets).
+    /// simulators, trading: every budget times this (1: the budgets).
     #[arg(long, default_value_t = 1.0)]
     steps_scale: f64,
     /// simulators: also train the off-policy tasks with each of these H-term weights.
@@ -1019,6 +1020,16 @@ fn bench(args: BenchArgs) -> Result<()> {
                 peer: args.python.map(|python| {
                     (python, args.peer_script.unwrap_or_else(|| "benches/peers/sb3_simulators_peer.py".into()))
                 }),
+            })?
+        }
+        "trading" => {
+            use rlsolver::bench::trading::{run_trading, TradingBenchConfig};
+            let defaults = TradingBenchConfig::default();
+            let scaled = |steps: usize| ((steps as f64 * args.steps_scale) as usize).max(1000);
+            run_trading(&TradingBenchConfig {
+                seeds: args.seeds.clone(),
+                ppo_steps: scaled(defaults.ppo_steps),
+                sac_steps: scaled(defaults.sac_steps),
             })?
         }
         "apex" => {

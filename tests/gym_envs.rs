@@ -90,7 +90,8 @@ fn vectorized_envs_auto_reset_and_reproduce_from_a_seed() {
             parted |= sa.observations[..dim] != sa.observations[2 * dim..3 * dim];
             finished += sa.terminated.iter().zip(&sa.truncated).filter(|(x, y)| **x || **y).count();
         }
-        assert!(parted, "{id}: envs share a stream");
+        // StockTrading-v0 replays its data set's one price path in every env (as FinRL's does).
+        assert!(parted || id == "StockTrading-v0", "{id}: envs share a stream");
         assert!(finished >= 8, "{id}: only {finished} episodes ended in 1000 steps");
     }
 }

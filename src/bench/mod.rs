@@ -27,6 +27,8 @@ pub mod portfolio;
 /// Our algorithms on MuJoCo and PyBullet through the bridge against SB3, and the H-term study (issue 19).
 pub mod simulators;
 pub mod tnco;
+/// PPO and SAC on FinRL's stock-trading env against buy-and-hold and mean-variance (issue 19).
+pub mod trading;
 pub mod tsp;
 
 pub use maxcut::{run_maxcut, BenchConfig};

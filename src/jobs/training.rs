@@ -120,7 +120,9 @@ pub struct TrainingRequest {
     pub eval_episodes: Option<usize>,
     /// An OR-Gym env's parameters changed from the id's, by field (its solve endpoint's
     /// instance schema, plus the observation options `node_features` for TSP and
-    /// `planning_features` for Knapsack-v3, InvManagement and PortfolioOpt); for a
+    /// `planning_features` for Knapsack-v3, InvManagement and PortfolioOpt); StockTrading-v0's
+    /// market and period (`stocks`, `train_days`, `test_days`, `data_seed`, `split`, `hmax`,
+    /// costs); for a
     /// `gymnasium:<id>` env, `gymnasium.make`'s keyword arguments (also accepted as
     /// `env_kwargs`); single-agent only.
     #[serde(default, alias = "env_kwargs")]
@@ -179,7 +181,11 @@ impl TrainingRequest {
             configured_env = true;
             Some((e.action_space(), (e.observation_dim(), 1, 0, 0)))
         } else {
-            match self.env_config.as_ref().and_then(|c| env::orgym::make_configured(&self.env, 1, c)) {
+            let configured = self.env_config.as_ref().and_then(|c| {
+                env::orgym::make_configured(&self.env, 1, c)
+                    .or_else(|| env::stock_trading::make_configured(&self.env, 1, c))
+            });
+            match configured {
                 Some(configured) => {
                     let e = configured.map_err(|e| {
                         let field = if e.field == "env_config" {

@@ -12,6 +12,8 @@ pub mod mountain_car;
 pub mod orgym;
 pub mod pendulum;
 pub mod pool;
+/// FinRL's stock-trading env on a generated price set (issue 19).
+pub mod stock_trading;
 /// CartPole and Pendulum as batched tensor ops, for envs that stay on an accelerator (issue 17).
 pub mod tensor_classic;
 
@@ -152,6 +154,7 @@ pub const ENV_IDS: &[&str] = &[
     "VMPacking-v0",
     "VMPacking-v1",
     "VehicleRouting-v0",
+    "StockTrading-v0",
 ];
 
 /// Builds `num_envs` copies of an env with its parameters changed by `env_config` (a JSON object
@@ -166,7 +169,9 @@ pub fn make_configured(id: &str, num_envs: usize, env_config: &serde_json::Value
         return make(id, num_envs)
             .ok_or_else(|| anyhow::anyhow!("{}", crate::suggest::unknown("env", id, ENV_IDS.iter().copied())));
     }
-    match orgym::make_configured(id, num_envs, env_config) {
+    match orgym::make_configured(id, num_envs, env_config)
+        .or_else(|| stock_trading::make_configured(id, num_envs, env_config))
+    {
         Some(env) => env.map_err(|e| anyhow::anyhow!("env_config: {e}")),
         None if make(id, 1).is_some() => anyhow::bail!("env_config: {id} takes no parameters"),
         None => anyhow::bail!("{}", crate::suggest::unknown("env", id, ENV_IDS.iter().copied())),
@@ -183,6 +188,7 @@ pub fn make(id: &str, num_envs: usize) -> Option<Box<dyn VecEnv>> {
         "Pendulum-v1" => Box::new(ClassicVecEnv::<pendulum::Pendulum>::new(num_envs)),
         "Newsvendor-v0" => Box::new(orgym::newsvendor::NewsvendorVecEnv::new(Default::default(), num_envs)),
         "PortfolioOpt-v0" => Box::new(orgym::portfolio::PortfolioVecEnv::new(Default::default(), num_envs)),
+        stock_trading::ID => Box::new(stock_trading::StockTradingVecEnv::new(Default::default(), num_envs)),
         id if id.starts_with("InvManagement-") => {
             Box::new(orgym::inventory::InventoryVecEnv::new(orgym::inventory::InventoryConfig::by_id(id)?, num_envs))
         }
