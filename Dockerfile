@@ -10,9 +10,14 @@ RUN apt-get update && apt-get install -y --no-install-recommends python3 python3
 WORKDIR /src
 COPY . .
 RUN make build
+# SIMULATORS=1 adds gymnasium with MuJoCo and PyBullet to the venv for `gymnasium:<id>` envs
+# (the Python bridge; about 200 MB more).
+ARG SIMULATORS=0
+RUN if [ "$SIMULATORS" = 1 ]; then make simulators; fi
 
 FROM ${BASE}
-RUN apt-get update && apt-get install -y --no-install-recommends libgomp1 ca-certificates curl \
+# python3: the interpreter the venv links to, which the Gymnasium bridge's workers run.
+RUN apt-get update && apt-get install -y --no-install-recommends libgomp1 ca-certificates curl python3 \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --home-dir /var/lib/rlsolver --create-home rlsolver
 # Same absolute path as at build time, so the embedded runpath resolves.
@@ -22,7 +27,8 @@ COPY --from=build /src/target/release/rlsolver /usr/local/bin/rlsolver
 COPY --from=build /src/models /opt/rlsolver/models
 # Without API keys (RLSOLVER_API_KEYS or RLSOLVER_API_KEYS_FILE at run time) the server binds to
 # loopback only and says so; give keys to serve 0.0.0.0:8080.
-ENV RLSOLVER_HOST=0.0.0.0 RLSOLVER_PORT=8080 RLSOLVER_MODELS_DIR=/opt/rlsolver/models RLSOLVER_DATA_DIR=/var/lib/rlsolver/data
+ENV RLSOLVER_HOST=0.0.0.0 RLSOLVER_PORT=8080 RLSOLVER_MODELS_DIR=/opt/rlsolver/models RLSOLVER_DATA_DIR=/var/lib/rlsolver/data \
+    RLSOLVER_PYTHON=/src/.venv/bin/python
 EXPOSE 8080
 USER rlsolver
 WORKDIR /var/lib/rlsolver

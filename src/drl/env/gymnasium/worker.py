@@ -4,6 +4,9 @@
 # (pybullet prints "argv[0]=") cannot corrupt a frame.
 import json, os, struct, sys
 
+# The server's working folder first on the import path, as `python -c` would have it (a user's
+# env module next to where the service runs: `gymnasium:my_envs:Trading-v0`).
+sys.path.insert(0, os.getcwd())
 proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
 os.dup2(2, 1)
 sys.stdout = sys.stderr

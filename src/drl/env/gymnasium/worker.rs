@@ -35,6 +35,22 @@ impl std::fmt::Display for Fault {
     }
 }
 
+/// The worker script, written once per content into the temp folder (a `-c` argument would
+/// show the whole script in every `ps` line).
+fn script_file() -> Result<std::path::PathBuf> {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    SCRIPT.hash(&mut hasher);
+    let path = std::env::temp_dir().join(format!("rlsolver-gymnasium-worker-{:016x}.py", hasher.finish()));
+    if std::fs::read_to_string(&path).ok().as_deref() != Some(SCRIPT) {
+        // Written aside and renamed: a concurrent reader never sees half a script.
+        let partial = path.with_extension(format!("{}.partial", std::process::id()));
+        std::fs::write(&partial, SCRIPT).context("writing the bridge's worker script")?;
+        std::fs::rename(&partial, &path).context("writing the bridge's worker script")?;
+    }
+    Ok(path)
+}
+
 pub struct Worker {
     child: Child,
     stdin: ChildStdin,
@@ -47,7 +63,8 @@ impl Worker {
     /// many copies to make); the answer is read with `receive`.
     pub fn spawn(python: &Path, init: &serde_json::Value) -> Result<Worker> {
         let mut child = Command::new(python)
-            .args(["-u", "-c", SCRIPT])
+            .arg("-u")
+            .arg(script_file()?)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
