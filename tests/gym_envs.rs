@@ -91,7 +91,7 @@ fn vectorized_envs_auto_reset_and_reproduce_from_a_seed() {
             finished += sa.terminated.iter().zip(&sa.truncated).filter(|(x, y)| **x || **y).count();
         }
         // StockTrading-v0 replays its data set's one price path in every env (as FinRL's does).
-        assert!(parted || id == "StockTrading-v0", "{id}: envs share a stream");
+        assert!(parted || *id == "StockTrading-v0", "{id}: envs share a stream");
         assert!(finished >= 8, "{id}: only {finished} episodes ended in 1000 steps");
     }
 }

@@ -36,7 +36,8 @@ fn rewards_match_the_assets_computed_from_closes() {
     }
     // Train and test are consecutive periods of one market.
     let train = StockTradingVecEnv::new(StockTradingConfig { data_seed: 7, ..Default::default() }, 1);
-    let test = StockTradingVecEnv::new(StockTradingConfig { data_seed: 7, split: "test".into(), ..Default::default() }, 1);
+    let test =
+        StockTradingVecEnv::new(StockTradingConfig { data_seed: 7, split: "test".into(), ..Default::default() }, 1);
     assert_eq!(train.train_closes(), test.train_closes());
     assert_ne!(train.closes()[0], test.closes()[0]);
 }

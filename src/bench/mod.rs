@@ -8,10 +8,10 @@
 pub mod apex;
 /// The search's chain backends at equal wall time, any device (issue 17).
 pub mod backends;
-/// The Gymnasium bridge's throughput against gymnasium's own vector envs (issue 19).
-pub mod bridge;
 /// Simulated bifurcation on Gset at a wall time, any device (issue 17).
 pub mod bifurcation;
+/// The Gymnasium bridge's throughput against gymnasium's own vector envs (issue 19).
+pub mod bridge;
 pub mod cs;
 /// Classic-control envs as device tensors and PPO on them, against the native ones (issue 17).
 pub mod device_envs;

@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// One task at its full budget.
 #[derive(Debug, Clone)]
@@ -100,18 +100,18 @@ pub struct SimulatorBenchConfig {
 }
 
 #[derive(Debug, Deserialize)]
-struct PeerRun {
-    algorithm: String,
-    env: String,
-    seed: u64,
-    final_return: f64,
-    train_s: f64,
+pub struct PeerRun {
+    pub algorithm: String,
+    pub env: String,
+    pub seed: u64,
+    pub final_return: f64,
+    pub train_s: f64,
 }
 
 #[derive(Debug, Deserialize)]
-struct PeerReport {
-    versions: Value,
-    runs: Vec<PeerRun>,
+pub struct PeerReport {
+    pub versions: Value,
+    pub runs: Vec<PeerRun>,
 }
 
 /// One of our runs: final return, training seconds, the largest drop between consecutive
@@ -137,11 +137,14 @@ pub fn our_run(algorithm: &str, env: &str, budget: usize, seed: u64, h_term_lamb
     let curve: Vec<f64> = outcome.evaluations.iter().map(|e| e.return_mean).collect();
     let largest_drop = curve.windows(2).map(|w| (w[0] - w[1]).max(0.0)).fold(0.0, f64::max);
     let final_return = *curve.last().context("no evaluation")?;
-    eprintln!("ours {algorithm} {env} seed {seed} lambda {h_term_lambda}: {final_return:.1} in {:.1} s", outcome.train_s);
+    eprintln!(
+        "ours {algorithm} {env} seed {seed} lambda {h_term_lambda}: {final_return:.1} in {:.1} s",
+        outcome.train_s
+    );
     Ok(OurRun { final_return, train_s: outcome.train_s, largest_drop })
 }
 
-fn median_worst(values: &[f64]) -> (f64, f64) {
+pub fn median_worst(values: &[f64]) -> (f64, f64) {
     let mut v = values.to_vec();
     (median(&mut v), v.iter().copied().fold(f64::INFINITY, f64::min))
 }
@@ -157,38 +160,42 @@ fn selected(config: &SimulatorBenchConfig) -> Vec<(SimulatorTask, usize)> {
         .collect()
 }
 
+/// SB3's runs of `tasks` (each at its budget) over `seeds`, by the peer script.
+pub fn peer_runs(python: &Path, script: &Path, tasks: &[(SimulatorTask, usize)], seeds: &[u64]) -> Result<PeerReport> {
+    let table: Vec<Value> = tasks
+        .iter()
+        .map(|(t, budget)| {
+            let (_, sb3, normalize) = hyperparameters(t.algorithm, *budget);
+            json!({"algorithm": t.algorithm, "env": t.env, "budget": budget,
+                   "eval_every": (budget / EVALUATIONS).max(1), "eval_episodes": EVAL_EPISODES,
+                   "seeds": seeds, "sb3": sb3, "normalize_observations": normalize,
+                   "n_envs": if t.algorithm == "ppo" { PPO_ENVS } else { 1 }})
+        })
+        .collect();
+    let mut child = std::process::Command::new(python)
+        .arg(script)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("running {} {}", python.display(), script.display()))?;
+    use std::io::Write;
+    child.stdin.take().context("peer stdin")?.write_all(serde_json::to_string(&table)?.as_bytes())?;
+    let output = child.wait_with_output()?;
+    anyhow::ensure!(output.status.success(), "peer script failed: {}", output.status);
+    serde_json::from_slice(&output.stdout).context("peer script output")
+}
+
 pub fn run_simulators(config: &SimulatorBenchConfig) -> Result<String> {
     let tasks = selected(config);
     anyhow::ensure!(!tasks.is_empty(), "--only matches no task");
-    let peer: Option<PeerReport> = match &config.peer {
-        Some((python, script)) => {
-            let table: Vec<Value> = tasks
-                .iter()
-                .map(|(t, budget)| {
-                    let (_, sb3, normalize) = hyperparameters(t.algorithm, *budget);
-                    json!({"algorithm": t.algorithm, "env": t.env, "budget": budget,
-                           "eval_every": (budget / EVALUATIONS).max(1), "eval_episodes": EVAL_EPISODES,
-                           "seeds": config.seeds, "sb3": sb3, "normalize_observations": normalize,
-                           "n_envs": if t.algorithm == "ppo" { PPO_ENVS } else { 1 }})
-                })
-                .collect();
-            let mut child = std::process::Command::new(python)
-                .arg(script)
-                .stdin(std::process::Stdio::piped())
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::inherit())
-                .spawn()
-                .with_context(|| format!("running {} {}", python.display(), script.display()))?;
-            use std::io::Write;
-            child.stdin.take().context("peer stdin")?.write_all(serde_json::to_string(&table)?.as_bytes())?;
-            let output = child.wait_with_output()?;
-            anyhow::ensure!(output.status.success(), "peer script failed: {}", output.status);
-            Some(serde_json::from_slice(&output.stdout).context("peer script output")?)
-        }
-        None => None,
-    };
+    let peer =
+        config.peer.as_ref().map(|(python, script)| peer_runs(python, script, &tasks, &config.seeds)).transpose()?;
     let mut out = String::new();
-    writeln!(out, "# Simulators through the Gymnasium bridge against Stable-Baselines3 (`rlsolver bench simulators`)\n")?;
+    writeln!(
+        out,
+        "# Simulators through the Gymnasium bridge against Stable-Baselines3 (`rlsolver bench simulators`)\n"
+    )?;
     writeln!(
         out,
         "Final evaluation's mean return ({EVAL_EPISODES} deterministic episodes, fresh starts), median (worst) over \
@@ -201,7 +208,10 @@ pub fn run_simulators(config: &SimulatorBenchConfig) -> Result<String> {
     if let Some(p) = &peer {
         writeln!(out, "Peer: `benches/peers/sb3_simulators_peer.py`, {}\n", p.versions)?;
     }
-    writeln!(out, "| task | simulator | steps | ours | SB3 | ours - SB3 (medians) | our train s | SB3 train s | SB3 s / our s |")?;
+    writeln!(
+        out,
+        "| task | simulator | steps | ours | SB3 | ours - SB3 (medians) | our train s | SB3 train s | SB3 s / our s |"
+    )?;
     writeln!(out, "|---|---|---|---|---|---|---|---|---|")?;
     let mut studies = Vec::new();
     for (task, budget) in &tasks {

@@ -79,7 +79,11 @@ impl StockTradingConfig {
     fn validate(&self) -> Result<(), ConfigError> {
         let invalid = |field: &'static str, message: String| Err(ConfigError { field, message, too_large: false });
         if self.stocks == 0 || self.stocks > MAX_STOCKS {
-            return Err(ConfigError { field: "stocks", message: format!("expected 1..={MAX_STOCKS}"), too_large: true });
+            return Err(ConfigError {
+                field: "stocks",
+                message: format!("expected 1..={MAX_STOCKS}"),
+                too_large: true,
+            });
         }
         for (field, days) in [("train_days", self.train_days), ("test_days", self.test_days)] {
             if !(2..=MAX_DAYS).contains(&days) {
@@ -148,8 +152,8 @@ impl PriceSet {
                 ema26 += (s[t] - ema26) * 2.0 / 27.0;
                 let mean20 = sma(s, t, 20);
                 let from20 = (t + 1).saturating_sub(20);
-                let sd20 = (s[from20..=t].iter().map(|x| (x - mean20).powi(2)).sum::<f64>() / (t + 1 - from20) as f64)
-                    .sqrt();
+                let sd20 =
+                    (s[from20..=t].iter().map(|x| (x - mean20).powi(2)).sum::<f64>() / (t + 1 - from20) as f64).sqrt();
                 let from30 = (t + 1).saturating_sub(31);
                 let (mut gain, mut loss) = (0.0, 0.0);
                 for k in from30 + 1..=t {
@@ -196,7 +200,8 @@ pub struct StockTradingVecEnv {
 
 impl StockTradingVecEnv {
     pub fn new(config: StockTradingConfig, num_envs: usize) -> Self {
-        let prices = Arc::new(PriceSet::generate(config.stocks, config.train_days + config.test_days, config.data_seed));
+        let prices =
+            Arc::new(PriceSet::generate(config.stocks, config.train_days + config.test_days, config.data_seed));
         let (first, last) = if config.split == "test" {
             (WARMUP + config.train_days, WARMUP + config.train_days + config.test_days - 1)
         } else {
@@ -328,7 +333,12 @@ impl VecEnv for StockTradingVecEnv {
 
     fn load_state(&mut self, state: &serde_json::Value) -> anyhow::Result<()> {
         let accounts: Vec<Account> = serde_json::from_value(state.clone())?;
-        anyhow::ensure!(accounts.len() == self.accounts.len(), "{} envs saved, {} here", accounts.len(), self.accounts.len());
+        anyhow::ensure!(
+            accounts.len() == self.accounts.len(),
+            "{} envs saved, {} here",
+            accounts.len(),
+            self.accounts.len()
+        );
         self.accounts = accounts;
         Ok(())
     }
@@ -364,7 +374,8 @@ mod tests {
     use super::*;
 
     fn env(split: &str) -> StockTradingVecEnv {
-        let config = StockTradingConfig { stocks: 3, train_days: 40, test_days: 20, split: split.into(), ..Default::default() };
+        let config =
+            StockTradingConfig { stocks: 3, train_days: 40, test_days: 20, split: split.into(), ..Default::default() };
         StockTradingVecEnv::new(config, 2)
     }
 
