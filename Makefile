@@ -10,7 +10,7 @@ BENCH_LIMITS ?= 10,60
 GSET ?= ../shared/data/gset
 
 # fmt and clippy, as CI runs them before the tests.
-.PHONY: setup lint peers simulators client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard bench-portfolio bench-tsp bench-orgym bench-ising-policy bench-backends bench-device-envs bench-population bench-apex postgres deploy-tools models openapi clean
+.PHONY: setup lint peers simulators client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard bench-portfolio bench-tsp bench-orgym bench-ising-policy bench-backends bench-device-envs bench-population bench-apex bench-bridge bench-simulators bench-hterm bench-trading postgres deploy-tools models openapi clean
 
 # Idempotent: skipped when the venv already imports the pinned torch.
 setup:
@@ -158,6 +158,24 @@ bench-population: build
 
 bench-apex: build
 	./target/release/rlsolver bench apex --seeds 0,1,2 --rollouts 1,2,4 --updates 5000 --output benches/apex-report.md
+
+# The Gymnasium bridge against gymnasium's own vector envs -> benches/bridge-report.md
+bench-bridge: build simulators
+	./target/release/rlsolver bench bridge --python $(PYTHON) --output benches/bridge-report.md
+
+# Our SAC/TD3/PPO through the bridge against SB3 on MuJoCo and PyBullet, full budgets (hours on a
+# few cores; SIM_SCALE=0.1 for a quick look) -> benches/simulators-report.md
+SIM_SCALE ?= 1
+bench-simulators: build simulators
+	./target/release/rlsolver bench simulators --python $(PYTHON) --seeds 0,1,2 --steps-scale $(SIM_SCALE) --output benches/simulators-report.md
+
+# The H-term study: SAC and TD3 on Hopper-v5 with lambda 0, 0.01, 0.1, 1 over 5 seeds (SIM_SCALE as above)
+bench-hterm: build simulators
+	./target/release/rlsolver bench simulators --only Hopper-v5 --h-term-lambdas 0.01,0.1,1 --seeds 0,1,2,3,4 --steps-scale $(SIM_SCALE) --output benches/hterm-report.md
+
+# PPO and SAC on StockTrading-v0 against buy-and-hold and mean-variance, out-of-sample -> benches/trading-report.md
+bench-trading: build
+	./target/release/rlsolver bench trading --seeds 0,1,2 --output benches/trading-report.md
 
 bench-device-envs: build
 	./target/release/rlsolver bench device-envs --device cpu --seeds 0,1,2 --output benches/device-envs-cpu-report.md

@@ -261,4 +261,6 @@ fn bad_gymnasium_envs_are_422s_naming_env() {
     // A good one is accepted.
     let accepted = post("gymnasium:Pendulum-v1", "sac");
     assert_eq!(accepted.status().as_u16(), 202);
+    let job: Value = accepted.json().unwrap();
+    common::cancel_training_job(&base, job["id"].as_str().unwrap());
 }

@@ -56,5 +56,8 @@ fn env_config_fields_are_checked_by_name() {
     common::expect_422(post(json!({"split": "validation"})), "env_config.split", "train");
     common::expect_422(post(json!({"buy_cost_pct": 0.9})), "env_config.buy_cost_pct", "cost");
     common::expect_422(post(json!({"volume": 3})), "env_config", "volume");
-    assert_eq!(post(json!({"stocks": 5, "data_seed": 3, "split": "test"})).status().as_u16(), 202);
+    let accepted = post(json!({"stocks": 5, "data_seed": 3, "split": "test"}));
+    assert_eq!(accepted.status().as_u16(), 202);
+    let job: serde_json::Value = accepted.json().unwrap();
+    common::cancel_training_job(&base, job["id"].as_str().unwrap());
 }

@@ -160,3 +160,20 @@ impl Drop for ServeProcess {
         let _ = self.child.wait();
     }
 }
+
+/// Cancels the training job `id` and waits until it has stopped: a test must not exit while a
+/// job still runs libtorch on a server thread (its static destructors would run under it).
+pub fn cancel_training_job(base: &str, id: &str) {
+    let client = reqwest::blocking::Client::new();
+    client.delete(format!("{base}/v1/training/jobs/{id}")).send().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let job: serde_json::Value =
+            client.get(format!("{base}/v1/training/jobs/{id}")).send().unwrap().json().unwrap();
+        if ["cancelled", "succeeded", "failed"].contains(&job["state"].as_str().unwrap_or_default()) {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "job {id} did not stop: {job}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
