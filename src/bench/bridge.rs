@@ -5,7 +5,7 @@
 //! per env), at B = 1, 16, 64, uniformly random actions. Medians of repeats; ratio = ours / peer.
 
 use super::drl::env_steps_per_second;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::Deserialize;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -51,16 +51,18 @@ struct PeerReport {
 pub fn run_bridge(config: &BridgeBenchConfig) -> Result<String> {
     let peer: Option<PeerReport> = match &config.peer {
         Some((python, script)) => {
-            let output = std::process::Command::new(python)
-                .arg(script)
-                .args(["--envs", &config.envs.join(",")])
-                .args(["--batches", &config.batches.iter().map(usize::to_string).collect::<Vec<_>>().join(",")])
-                .args(["--repeats", &config.repeats.to_string(), "--seconds", &config.seconds.to_string()])
-                .stderr(std::process::Stdio::inherit())
-                .output()
-                .with_context(|| format!("running {} {}", python.display(), script.display()))?;
-            anyhow::ensure!(output.status.success(), "peer script failed: {}", output.status);
-            Some(serde_json::from_slice(&output.stdout).context("peer script output")?)
+            let batches: Vec<String> = config.batches.iter().map(usize::to_string).collect();
+            let args = [
+                "--envs".into(),
+                config.envs.join(","),
+                "--batches".into(),
+                batches.join(","),
+                "--repeats".into(),
+                config.repeats.to_string(),
+                "--seconds".into(),
+                config.seconds.to_string(),
+            ];
+            Some(super::run_peer(python, script, &args)?)
         }
         None => None,
     };

@@ -6,12 +6,12 @@
 
 use crate::drl::env::{self, ActionSpace, ENV_IDS};
 use crate::drl::run::{train, TrainConfig};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 #[derive(Debug, Clone)]
@@ -147,16 +147,9 @@ struct PeerThreshold {
     train_s: f64,
 }
 
-fn run_peer(python: &PathBuf, script: &PathBuf, seeds: &[u64]) -> Result<PeerReport> {
+fn run_peer(python: &Path, script: &Path, seeds: &[u64]) -> Result<PeerReport> {
     let seeds = seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
-    let output = std::process::Command::new(python)
-        .arg(script)
-        .args(["--seeds", &seeds])
-        .stderr(std::process::Stdio::inherit())
-        .output()
-        .with_context(|| format!("running {} {}", python.display(), script.display()))?;
-    anyhow::ensure!(output.status.success(), "peer script failed: {}", output.status);
-    serde_json::from_slice(&output.stdout).context("peer script output")
+    super::run_peer(python, script, &["--seeds".into(), seeds])
 }
 
 /// "median s (median steps, k/n reached)" over the reached runs.

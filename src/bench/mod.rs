@@ -49,3 +49,21 @@ pub(crate) fn median(sorted: &[f64]) -> f64 {
         (sorted[mid - 1] + sorted[mid]) / 2.0
     }
 }
+
+/// Runs a peer script (`python script args...`, its progress on our stderr) and reads the one
+/// JSON document it prints on stdout.
+pub fn run_peer<T: serde::de::DeserializeOwned>(
+    python: &std::path::Path,
+    script: &std::path::Path,
+    args: &[String],
+) -> anyhow::Result<T> {
+    use anyhow::Context;
+    let output = std::process::Command::new(python)
+        .arg(script)
+        .args(args)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .with_context(|| format!("running {} {}", python.display(), script.display()))?;
+    anyhow::ensure!(output.status.success(), "peer script failed: {}", output.status);
+    serde_json::from_slice(&output.stdout).context("peer script output")
+}

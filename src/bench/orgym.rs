@@ -32,7 +32,7 @@ use crate::drl::env::orgym::vmpacking_reference::{rollout as vm_rollout, rule_re
 use crate::drl::env::orgym::{first_episode_returns, random_allowed, OrGymConfig, OrGymEpisode, OrGymVecEnv};
 use crate::drl::env::VecEnv;
 use crate::drl::run::{greedy_actions, load_policy_for};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::fmt::Write as _;
@@ -245,14 +245,7 @@ fn throughput(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
     let peer: Option<serde_json::Value> = match &config.peer {
         Some((python, script)) => {
             let batches: Vec<String> = config.batches.iter().map(usize::to_string).collect();
-            let output = std::process::Command::new(python)
-                .arg(script)
-                .args(["--batches", &batches.join(",")])
-                .stderr(std::process::Stdio::inherit())
-                .output()
-                .with_context(|| format!("running {} {}", python.display(), script.display()))?;
-            anyhow::ensure!(output.status.success(), "peer script failed: {}", output.status);
-            Some(serde_json::from_slice(&output.stdout).context("peer script output")?)
+            Some(super::run_peer(python, script, &["--batches".into(), batches.join(",")])?)
         }
         None => None,
     };

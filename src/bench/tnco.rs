@@ -47,14 +47,7 @@ fn at(report: &SolveReport, seconds: f64) -> Option<f64> {
 }
 
 fn peer(python: &Path, script: &Path, args: &[String]) -> Result<Value> {
-    let output = std::process::Command::new(python)
-        .arg(script)
-        .args(args)
-        .stderr(std::process::Stdio::inherit())
-        .output()
-        .with_context(|| format!("running {} {}", python.display(), script.display()))?;
-    anyhow::ensure!(output.status.success(), "peer script failed: {}", output.status);
-    serde_json::from_slice(&output.stdout).context("peer script output")
+    super::run_peer(python, script, args)
 }
 
 /// Runs the benchmark; returns the markdown report.

@@ -75,6 +75,19 @@ pub struct StepBatch {
     pub final_observations: Vec<f32>,
 }
 
+impl StepBatch {
+    /// All zeros and no episode ended, for `envs` rows of `observation_dim` columns.
+    pub fn zeroed(envs: usize, observation_dim: usize) -> Self {
+        StepBatch {
+            observations: vec![0.0; envs * observation_dim],
+            rewards: vec![0.0; envs],
+            terminated: vec![false; envs],
+            truncated: vec![false; envs],
+            final_observations: vec![0.0; envs * observation_dim],
+        }
+    }
+}
+
 /// Each env's first-episode return (env i of the batch reset with `seed`), `act` choosing every
 /// env's actions from the batch and its observations; the batch steps until every env has
 /// finished one episode (what auto-reset envs earn after that is not counted).

@@ -301,13 +301,7 @@ impl VecEnv for StockTradingVecEnv {
 
     fn step(&mut self, actions: &[f32]) -> StepBatch {
         let (b, dim, d) = (self.accounts.len(), self.observation_dim(), self.config.stocks);
-        let mut batch = StepBatch {
-            observations: vec![0.0; b * dim],
-            rewards: vec![0.0; b],
-            terminated: vec![false; b],
-            truncated: vec![false; b],
-            final_observations: vec![0.0; b * dim],
-        };
+        let mut batch = StepBatch::zeroed(b, dim);
         let mut accounts = std::mem::take(&mut self.accounts);
         for (i, account) in accounts.iter_mut().enumerate() {
             let before = self.total_assets(account);

@@ -286,13 +286,7 @@ impl VecEnv for GymnasiumVecEnv {
             }
             sent[w] = self.workers[w].send(&frame).is_ok();
         }
-        let mut batch = StepBatch {
-            observations: vec![0.0; b * dim],
-            rewards: vec![0.0; b],
-            terminated: vec![false; b],
-            truncated: vec![false; b],
-            final_observations: vec![0.0; b * dim],
-        };
+        let mut batch = StepBatch::zeroed(b, dim);
         // One deadline for the batch: workers hung together cost one timeout, not one each.
         let deadline = Instant::now() + self.config.step_timeout;
         for w in 0..self.workers.len() {
