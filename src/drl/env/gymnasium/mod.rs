@@ -110,8 +110,6 @@ fn floats(bytes: &[u8]) -> Vec<f32> {
 struct Spaces {
     observation_dim: usize,
     action_space: ActionSpace,
-    observation_text: String,
-    action_text: String,
 }
 
 fn parse_header(header: &serde_json::Value) -> Result<Spaces> {
@@ -129,8 +127,6 @@ fn parse_header(header: &serde_json::Value) -> Result<Spaces> {
     Ok(Spaces {
         observation_dim: header["observation_dim"].as_u64().context("observation_dim")? as usize,
         action_space,
-        observation_text: header["observation_space"].as_str().unwrap_or_default().into(),
-        action_text: header["action_space_text"].as_str().unwrap_or_default().into(),
     })
 }
 
@@ -186,11 +182,6 @@ impl GymnasiumVecEnv {
             seed: 0,
             generation: 0,
         })
-    }
-
-    /// The env's spaces as gymnasium prints them (for error messages and `GET /v1/envs`).
-    pub fn space_texts(&self) -> (&str, &str) {
-        (&self.spaces.observation_text, &self.spaces.action_text)
     }
 
     /// Worker process ids (tests kill one to check the restart).
@@ -334,9 +325,9 @@ impl VecEnv for GymnasiumVecEnv {
     }
 
     /// A simulator's state cannot in general be saved; a resumed run starts fresh episodes
-    /// (`resumes_mid_episode`), so only where the stream stood is kept.
+    /// (`resumes_mid_episode`) from a seed of its own, so only the env id is kept.
     fn save_state(&self) -> Result<serde_json::Value> {
-        Ok(json!({"gymnasium": self.id, "seed": self.seed, "generation": self.generation}))
+        Ok(json!({"gymnasium": self.id}))
     }
 
     fn load_state(&mut self, state: &serde_json::Value) -> Result<()> {

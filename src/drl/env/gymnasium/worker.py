@@ -77,14 +77,10 @@ try:
     obs_dim = int(spaces.flatdim(obs_space))
     action = describe_action(act_space, spaces)
     width = int(np.prod(act_space.shape)) if isinstance(act_space, spaces.Box) else 1
-    spec = envs[0].spec
     write_frame(json.dumps({
         "ok": True,
         "observation_dim": obs_dim,
-        "observation_space": str(obs_space),
         "action_space": action,
-        "action_space_text": str(act_space),
-        "max_episode_steps": getattr(spec, "max_episode_steps", None),
     }).encode())
 except BaseException as error:  # the first line goes back as the 422's message
     write_frame(json.dumps({"ok": False, "error": first_line(error)}).encode())

@@ -22,15 +22,15 @@ const MAX_FRAME_BYTES: usize = 1 << 30;
 pub enum Fault {
     /// The process exited or closed its pipe.
     Exited(String),
-    /// No answer within the step timeout.
-    TimedOut(Duration),
+    /// No answer by the batch's deadline (`--bridge-step-timeout-s` from the batch's start).
+    TimedOut,
 }
 
 impl std::fmt::Display for Fault {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Fault::Exited(detail) => write!(f, "the worker exited ({detail})"),
-            Fault::TimedOut(limit) => write!(f, "the worker gave no answer within {:.1} s", limit.as_secs_f64()),
+            Fault::TimedOut => write!(f, "the worker gave no answer before the step deadline"),
         }
     }
 }
@@ -118,7 +118,7 @@ impl Worker {
     pub fn receive(&mut self, timeout: Duration) -> Result<Vec<u8>, Fault> {
         match self.frames.recv_timeout(timeout) {
             Ok(frame) => Ok(frame),
-            Err(RecvTimeoutError::Timeout) => Err(Fault::TimedOut(timeout)),
+            Err(RecvTimeoutError::Timeout) => Err(Fault::TimedOut),
             Err(RecvTimeoutError::Disconnected) => {
                 let status = self.child.wait().map(|s| s.to_string()).unwrap_or_else(|e| e.to_string());
                 let last = self.last_error_line();
