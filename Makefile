@@ -10,7 +10,7 @@ BENCH_LIMITS ?= 10,60
 GSET ?= ../shared/data/gset
 
 # fmt and clippy, as CI runs them before the tests.
-.PHONY: setup lint peers simulators client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard bench-portfolio bench-tsp bench-orgym bench-ising-policy bench-backends bench-device-envs bench-population bench-apex bench-bridge bench-simulators bench-hterm bench-trading postgres deploy-tools models openapi clean
+.PHONY: setup lint peers simulators ui-tools ui-screenshots client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard bench-portfolio bench-tsp bench-orgym bench-ising-policy bench-backends bench-device-envs bench-population bench-apex bench-bridge bench-simulators bench-hterm bench-trading postgres deploy-tools models openapi clean
 
 # Idempotent: skipped when the venv already imports the pinned torch.
 setup:
@@ -29,6 +29,18 @@ peers: setup
 simulators: setup
 	@"$(PYTHON)" -c 'import importlib.metadata as m, sys; sys.exit(0 if m.version("mujoco") == "4.0.1" and m.version("pybullet-envs-gymnasium") == "0.6.0" and m.version("stable-baselines3") == "2.9.2" else 1)' 2>/dev/null || \
 		"$(PYTHON)" -m pip install --quiet "gymnasium[mujoco]==1.4.0" "mujoco==4.0.1" "pybullet==3.2.7" "pybullet-envs-gymnasium==0.6.0" "stable-baselines3==2.9.2"
+
+# The dashboard's browser test (tests/ui_dashboard.rs): Debian's chromium, and playwright-core with
+# the pinned uPlot that src/api/ui/vendor/ is a copy of (tests/ui/package-lock.json), idempotent.
+ui-tools:
+	@command -v chromium >/dev/null 2>&1 || { as_root() { if [ "$$(id -u)" = 0 ]; then "$$@"; else sudo "$$@"; fi; }; \
+		as_root apt-get update -qq >/dev/null && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	@[ -f tests/ui/node_modules/playwright-core/package.json ] && [ -f tests/ui/node_modules/uplot/package.json ] || \
+		(cd tests/ui && npm ci --no-audit --no-fund --loglevel=error)
+
+# Refreshes the README's screenshots (tests/ui/screenshots/) from the browser test.
+ui-screenshots: build ui-tools
+	RLSOLVER_UI_SCREENSHOTS=$(CURDIR)/tests/ui/screenshots $(CARGO_ENV) cargo test --release --test ui_dashboard
 
 # What the Python-client tests need (tests/python_client.rs, tests/python_dimod.rs), idempotent.
 client-tools: setup
@@ -82,11 +94,11 @@ lint: setup
 	cargo fmt --check
 	$(CARGO_ENV) cargo clippy --release --all-targets -- -D warnings
 
-test: setup client-tools tnco-peer deploy-tools simulators
+test: setup client-tools tnco-peer deploy-tools simulators ui-tools
 	$(CARGO_ENV) cargo test --release
 
 # The heavy proofs (training to return thresholds), one at a time so timings are not shared.
-verify: setup client-tools tnco-peer deploy-tools simulators
+verify: setup client-tools tnco-peer deploy-tools simulators ui-tools
 	$(CARGO_ENV) cargo test --release
 	$(MAKE) fuzz
 	$(MAKE) container-test

@@ -8,6 +8,8 @@ pub mod jobs;
 pub mod models;
 pub mod policies;
 pub mod problems;
+/// Progress bars of the command line (issue 20).
+pub mod progress;
 pub mod search;
 pub mod store;
 pub mod suggest;

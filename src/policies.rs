@@ -36,6 +36,17 @@ pub enum PolicyRequest {
 }
 
 impl PolicyRequest {
+    /// The training's step budget (optimizer steps; env steps for OR-Gym), what progress counts.
+    pub fn steps(&self) -> usize {
+        match self {
+            PolicyRequest::Mimo { training, .. } => training.steps,
+            PolicyRequest::CompressiveSensing { training, .. } => training.steps,
+            PolicyRequest::TensorNetwork { training, .. } => training.steps,
+            PolicyRequest::Ising { training, .. } => training.steps,
+            PolicyRequest::OrGym { steps, .. } => *steps,
+        }
+    }
+
     pub fn problem(&self) -> &'static str {
         match self {
             PolicyRequest::Mimo { .. } => "mimo",
@@ -326,6 +337,13 @@ fn train_orgym(env: &str, steps: usize, seed: u64, out: &Path, name: &str, comma
         overrides: hyperparameters.clone(),
         env_config: family.env_config(),
         out_dir: Some(run_dir.clone()),
+        hooks: crate::drl::hooks::RunHooks {
+            on_progress: Some(std::sync::Arc::new(|step| crate::progress::position(step as u64))),
+            on_evaluation: Some(std::sync::Arc::new(|e| {
+                crate::progress::figure(format!("return {:.3} at step {}", e["return_mean"].as_f64().unwrap_or(f64::NAN), e["step"]))
+            })),
+            cancel: None,
+        },
         ..Default::default()
     })?;
     let train_s = start.elapsed().as_secs_f64();

@@ -16,6 +16,7 @@ pub mod problems;
 pub mod solve_jobs;
 pub mod state;
 pub mod training;
+pub mod ui;
 
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, HeaderValue, Method, Request};
@@ -45,7 +46,8 @@ pub fn app(state: AppState) -> Router {
             .merge(populations::router())
             .merge(solve_jobs::router())
             .merge(metrics::router())
-            .merge(docs::router()),
+            .merge(docs::router())
+            .merge(ui::router()),
     };
     let router = router
         .layer(DefaultBodyLimit::max(max_body))

@@ -114,10 +114,10 @@ pub fn run_backends(config: &BackendsBenchConfig) -> Result<String> {
                     .iter()
                     .map(|&seed| {
                         let result = run(graph, backend, limit, seed, config, *best);
-                        eprintln!(
+                        crate::progress::row_done(format!(
                             "{name} {backend:?} {limit} s seed {seed}: cut {} ({} rounds)",
                             result.cut, result.rounds
-                        );
+                        ));
                         result
                     })
                     .collect();

@@ -88,7 +88,7 @@ pub fn run_bifurcation(config: &BifurcationBenchConfig) -> Result<String> {
                 cuts[0],
                 super::median(&rates)
             )?;
-            eprintln!("{name} {limit} s done");
+            crate::progress::row_done(format!("{name} {limit} s done"));
         }
     }
     Ok(report)

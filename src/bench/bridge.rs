@@ -101,7 +101,7 @@ pub fn run_bridge(config: &BridgeBenchConfig) -> Result<String> {
                 ratio("sync"),
                 ratio("async")
             )?;
-            eprintln!("bridge {env} B={b}: {ours:.0} steps/s");
+            crate::progress::row_done(format!("bridge {env} B={b}: {ours:.0} steps/s"));
         }
     }
     Ok(out)

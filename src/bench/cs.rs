@@ -79,7 +79,7 @@ pub fn run_cs(config: &CsBenchConfig) -> Result<String> {
             successes[BASELINES.len()] += usize::from(relative_error(&estimate(searched), &x) < 1e-3);
         }
         let rate = |s: usize| format!(" {:.0}% |", 100.0 * s as f64 / config.instances as f64);
-        eprintln!("k = {k}: {successes:?}");
+        crate::progress::row_done(format!("k = {k}: {successes:?}"));
         writeln!(
             report,
             "| {k} |{} {:.3} |",

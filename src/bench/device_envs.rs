@@ -108,7 +108,7 @@ pub fn run_device_envs(config: &DeviceEnvsBenchConfig) -> Result<String> {
             let ours = device_throughput(kind, id, batch, config.device, config.repeat_s)?;
             let native = super::drl::env_steps_per_second(id, batch, 5, config.repeat_s)?;
             writeln!(report, "| {id} | {batch} | {ours:.3e} | {native:.3e} | {:.2}x |", ours / native)?;
-            eprintln!("{id} B={batch}: {ours:.3e} vs {native:.3e}");
+            crate::progress::row_done(format!("{id} B={batch}: {ours:.3e} vs {native:.3e}"));
         }
     }
     writeln!(report, "\n| algorithm | env | threshold | loop | envs | to threshold |")?;
@@ -125,10 +125,10 @@ pub fn run_device_envs(config: &DeviceEnvsBenchConfig) -> Result<String> {
             .iter()
             .map(|&seed| {
                 let outcome = train(&TrainConfig { eval_every: 1000, ..base(seed) })?;
-                eprintln!(
+                crate::progress::row_done(format!(
                     "native {algorithm} {id} seed {seed}: {:?} in {:.1} s",
                     outcome.reached_target_at, outcome.train_s
-                );
+                ));
                 Ok(outcome.reached_target_at.map(|steps| (outcome.train_s, steps)))
             })
             .collect::<Result<_>>()?;
@@ -141,10 +141,10 @@ pub fn run_device_envs(config: &DeviceEnvsBenchConfig) -> Result<String> {
                 .map(|&seed| {
                     // One evaluation per rollout of the device loop (16 steps per env).
                     let outcome = train_on_device(&TrainConfig { eval_every: 16 * batch, ..base(seed) }, batch)?;
-                    eprintln!(
+                    crate::progress::row_done(format!(
                         "device {algorithm} {id} B={batch} seed {seed}: {:?} in {:.1} s",
                         outcome.reached_target_at, outcome.train_s
-                    );
+                    ));
                     Ok(outcome.reached_target_at.map(|steps| (outcome.train_s, steps)))
                 })
                 .collect::<Result<_>>()?;

@@ -110,16 +110,17 @@ fn our_threshold_runs(task: &ThresholdTask, seeds: &[u64]) -> Result<Vec<Option<
     seeds
         .iter()
         .map(|&seed| {
+            crate::progress::figure(format!("measuring ours {} {} seed {seed}", task.algorithm, task.env_id));
             let config = TrainConfig {
                 eval_every: task.eval_every,
                 target_return: Some(task.threshold),
                 ..TrainConfig::new(task.algorithm, task.env_id, task.budget, seed)
             };
             let outcome = train(&config)?;
-            eprintln!(
+            crate::progress::row_done(format!(
                 "ours {} {} seed {seed}: {:?} in {:.1} s",
                 task.algorithm, task.env_id, outcome.reached_target_at, outcome.train_s
-            );
+            ));
             Ok(outcome.reached_target_at.map(|steps| (outcome.train_s, steps)))
         })
         .collect()

@@ -82,7 +82,7 @@ pub fn run_ising_policy(config: &IsingPolicyBenchConfig) -> Result<String> {
     )?;
     writeln!(report, "|---|---|---|---|---|---|---|---|---|---|---|---|")?;
     for (name, graph, best) in &graphs {
-        eprintln!("ising-policy bench: {name}");
+        crate::progress::row_done(format!("ising-policy bench: {name}"));
         let mut columns: Vec<Vec<f64>> = vec![Vec::new(); 9];
         for &seed in &config.seeds {
             let start = Instant::now();

@@ -109,6 +109,7 @@ pub fn run_maxcut(config: &BenchConfig) -> Result<String> {
         for &limit in &config.time_limits_s {
             let mut cuts = Vec::new();
             for &seed in &config.seeds {
+                crate::progress::figure(format!("measuring {name} at {limit} s, seed {seed}"));
                 let params = SearchParams {
                     time_limit_s: limit,
                     seed,
@@ -122,10 +123,10 @@ pub fn run_maxcut(config: &BenchConfig) -> Result<String> {
                 };
                 let outcome = minimize(graph.ising(), &params);
                 let cut = graph.cut_value(&outcome.spins);
-                eprintln!(
+                crate::progress::row_done(format!(
                     "{name} limit {limit} s seed {seed}: cut {cut} ({:?}, {} rounds)",
                     outcome.stop, outcome.rounds
-                );
+                ));
                 cuts.push(cut);
                 last = Some(outcome);
             }
@@ -139,7 +140,7 @@ pub fn run_maxcut(config: &BenchConfig) -> Result<String> {
         for baseline in BASELINES {
             let (spins, _) = graph.run_baseline(baseline, limit, config.seeds[0]).expect("a listed baseline");
             let cut = graph.cut_value(&spins);
-            eprintln!("{name} baseline {baseline}: cut {cut}");
+            crate::progress::row_done(format!("{name} baseline {baseline}: cut {cut}"));
             write!(row, " {cut} |")?;
         }
         row.push('\n');

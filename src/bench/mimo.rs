@@ -76,7 +76,7 @@ pub fn run_mimo(config: &MimoBenchConfig) -> Result<String> {
         }
         let n = instances.len() as f64;
         let wmmse = sums[BASELINES.iter().position(|b| *b == "wmmse").expect("listed")] / n;
-        eprintln!("P = {power}: search {:.3}, wmmse {wmmse:.3}", search / n);
+        crate::progress::row_done(format!("P = {power}: search {:.3}, wmmse {wmmse:.3}", search / n));
         writeln!(
             report,
             "| {power} | {} |{} {:.2} | {:+.3} | {:.2} |",

@@ -119,6 +119,7 @@ fn run_suite(
         let mut cells: Vec<Vec<f64>> = vec![Vec::new(); config.time_limits_s.len()];
         let mut runs = Vec::new();
         for &seed in &config.seeds {
+            crate::progress::figure(format!("measuring {} {name}, seed {seed}, {longest} s", suite.problem));
             let target_energy = match known {
                 Known::Optimum(best) => Some(instance.target_energy(*best)),
                 Known::Planted(_) | Known::Proved => None,
@@ -128,7 +129,7 @@ fn run_suite(
             for (k, &limit) in config.time_limits_s.iter().enumerate() {
                 cells[k].push(at(&solved, limit, suite.maximize).unwrap_or(f64::NAN));
             }
-            eprintln!("{} {name} seed {seed}: {} ({:?})", suite.problem, solved.objective, solved.status);
+            crate::progress::row_done(format!("{} {name} seed {seed}: {} ({:?})", suite.problem, solved.objective, solved.status));
             runs.push(solved);
         }
         // The value the time is measured to, and the optimum column.
@@ -160,7 +161,7 @@ fn run_suite(
             let params = SearchParams { time_limit_s: limit, seed: config.seeds[0], ..SearchParams::default() };
             let solved =
                 instance.solve_baseline(suite.baseline, &params, models).map_err(|e| anyhow::anyhow!("{e}"))?;
-            eprintln!("{} {name} {} {limit} s: {}", suite.problem, suite.baseline, solved.objective);
+            crate::progress::row_done(format!("{} {name} {} {limit} s: {}", suite.problem, suite.baseline, solved.objective));
             write!(row, " {} |", solved.objective)?;
         }
         match suite.exact {

@@ -154,7 +154,7 @@ fn quality(config: &OrGymBenchConfig, variants: &[Variant], report: &mut String)
                     cells(&returns, &references)
                 }
                 Err(error) => {
-                    eprintln!("{}: no policy ({error:#})", dir.display());
+                    crate::progress::line(format!("{}: no policy ({error:#})", dir.display()));
                     "- | -".into()
                 }
             };
@@ -195,7 +195,7 @@ fn quality(config: &OrGymBenchConfig, variants: &[Variant], report: &mut String)
                     100.0 * bound / reference
                 ));
             }
-            eprintln!("{} {label} done", variant.id());
+            crate::progress::row_done(format!("{} {label} done", variant.id()));
         }
     }
     writeln!(report)?;
@@ -347,7 +347,7 @@ fn binpacking_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<
                     greedy_actions(&mut agent, obs, dim)
                 })),
                 Err(error) => {
-                    eprintln!("{}: no policy ({error:#})", dir.display());
+                    crate::progress::line(format!("{}: no policy ({error:#})", dir.display()));
                     None
                 }
             };
@@ -375,7 +375,7 @@ fn binpacking_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<
                 waste_cell(&best_fit),
                 waste_cell(&random),
             )?;
-            eprintln!("{id} {label} done");
+            crate::progress::row_done(format!("{id} {label} done"));
         }
     }
     Ok(())
@@ -467,7 +467,7 @@ fn newsvendor_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<
                 format!("{mean:.0} ± {ci:.0} | {:.1}", percent(&returns))
             }
             Err(error) => {
-                eprintln!("{}: no policy for {label} ({error:#})", dir.display());
+                crate::progress::line(format!("{}: no policy for {label} ({error:#})", dir.display()));
                 "- | -".into()
             }
         };
@@ -480,7 +480,7 @@ fn newsvendor_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<
             mean_ci(&references.expected_optimal).0,
             mean_ci(&zero).0,
         )?;
-        eprintln!("Newsvendor-v0 {label} done");
+        crate::progress::row_done(format!("Newsvendor-v0 {label} done"));
     }
     Ok(())
 }
@@ -550,7 +550,7 @@ fn inventory_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
                         (format!("{mean:.1} ± {ci:.1}"), format!("{:.3}", mean / bs), format!("{:.3}", mean / lp))
                     }
                     Err(error) => {
-                        eprintln!("{}: no policy for {label} ({error:#})", dir.display());
+                        crate::progress::line(format!("{}: no policy for {label} ({error:#})", dir.display()));
                         ("-".into(), "-".into(), "-".into())
                     }
                 };
@@ -564,7 +564,7 @@ fn inventory_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
                 levels.join(", "),
                 mean_ci(&zero).0
             )?;
-            eprintln!("{id} {label} done");
+            crate::progress::row_done(format!("{id} {label} done"));
         }
     }
     Ok(())
@@ -620,7 +620,7 @@ fn portfolio_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
                 format!("{mean:.0} ± {ci:.0} | {ratio:.1} ± {ratio_ci:.1}")
             }
             Err(error) => {
-                eprintln!("{}: no policy ({error:#})", dir.display());
+                crate::progress::line(format!("{}: no policy ({error:#})", dir.display()));
                 "- | -".into()
             }
         };
@@ -636,7 +636,7 @@ fn portfolio_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
             "| PortfolioOpt-v0 | {label} | {policy_cells} | {lp_mean:.0} ± {lp_ci:.0} | {lp_ratio:.1} ± {lp_ratio_ci:.1} | {oracle_mean:.0} ± {oracle_ci:.0} | {:.1} |",
             percent_of(&random, &oracle).0
         )?;
-        eprintln!("PortfolioOpt-v0 {label} done");
+        crate::progress::row_done(format!("PortfolioOpt-v0 {label} done"));
     }
     Ok(())
 }
@@ -679,7 +679,7 @@ fn tsp_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
                 (format!("{mean:.3} ± {ci:.3}"), format!("{:.3}", mean / mean_ci(&reference).0))
             }
             Err(error) => {
-                eprintln!("{}: no policy ({error:#})", dir.display());
+                crate::progress::line(format!("{}: no policy ({error:#})", dir.display()));
                 ("-".into(), "-".into())
             }
         };
@@ -715,7 +715,7 @@ fn tsp_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
             report,
             "| {id} | {label} | {policy_cell} | {mean:.3} ± {ci:.3} | {ratio} | {random_mean:.3} | {bound} |"
         )?;
-        eprintln!("{id} {label} done");
+        crate::progress::row_done(format!("{id} {label} done"));
     }
     Ok(())
 }
@@ -761,7 +761,7 @@ fn vmpacking_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
                     (format!("{mean:.1} ± {ci:.1} ({overloads})"), format!("{:.3}", mean / best))
                 }
                 Err(error) => {
-                    eprintln!("{}: no policy ({error:#})", dir.display());
+                    crate::progress::line(format!("{}: no policy ({error:#})", dir.display()));
                     ("-".into(), "-".into())
                 }
             };
@@ -774,7 +774,7 @@ fn vmpacking_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
                 "| {id} | {label} | {policy_cell} | {first:.1} ± {first_ci:.1} | {best:.1} ± {best_ci:.1} | {ratio} | {:.1} |",
                 mean_ci(&random).0
             )?;
-            eprintln!("{id} {label} done");
+            crate::progress::row_done(format!("{id} {label} done"));
         }
     }
     Ok(())
@@ -811,7 +811,7 @@ fn routing_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<()>
                 (format!("{mean:.1} ± {ci:.1}"), format!("{:.3}", mean / reference))
             }
             Err(error) => {
-                eprintln!("{}: no policy ({error:#})", dir.display());
+                crate::progress::line(format!("{}: no policy ({error:#})", dir.display()));
                 ("-".into(), "-".into())
             }
         };
@@ -825,7 +825,7 @@ fn routing_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<()>
             "| VehicleRouting-v0 | {label} | {policy_cell} | {reference:.1} ± {reference_ci:.1} | {ratio} | {:.1} |",
             mean_ci(&uniform).0
         )?;
-        eprintln!("VehicleRouting-v0 {label} done");
+        crate::progress::row_done(format!("VehicleRouting-v0 {label} done"));
     }
     Ok(())
 }

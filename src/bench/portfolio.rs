@@ -99,7 +99,7 @@ pub fn run_portfolio(config: &PortfolioBenchConfig) -> Result<String> {
         let port = config.data.join(format!("port{k}.txt"));
         let portef = config.data.join(format!("portef{k}.txt"));
         if !port.exists() {
-            eprintln!("{}: missing, skipped", port.display());
+            crate::progress::line(format!("{}: missing, skipped", port.display()));
             continue;
         }
         let text = std::fs::read_to_string(&port)?;
@@ -119,7 +119,7 @@ pub fn run_portfolio(config: &PortfolioBenchConfig) -> Result<String> {
         seconds.sort_by(f64::total_cmp);
         let ga = run(&instance, "ga", 0, config.time_limit_s)?;
         let greedy = run(&instance, "greedy", 0, config.time_limit_s)?;
-        eprintln!("{name}: ours {errors:?}, ga {:.4}, greedy {:.4}", ga.error, greedy.error);
+        crate::progress::row_done(format!("{name}: ours {errors:?}, ga {:.4}, greedy {:.4}", ga.error, greedy.error));
         writeln!(
             table,
             "| {name} | {n} | {:.4} ({:.4}) | {:.2} | {:.4} | {:.2} | {:.4} | {:.2} | {published_ga} | {published_pso} |",

@@ -125,6 +125,7 @@ pub struct OurRun {
 
 /// Trains `algorithm` on `gymnasium:<env>` for `budget` steps with the table's settings.
 pub fn our_run(algorithm: &str, env: &str, budget: usize, seed: u64, h_term_lambda: f64) -> Result<OurRun> {
+    crate::progress::figure(format!("measuring ours {algorithm} {env} seed {seed} lambda {h_term_lambda}"));
     let (overrides, _, _) = hyperparameters(algorithm, budget);
     let config = TrainConfig {
         eval_every: (budget / EVALUATIONS).max(1),
@@ -137,10 +138,10 @@ pub fn our_run(algorithm: &str, env: &str, budget: usize, seed: u64, h_term_lamb
     let curve: Vec<f64> = outcome.evaluations.iter().map(|e| e.return_mean).collect();
     let largest_drop = curve.windows(2).map(|w| (w[0] - w[1]).max(0.0)).fold(0.0, f64::max);
     let final_return = *curve.last().context("no evaluation")?;
-    eprintln!(
+    crate::progress::row_done(format!(
         "ours {algorithm} {env} seed {seed} lambda {h_term_lambda}: {final_return:.1} in {:.1} s",
         outcome.train_s
-    );
+    ));
     Ok(OurRun { final_return, train_s: outcome.train_s, largest_drop })
 }
 

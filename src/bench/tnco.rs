@@ -147,7 +147,7 @@ pub fn run_tnco(config: &TncoBenchConfig) -> Result<String> {
         largest.sort_by(f64::total_cmp);
         write!(row, " {:.0} |", median(&largest))?;
         writeln!(out, "{row}")?;
-        eprintln!("{row}");
+        crate::progress::row_done(row.clone());
     }
     Ok(out)
 }

@@ -134,12 +134,12 @@ fn agent_test_assets(algorithm: &str, steps: usize, seed: u64) -> Result<Vec<f64
         obs = step.observations;
     }
     let _ = std::fs::remove_dir_all(&dir);
-    eprintln!(
+    crate::progress::row_done(format!(
         "{algorithm} market {seed}: train return {:.1} (last evaluation), test cumulative {:+.3} in {:.0} s",
         outcome.evaluations.last().map_or(f64::NAN, |e| e.return_mean),
         assets.last().unwrap_or(&0.0) / assets[0] - 1.0,
         outcome.wall_s
-    );
+    ));
     Ok(assets)
 }
 

@@ -47,13 +47,14 @@ pub fn run_tsp(config: &TspBenchConfig) -> Result<String> {
     for (name, optimum) in optima(&readme) {
         let path = config.data.join(format!("{name}.tsp"));
         let Ok(text) = std::fs::read_to_string(&path) else {
-            eprintln!("{}: missing, skipped", path.display());
+            crate::progress::line(format!("{}: missing, skipped", path.display()));
             continue;
         };
         let instance = tsp::load(ProblemInput::Text(&text), &Limits::default())?;
         let gap = |length: f64| 100.0 * (length - optimum) / optimum;
         let mut cells = String::new();
         for &t in &config.time_limits_s {
+            crate::progress::figure(format!("measuring {name} at {t} s"));
             let mut gaps: Vec<f64> = config
                 .seeds
                 .iter()
@@ -64,7 +65,7 @@ pub fn run_tsp(config: &TspBenchConfig) -> Result<String> {
                 })
                 .collect();
             gaps.sort_by(f64::total_cmp);
-            eprintln!("{name} {t} s: {gaps:?}");
+            crate::progress::row_done(format!("{name} {t} s: {gaps:?}"));
             write!(cells, " {:.2} ({:.2}) |", super::median(&gaps), gaps.last().copied().unwrap_or(f64::NAN))?;
         }
         let baseline = instance.solve_baseline("nn-2opt", &SearchParams::default(), models)?;

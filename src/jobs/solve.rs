@@ -11,9 +11,14 @@ use utoipa::ToSchema;
 pub struct SolveJobRequest {
     /// A problem name from `GET /v1/problems`.
     pub problem: String,
-    /// The instance in the problem's JSON format.
-    #[schema(value_type = Object)]
+    /// The instance in the problem's JSON format; give this or `instance_text`.
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    #[schema(value_type = Option<Object>)]
     pub instance: serde_json::Value,
+    /// The instance in the problem's native text format (`formats` in `GET /v1/problems`: Gset
+    /// or DIMACS for graphs, OR-Library, TSPLIB, ...); give this or `instance`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_text: Option<String>,
     #[serde(default)]
     pub options: Option<SolveOptions>,
 }
@@ -27,8 +32,17 @@ impl SolveJobRequest {
         let options = self.options.clone().unwrap_or_default();
         let settings =
             problems::prepare_options(problem, &options, limits, models, |_| {}).map_err(|e| e.within("options"))?;
-        problems::prepare_instance(problem, ProblemInput::Json(&self.instance), &options, limits, models, settings)
-            .map_err(|e| e.within("instance"))
+        let (input, field) = match (&self.instance, &self.instance_text) {
+            (serde_json::Value::Null, Some(text)) => (ProblemInput::Text(text), "instance_text"),
+            (serde_json::Value::Null, None) => {
+                return Err(ProblemError::invalid("instance", "give the instance as `instance` (JSON) or `instance_text`"))
+            }
+            (_, Some(_)) => {
+                return Err(ProblemError::invalid("instance_text", "give `instance` or `instance_text`, not both"))
+            }
+            (json, None) => (ProblemInput::Json(json), "instance"),
+        };
+        problems::prepare_instance(problem, input, &options, limits, models, settings).map_err(|e| e.within(field))
     }
 
     /// Solves (blocking) with `hooks`; returns the report and whether it was cancelled.

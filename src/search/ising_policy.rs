@@ -313,8 +313,11 @@ impl IsingPolicy {
             optimizer.clip_grad_norm(1.0);
             optimizer.step();
             window.push(loss.double_value(&[]));
+            crate::progress::position(step as u64 + 1);
             if (step + 1) % every == 0 {
-                curve.push((step + 1, window.iter().sum::<f64>() / window.len() as f64));
+                let mean = window.iter().sum::<f64>() / window.len() as f64;
+                curve.push((step + 1, mean));
+                crate::progress::figure(format!("normalized energy {mean:.4}"));
                 window.clear();
             }
         }

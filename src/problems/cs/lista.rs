@@ -181,8 +181,10 @@ impl ListaPolicy {
             optimizer.zero_grad();
             loss.backward();
             optimizer.step();
+            crate::progress::position(step as u64 + 1);
             if (step + 1) % (training.steps / 10).max(1) == 0 {
                 curve.push((step + 1, 10.0 * loss.double_value(&[]).log10()));
+                crate::progress::figure(format!("NMSE {:.2} dB", 10.0 * loss.double_value(&[]).log10()));
             }
         }
         Ok((policy, curve))

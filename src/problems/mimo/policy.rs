@@ -155,8 +155,10 @@ impl MimoPolicy {
             optimizer.zero_grad();
             (-&rate).backward();
             optimizer.step();
+            crate::progress::position(step as u64 + 1);
             if (step + 1) % (training.steps / 10).max(1) == 0 {
                 curve.push((step + 1, rate.double_value(&[])));
+                crate::progress::figure(format!("sum rate {:.4}", rate.double_value(&[])));
             }
         }
         Ok((policy, curve))

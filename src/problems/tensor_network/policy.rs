@@ -392,6 +392,8 @@ impl PairPolicy {
             let mean_gap =
                 episodes.iter().enumerate().map(|(j, (c, _))| c - greedy[j / k]).sum::<f64>() / episodes.len() as f64;
             curve.push(mean_gap);
+            crate::progress::position(curve.len() as u64);
+            crate::progress::figure(format!("log10 gap to greedy {mean_gap:.4}"));
             let mut loss = Tensor::zeros([], (Kind::Float, device));
             for ((_, episode), advantage) in episodes.iter().zip(&advantages) {
                 if episode.chosen.is_empty() || *advantage == 0.0 {

@@ -1,0 +1,145 @@
+//! Progress on the command line (issue 20): one bar on stderr while `train`, `solve`, `bench` or
+//! `train-policy` runs, drawn only when stderr is a terminal. The library reports through the free
+//! functions below; they cost an atomic load and do nothing unless the CLI started a bar, so the
+//! service, the tests and piped runs never draw one (their stdout stays the JSON alone).
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::sync::Mutex;
+use std::time::Duration;
+
+static BAR: Mutex<Option<ProgressBar>> = Mutex::new(None);
+
+/// What a bar counts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Measure {
+    /// Env or optimizer steps out of a known total (`train`, `train-policy`): rate and ETA.
+    Steps(u64),
+    /// Wall time out of a limit in seconds (`solve`).
+    Seconds(f64),
+    /// Rows of a report, their number unknown up front (`bench`).
+    Rows,
+}
+
+/// Ends the bar (leaving its last line) when dropped.
+pub struct Guard;
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Some(bar) = BAR.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            bar.abandon();
+        }
+    }
+}
+
+/// Whether a bar would be drawn: stderr is a terminal (`RLSOLVER_PROGRESS=never` turns it off).
+pub fn wanted() -> bool {
+    std::env::var("RLSOLVER_PROGRESS").as_deref() != Ok("never") && std::io::stderr().is_terminal()
+}
+
+/// Starts the process's bar when stderr is a terminal; None (and no bar) otherwise.
+pub fn start(measure: Measure, what: &str) -> Option<Guard> {
+    if !wanted() {
+        return None;
+    }
+    let (bar, template) = match measure {
+        Measure::Steps(total) => (
+            ProgressBar::new(total),
+            "{prefix} {bar:28.cyan/blue} {human_pos}/{human_len} steps · {per_sec} · ETA {eta} · {wide_msg}",
+        ),
+        Measure::Seconds(limit) => (
+            ProgressBar::new((limit * 1000.0).round().max(1.0) as u64),
+            "{prefix} {bar:28.cyan/blue} {elapsed_precise} of the time limit · {wide_msg}",
+        ),
+        Measure::Rows => (ProgressBar::no_length(), "{prefix} {spinner} {pos} rows done · {elapsed_precise} · {wide_msg}"),
+    };
+    let style = ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(10));
+    bar.set_style(style.progress_chars("=> "));
+    bar.set_prefix(what.to_string());
+    bar.enable_steady_tick(Duration::from_millis(200));
+    *BAR.lock().unwrap_or_else(|e| e.into_inner()) = Some(bar);
+    Some(Guard)
+}
+
+/// The bar, if one is drawn (a clone: the lock is held only to copy its handle).
+fn bar() -> Option<ProgressBar> {
+    BAR.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+fn with_bar(f: impl FnOnce(&ProgressBar)) -> bool {
+    bar().map(|bar| f(&bar)).is_some()
+}
+
+/// Steps done (for `Measure::Steps`) or elapsed seconds (for `Measure::Seconds`).
+pub fn position(done: u64) {
+    with_bar(|bar| bar.set_position(done));
+}
+
+/// Elapsed seconds of a `Measure::Seconds` bar.
+pub fn elapsed(seconds: f64) {
+    position((seconds * 1000.0).round() as u64);
+}
+
+/// The current figure: the latest evaluation, the incumbent, the row being measured.
+pub fn figure(text: impl Into<String>) {
+    let text = text.into();
+    with_bar(|bar| bar.set_message(text));
+}
+
+/// A finished row of a report: counted, and printed as `line` does.
+pub fn row_done(text: impl Into<String>) {
+    with_bar(|bar| bar.inc(1));
+    line(text);
+}
+
+/// A line of news: printed above the bar with a bar, on stderr as a log line without.
+pub fn line(text: impl Into<String>) {
+    let text = text.into();
+    if !with_bar(|bar| bar.println(&text)) {
+        eprintln!("{text}");
+    }
+}
+
+/// Writes through the bar (above it) when there is one, so that log lines do not tear it.
+#[derive(Clone, Copy, Default)]
+pub struct LogWriter;
+
+impl std::io::Write for LogWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match bar() {
+            Some(bar) => bar.suspend(|| std::io::stderr().write_all(buf)).map(|_| buf.len()),
+            None => std::io::stderr().write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogWriter {
+    type Writer = LogWriter;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        *self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_a_terminal_nothing_starts_and_rows_fall_back_to_lines() {
+        // `cargo test` captures stderr through a pipe; run from a terminal with --nocapture, skip.
+        if std::io::stderr().is_terminal() {
+            return;
+        }
+        assert!(start(Measure::Steps(10), "train").is_none());
+        assert!(BAR.lock().unwrap().is_none());
+        position(5);
+        figure("ignored");
+        assert!(!with_bar(|_| ()), "no bar: the updates went nowhere");
+    }
+}
