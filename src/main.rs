@@ -621,7 +621,12 @@ fn run() -> Result<()> {
         }
         _ => {
             // Through the progress bar, when one is drawn, so that log lines print above it.
-            tracing_subscriber::fmt().with_env_filter(filter()).with_writer(rlsolver::progress::LogWriter).init();
+            // Colours only for a terminal: a piped stderr gets plain lines.
+            tracing_subscriber::fmt()
+                .with_env_filter(filter())
+                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+                .with_writer(rlsolver::progress::LogWriter)
+                .init();
             None
         }
     };
@@ -969,7 +974,8 @@ fn train_policy(args: TrainPolicyArgs) -> Result<()> {
             )
         ),
     };
-    let _bar = rlsolver::progress::start(Measure::Steps(request.steps() as u64), &format!("train-policy {}", args.problem));
+    let _bar =
+        rlsolver::progress::start(Measure::Steps(request.steps() as u64), &format!("train-policy {}", args.problem));
     let manifest = rlsolver::policies::train(&request, &args.out, args.name.as_deref())?;
     println!("{}", serde_json::to_string_pretty(&manifest)?);
     Ok(())
@@ -979,7 +985,9 @@ fn train_policy(args: TrainPolicyArgs) -> Result<()> {
 fn progress_hooks() -> rlsolver::drl::hooks::RunHooks {
     rlsolver::drl::hooks::RunHooks {
         on_progress: Some(std::sync::Arc::new(|step| rlsolver::progress::position(step as u64))),
-        on_evaluation: Some(std::sync::Arc::new(|evaluation| rlsolver::progress::figure(describe_evaluation(evaluation)))),
+        on_evaluation: Some(std::sync::Arc::new(|evaluation| {
+            rlsolver::progress::figure(describe_evaluation(evaluation))
+        })),
         cancel: None,
     }
 }

@@ -340,7 +340,11 @@ fn train_orgym(env: &str, steps: usize, seed: u64, out: &Path, name: &str, comma
         hooks: crate::drl::hooks::RunHooks {
             on_progress: Some(std::sync::Arc::new(|step| crate::progress::position(step as u64))),
             on_evaluation: Some(std::sync::Arc::new(|e| {
-                crate::progress::figure(format!("return {:.3} at step {}", e["return_mean"].as_f64().unwrap_or(f64::NAN), e["step"]))
+                crate::progress::figure(format!(
+                    "return {:.3} at step {}",
+                    e["return_mean"].as_f64().unwrap_or(f64::NAN),
+                    e["step"]
+                ))
             })),
             cancel: None,
         },

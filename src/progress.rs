@@ -45,15 +45,22 @@ pub fn start(measure: Measure, what: &str) -> Option<Guard> {
     let (bar, template) = match measure {
         Measure::Steps(total) => (
             ProgressBar::new(total),
-            "{prefix} {bar:28.cyan/blue} {human_pos}/{human_len} steps · {per_sec} · ETA {eta} · {wide_msg}",
+            "{prefix} {bar:28.cyan/blue} {human_pos}/{human_len} steps · {rate} · ETA {eta} · {wide_msg}",
         ),
         Measure::Seconds(limit) => (
             ProgressBar::new((limit * 1000.0).round().max(1.0) as u64),
             "{prefix} {bar:28.cyan/blue} {elapsed_precise} of the time limit · {wide_msg}",
         ),
-        Measure::Rows => (ProgressBar::no_length(), "{prefix} {spinner} {pos} rows done · {elapsed_precise} · {wide_msg}"),
+        Measure::Rows => {
+            (ProgressBar::no_length(), "{prefix} {spinner} {pos} rows done · {elapsed_precise} · {wide_msg}")
+        }
     };
-    let style = ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar());
+    let style = ProgressStyle::with_template(template)
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        // Whole steps per second: indicatif's own {per_sec} prints four decimals.
+        .with_key("rate", |state: &indicatif::ProgressState, out: &mut dyn std::fmt::Write| {
+            let _ = write!(out, "{:.0} steps/s", state.per_sec());
+        });
     bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(10));
     bar.set_style(style.progress_chars("=> "));
     bar.set_prefix(what.to_string());
@@ -73,7 +80,13 @@ fn with_bar(f: impl FnOnce(&ProgressBar)) -> bool {
 
 /// Steps done (for `Measure::Steps`) or elapsed seconds (for `Measure::Seconds`).
 pub fn position(done: u64) {
-    with_bar(|bar| bar.set_position(done));
+    with_bar(|bar| {
+        // A run may end a batch past its budget; the bar's total follows rather than overflow.
+        if bar.length().is_some_and(|total| done > total) {
+            bar.set_length(done);
+        }
+        bar.set_position(done)
+    });
 }
 
 /// Elapsed seconds of a `Measure::Seconds` bar.

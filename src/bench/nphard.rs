@@ -129,7 +129,10 @@ fn run_suite(
             for (k, &limit) in config.time_limits_s.iter().enumerate() {
                 cells[k].push(at(&solved, limit, suite.maximize).unwrap_or(f64::NAN));
             }
-            crate::progress::row_done(format!("{} {name} seed {seed}: {} ({:?})", suite.problem, solved.objective, solved.status));
+            crate::progress::row_done(format!(
+                "{} {name} seed {seed}: {} ({:?})",
+                suite.problem, solved.objective, solved.status
+            ));
             runs.push(solved);
         }
         // The value the time is measured to, and the optimum column.
@@ -161,7 +164,10 @@ fn run_suite(
             let params = SearchParams { time_limit_s: limit, seed: config.seeds[0], ..SearchParams::default() };
             let solved =
                 instance.solve_baseline(suite.baseline, &params, models).map_err(|e| anyhow::anyhow!("{e}"))?;
-            crate::progress::row_done(format!("{} {name} {} {limit} s: {}", suite.problem, suite.baseline, solved.objective));
+            crate::progress::row_done(format!(
+                "{} {name} {} {limit} s: {}",
+                suite.problem, suite.baseline, solved.objective
+            ));
             write!(row, " {} |", solved.objective)?;
         }
         match suite.exact {

@@ -35,7 +35,10 @@ impl SolveJobRequest {
         let (input, field) = match (&self.instance, &self.instance_text) {
             (serde_json::Value::Null, Some(text)) => (ProblemInput::Text(text), "instance_text"),
             (serde_json::Value::Null, None) => {
-                return Err(ProblemError::invalid("instance", "give the instance as `instance` (JSON) or `instance_text`"))
+                return Err(ProblemError::invalid(
+                    "instance",
+                    "give the instance as `instance` (JSON) or `instance_text`",
+                ))
             }
             (_, Some(_)) => {
                 return Err(ProblemError::invalid("instance_text", "give `instance` or `instance_text`, not both"))

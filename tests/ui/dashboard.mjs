@@ -67,14 +67,14 @@ try {
     await page.selectOption('#solve-problem', 'maxcut');
     await page.setInputFiles('#solve-file', arg);
     await page.waitForFunction(() => document.querySelector('#solve-instance').value.length > 0);
-    await page.fill('#solve-time-limit', '1');
+    await page.fill('#solve-time-limit', '2');
     await page.fill('#solve-seed', '3');
     await page.click('#solve-submit');
     await page.waitForURL(/#\/solve\/[^/]+$/);
     report.solve_job = page.url().split('/').pop();
     await page.locator('[data-testid=solve-result] pre').waitFor();
     report.solve_state = await page.locator('.facts .badge').first().getAttribute('data-state');
-    report.solve_objective = Number(await page.locator('[data-testid=objective]').innerText());
+    report.solve_objective = Number((await page.locator('[data-testid=objective]').innerText()).replace(/,/g, ''));
     report.incumbent_points = await waitForPoints('incumbent-chart', 1);
     await shot('solve');
 

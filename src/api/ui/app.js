@@ -390,10 +390,18 @@ async function solveList(ctx, query) {
   ctx.mount(el('h1', {}, 'Solve'), form, el('h2', {}, 'Solve jobs'), solveTable(jobs));
 }
 
+// A solution: a vector of numbers on wrapped lines (a spin or side per entry), anything else as JSON.
+function answer(solution) {
+  if (Array.isArray(solution) && solution.every((x) => typeof x === 'number')) {
+    return el('pre', { style: 'white-space: pre-wrap; word-break: break-all' }, `${solution.length} entries: ${JSON.stringify(solution)}`);
+  }
+  return json(solution);
+}
+
 async function solveJob(ctx, id) {
   const path = `/v1/solve/jobs/${encodeURIComponent(id)}`;
   let job = await api(path);
-  const chart = lineChart({ title: 'Incumbent over time', xLabel: 'elapsed (s)', yLabel: 'objective', stepped: true, testId: 'incumbent-chart' });
+  const chart = lineChart({ title: 'Incumbent over time', xLabel: 'elapsed (ms)', yLabel: 'objective', stepped: true, testId: 'incumbent-chart' });
   ctx.cleanups.push(chart.destroy);
   const factsBox = el('div');
   const resultBox = el('div', { 'data-testid': 'solve-result' });
@@ -418,20 +426,22 @@ async function solveJob(ctx, id) {
       ['error', job.error || '–'],
     ]));
     if (job.result) {
-      for (const point of job.result.history || []) chart.add(point.elapsed_ms / 1000, point.objective);
-      resultBox.replaceChildren(el('h2', {}, 'Answer'), json(job.result.solution));
+      for (const point of job.result.history || []) chart.add(point.elapsed_ms, point.objective);
+      // The line runs to the end of the search, not only to its last improvement.
+      if (Number.isFinite(job.result.elapsed_ms)) chart.add(job.result.elapsed_ms, job.result.objective);
+      resultBox.replaceChildren(el('h2', {}, 'Answer'), answer(job.result.solution));
     }
     chart.draw();
   };
   ctx.mount(el('h1', {}, 'Solve job ', el('code', {}, id)), factsBox, el('div', { class: 'actions' }, cancel), chart.node, resultBox,
     el('h2', {}, 'Request'), json({ ...job.request, instance: job.request.instance ? '(JSON instance)' : undefined, instance_text: job.request.instance_text ? `(${job.request.instance_text.length} characters)` : undefined }));
   update({});
-  for (const point of await api(`${path}/incumbents`)) chart.add(point.elapsed_ms / 1000, point.objective);
+  for (const point of await api(`${path}/incumbents`)) chart.add(point.elapsed_ms, point.objective);
   chart.draw();
   if (TERMINAL.includes(job.state)) return;
   streamEvents(`${path}/events`, ctx.signal, async (event, data) => {
     if (event === 'incumbent') {
-      chart.add(data.elapsed_ms / 1000, data.objective);
+      chart.add(data.elapsed_ms, data.objective);
       update({ latest: data });
     } else if (event === 'state') {
       update(TERMINAL.includes(data.state) ? await api(path) : data);
