@@ -297,6 +297,19 @@ fn a_solve_job_streams_incumbents_and_ends_with_the_report_and_cancel_keeps_the_
     assert_eq!((bad["status"].as_u64(), bad["field"].as_str()), (Some(422), Some("instance.edges[0]")), "{bad}");
     let unknown: Value = post(json!({"problem": "nope", "instance": {}})).json().unwrap();
     assert_eq!(unknown["field"], "problem", "{unknown}");
+    // The native text format goes as `instance_text`: exactly one of the two, each error named.
+    let neither: Value = post(json!({"problem": "maxcut"})).json().unwrap();
+    assert_eq!((neither["status"].as_u64(), neither["field"].as_str()), (Some(422), Some("instance")), "{neither}");
+    let both: Value =
+        post(json!({"problem": "maxcut", "instance": instance_of(4, 3), "instance_text": "4 0\n"})).json().unwrap();
+    assert_eq!((both["status"].as_u64(), both["field"].as_str()), (Some(422), Some("instance_text")), "{both}");
+    let bad_text: Value = post(json!({"problem": "maxcut", "instance_text": "3 1\n1 7 1\n"})).json().unwrap();
+    assert_eq!(bad_text["status"], 422, "{bad_text}");
+    assert!(bad_text["field"].as_str().unwrap().starts_with("instance_text"), "{bad_text}");
+    let gset = common::random_gset(40, 80, 9);
+    let text = post(json!({"problem": "maxcut", "instance_text": gset, "options": {"time_limit_s": 0.5, "seed": 2}}));
+    assert_eq!(text.status(), 202);
+    let text_id = text.json::<Value>().unwrap()["id"].as_str().unwrap().to_string();
     let accepted = post(json!({"problem": "maxcut", "instance": instance, "options": {"time_limit_s": 2, "seed": 1}}));
     assert_eq!(accepted.status(), 202);
     let location = accepted.headers()["location"].to_str().unwrap().to_string();
@@ -309,6 +322,21 @@ fn a_solve_job_streams_incumbents_and_ends_with_the_report_and_cancel_keeps_the_
     let objectives: Vec<f64> = incumbents.iter().map(|p| p["objective"].as_f64().unwrap()).collect();
     assert!(objectives.windows(2).all(|w| w[1] > w[0]), "incumbents improve: {objectives:?}");
     assert_eq!(done["result"]["objective"].as_f64(), objectives.last().copied(), "{done}");
+    // The text job's answer, re-scored from the Gset text it was given.
+    let mut text_stream = String::new();
+    c.get(format!("{base}/v1/solve/jobs/{text_id}/events")).send().unwrap().read_to_string(&mut text_stream).unwrap();
+    let text_done: Value = c.get(format!("{base}/v1/solve/jobs/{text_id}")).send().unwrap().json().unwrap();
+    assert_eq!(text_done["state"], "succeeded", "{text_done}");
+    let side: Vec<u64> =
+        text_done["result"]["solution"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+    let cut: f64 = gset
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().map(|x| x.parse::<usize>().unwrap()).collect::<Vec<_>>())
+        .filter(|f| side[f[0] - 1] != side[f[1] - 1])
+        .map(|f| f[2] as f64)
+        .sum();
+    assert_eq!(text_done["result"]["objective"].as_f64(), Some(cut), "{text_done}");
     // A long solve, cancelled: it ends at once with its best so far. 1,000 nodes, so that the
     // patience (1.5 n^2 sweeps, ~20 s here) does not end it first.
     let large = instance_of(1000, 4000);

@@ -127,6 +127,18 @@ fn the_page_solves_trains_and_cancels_in_a_real_browser() {
     assert_eq!(training["state"], "cancelled", "{training}");
     assert_eq!(training["request"]["algorithm"], "ppo_discrete");
     assert_eq!(training["request"]["hyperparameters"]["learning_rate"], 0.0003);
+    let config = client
+        .get(format!("{}/v1/training/jobs/{training_id}/artifacts/config.json", server.base))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert_eq!(report["downloaded_name"], "config.json");
+    assert_eq!(
+        report["downloaded_config"].as_str(),
+        Some(config.as_str()),
+        "the page's download is the job's artifact"
+    );
     let curve: Vec<Value> =
         client.get(format!("{}/v1/training/jobs/{training_id}/metrics", server.base)).send().unwrap().json().unwrap();
     assert!(curve.len() as u64 >= later, "the page drew {later} points of a {}-point curve", curve.len());

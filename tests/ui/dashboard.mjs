@@ -4,6 +4,7 @@
 //   node dashboard.mjs open   BASE SCREENSHOT_DIR GSET_FILE   solve, train, cancel; every view
 //   node dashboard.mjs keyed  BASE SCREENSHOT_DIR KEY         the key prompt and session storage
 // Prints one JSON object on stdout: what the page showed.
+import { readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 
 const [mode, base, shots, arg] = process.argv.slice(2);
@@ -96,6 +97,10 @@ try {
     await page.click('#cancel-job');
     await page.locator('.facts .badge[data-state=cancelled]').waitFor();
     report.training_state = 'cancelled';
+    // An artifact downloads through the page (fetched with the key, handed over as a file).
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid=artifacts] a:text-is("config.json")')]);
+    report.downloaded_name = download.suggestedFilename();
+    report.downloaded_config = readFileSync(await download.path(), 'utf8');
 
     // The training list and the overview now list both jobs.
     await page.click('header nav a[data-nav=training]');

@@ -102,8 +102,33 @@ async function streamEvents(path, signal, onEvent) {
       } catch {
         /* a plain-text event */
       }
-      onEvent(event, parsed);
+      await onEvent(event, parsed);
     }
+  }
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// Follows a job's events until it ends or the view closes. Each connection subscribes first and
+// then reads the job's row and curve (`resync`), so no point falls between the two (a point seen
+// twice is drawn once). A dropped stream (a server restart, a proxy's timeout) reconnects.
+async function follow(ctx, path, resync, ended, onEvent) {
+  while (!ctx.signal.aborted) {
+    try {
+      let fresh = true;
+      await streamEvents(`${path}/events`, ctx.signal, async (event, data) => {
+        if (fresh) {
+          fresh = false;
+          await resync();
+        }
+        await onEvent(event, data);
+      });
+      if (ended()) return;
+    } catch (error) {
+      if (ctx.signal.aborted) return;
+      flash(`${error.message} (reconnecting)`);
+    }
+    await sleep(2000);
   }
 }
 
@@ -436,17 +461,20 @@ async function solveJob(ctx, id) {
   ctx.mount(el('h1', {}, 'Solve job ', el('code', {}, id)), factsBox, el('div', { class: 'actions' }, cancel), chart.node, resultBox,
     el('h2', {}, 'Request'), json({ ...job.request, instance: job.request.instance ? '(JSON instance)' : undefined, instance_text: job.request.instance_text ? `(${job.request.instance_text.length} characters)` : undefined }));
   update({});
-  for (const point of await api(`${path}/incumbents`)) chart.add(point.elapsed_ms, point.objective);
-  chart.draw();
-  if (TERMINAL.includes(job.state)) return;
-  streamEvents(`${path}/events`, ctx.signal, async (event, data) => {
+  // On every (re)connection: the job's row and its whole curve, then its events.
+  const resync = async () => {
+    update(await api(path));
+    for (const point of await api(`${path}/incumbents`)) chart.add(point.elapsed_ms, point.objective);
+    chart.draw();
+  };
+  await follow(ctx, path, resync, () => TERMINAL.includes(job.state), async (event, data) => {
     if (event === 'incumbent') {
       chart.add(data.elapsed_ms, data.objective);
       update({ latest: data });
     } else if (event === 'state') {
       update(TERMINAL.includes(data.state) ? await api(path) : data);
     }
-  }).catch((error) => ctx.signal.aborted || flash(error.message));
+  });
 }
 
 // ---- Training -------------------------------------------------------------------------------
@@ -529,10 +557,12 @@ async function trainingJob(ctx, id) {
   ctx.mount(el('h1', {}, 'Training job ', el('code', {}, id)), factsBox, el('div', { class: 'actions' }, cancel), chart.node,
     el('h2', {}, 'Artifacts'), artifactsBox, el('h2', {}, 'Request'), json(job.request));
   update({});
-  (await api(`${path}/metrics`)).forEach(addPoint);
-  chart.draw();
-  if (TERMINAL.includes(job.state)) return;
-  streamEvents(`${path}/events`, ctx.signal, async (event, data) => {
+  const resync = async () => {
+    update(await api(path));
+    (await api(`${path}/metrics`)).forEach(addPoint);
+    chart.draw();
+  };
+  await follow(ctx, path, resync, () => TERMINAL.includes(job.state), async (event, data) => {
     if (event === 'evaluation') {
       addPoint(data);
       chart.draw();
@@ -543,7 +573,7 @@ async function trainingJob(ctx, id) {
       // The job's row carries what the event leaves out (artifacts, times, the outcome).
       update(await api(path));
     }
-  }).catch((error) => ctx.signal.aborted || flash(error.message));
+  });
 }
 
 // ---- Populations ----------------------------------------------------------------------------
