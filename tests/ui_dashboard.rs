@@ -144,7 +144,15 @@ fn the_page_solves_trains_and_cancels_in_a_real_browser() {
     assert!(curve.len() as u64 >= later, "the page drew {later} points of a {}-point curve", curve.len());
     assert!(report["steps_shown"].as_u64().unwrap() >= curve[later as usize - 1]["step"].as_u64().unwrap());
 
-    for view in ["problems", "model", "solve", "training", "overview", "populations"] {
+    // The population the page watched and cancelled.
+    let population_id = report["population"].as_str().unwrap();
+    let population: Value =
+        client.get(format!("{}/v1/populations/{population_id}", server.base)).send().unwrap().json().unwrap();
+    assert_eq!(population["state"], "cancelled", "{population}");
+    let shown = report["leaderboard_rows"].as_u64().unwrap();
+    assert!(shown >= 1 && shown <= population["leaderboard"].as_array().unwrap().len() as u64, "{report}");
+
+    for view in ["problems", "model", "solve", "training", "overview", "population", "populations"] {
         let png = std::fs::read(screenshot_dir().join(format!("{view}.png"))).unwrap();
         assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "{view}.png is a real screenshot");
     }

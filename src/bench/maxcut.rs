@@ -143,6 +143,7 @@ pub fn run_maxcut(config: &BenchConfig) -> Result<String> {
         let limit = Duration::from_secs_f64(baseline_limit);
         write!(row, " {to_best:.1} | {} | {} |", last.chains, device_name(config.device))?;
         for baseline in SEARCH_BASELINES {
+            crate::progress::figure(format!("measuring {name} baseline {baseline}"));
             let (spins, _) = graph.run_baseline(baseline, limit, config.seeds[0]).expect("a listed baseline");
             let cut = graph.cut_value(&spins);
             crate::progress::row_done(format!("{name} baseline {baseline}: cut {cut}"));

@@ -108,6 +108,28 @@ try {
     await page.click('header nav a[data-nav=home]');
     await page.locator(`[data-testid=solve-jobs] tr[data-id="${report.solve_job}"]`).waitFor();
     await shot('overview');
+    // A small population (started through the API: the page watches populations, it does not
+    // configure them): its page fills its leaderboard as rounds are evaluated, then is cancelled.
+    report.population = await page.evaluate(async () => {
+      const response = await fetch('/v1/populations', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          algorithm: 'dqn', env: 'CartPole-v1', scheme: 'pbt', size: 2, total_steps: 200000, interval_steps: 1000,
+          seed: 1, eval_episodes: 3, hyperparameters: { learning_starts: 200 },
+          explore: { learning_rate: { min: 1e-4, max: 3e-3, log: true } },
+        }),
+      });
+      return (await response.json()).id;
+    });
+    await page.click('header nav a[data-nav=populations]');
+    await page.locator(`[data-testid=populations] a[href="#/populations/${report.population}"]`).click();
+    await page.locator('[data-testid=leaderboard] tbody tr').first().waitFor();
+    report.leaderboard_rows = await page.locator('[data-testid=leaderboard] tbody tr').count();
+    await shot('population');
+    await page.click('#cancel-population');
+    await page.locator('.facts .badge[data-state=cancelled]').waitFor();
+    report.population_state = 'cancelled';
     await page.click('header nav a[data-nav=populations]');
     await page.getByRole('heading', { name: 'Populations' }).waitFor();
     await shot('populations');

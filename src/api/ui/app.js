@@ -593,7 +593,7 @@ async function population(ctx, id) {
   const best = new Map();
   for (const entry of p.leaderboard) best.set(entry.steps, Math.max(best.get(entry.steps) ?? -Infinity, entry.score));
   for (const [steps, score] of best) chart.add(steps, score);
-  const entryRows = (entries) => el('table', {},
+  const entryRows = (entries, testId) => el('table', { 'data-testid': testId },
     el('thead', {}, el('tr', {}, ['member', 'round', 'steps', 'score', 'origin', 'hyperparameters'].map((h) => el('th', {}, h)))),
     el('tbody', {}, entries.map((e) => el('tr', {},
       el('td', { class: 'num' }, e.member), el('td', { class: 'num' }, e.round), el('td', { class: 'num' }, fmt(e.steps)),
@@ -602,8 +602,8 @@ async function population(ctx, id) {
   ctx.mount(el('h1', {}, 'Population ', el('code', {}, id)),
     facts([['state', badge(p.state)], ['run', `${p.request.scheme || ''} ${p.request.algorithm} on ${p.request.env}`], ['rounds', `${fmt(p.rounds_done)} done of ${fmt(p.rounds_total)}`], ['jobs', JSON.stringify(p.jobs)], ['error', p.error || '–']]),
     el('div', { class: 'actions' }, cancel), chart.node,
-    el('h2', {}, 'Members (latest round each)'), entryRows(p.members),
-    el('h2', {}, 'Leaderboard'), entryRows(p.leaderboard.slice(0, 50)),
+    el('h2', {}, 'Members (latest round each)'), entryRows(p.members, 'members'),
+    el('h2', {}, 'Leaderboard'), entryRows(p.leaderboard.slice(0, 50), 'leaderboard'),
     el('h2', {}, 'Request'), json(p.request));
   chart.draw();
   if (!TERMINAL.includes(p.state)) {
