@@ -109,7 +109,10 @@ try {
     await page.locator(`[data-testid=solve-jobs] tr[data-id="${report.solve_job}"]`).waitFor();
     await shot('overview');
     // A small population (started through the API: the page watches populations, it does not
-    // configure them): its page fills its leaderboard as rounds are evaluated, then is cancelled.
+    // configure them) appears in the open list without a reload; its page fills its leaderboard
+    // as rounds are evaluated, then it is cancelled.
+    await page.click('header nav a[data-nav=populations]');
+    await page.getByRole('heading', { name: 'Populations' }).waitFor();
     report.population = await page.evaluate(async () => {
       const response = await fetch('/v1/populations', {
         method: 'POST',
@@ -122,7 +125,6 @@ try {
       });
       return (await response.json()).id;
     });
-    await page.click('header nav a[data-nav=populations]');
     await page.locator(`[data-testid=populations] a[href="#/populations/${report.population}"]`).click();
     await page.locator('[data-testid=leaderboard] tbody tr').first().waitFor();
     report.leaderboard_rows = await page.locator('[data-testid=leaderboard] tbody tr').count();

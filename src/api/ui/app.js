@@ -109,6 +109,13 @@ async function streamEvents(path, signal, onEvent) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// Re-reads a list every few seconds while its view is open (only the list: a form being filled
+// in keeps its inputs). A failed read is skipped; the next one tries again.
+function poll(ctx, refresh, ms = 5000) {
+  const timer = setInterval(() => refresh().catch(() => {}), ms);
+  ctx.cleanups.push(() => clearInterval(timer));
+}
+
 // Follows a job's events until it ends or the view closes. Each connection subscribes first and
 // then reads the job's row and curve (`resync`), so no point falls between the two (a point seen
 // twice is drawn once). A dropped stream (a server restart, a proxy's timeout) reconnects.
@@ -313,6 +320,11 @@ function populationTable(populations) {
 
 // ---- Overview -------------------------------------------------------------------------------
 async function home(ctx) {
+  await overview(ctx);
+  poll(ctx, () => overview(ctx));
+}
+
+async function overview(ctx) {
   const settle = (promise) => promise.then((value) => ({ value }), (error) => ({ error }));
   const [problems, models, training, solves, populations] = await Promise.all([
     settle(api('/v1/problems')),
@@ -412,7 +424,9 @@ async function solveList(ctx, query) {
     submit.disabled = false;
     if (job) location.hash = `#/solve/${job.id}`;
   });
-  ctx.mount(el('h1', {}, 'Solve'), form, el('h2', {}, 'Solve jobs'), solveTable(jobs));
+  const table = el('div', {}, solveTable(jobs));
+  poll(ctx, async () => table.replaceChildren(solveTable(await api('/v1/solve/jobs?limit=100'))));
+  ctx.mount(el('h1', {}, 'Solve'), form, el('h2', {}, 'Solve jobs'), table);
 }
 
 // A solution: a vector of numbers on wrapped lines (a spin or side per entry), anything else as JSON.
@@ -519,7 +533,9 @@ async function trainingList(ctx) {
     submit.disabled = false;
     if (job) location.hash = `#/training/${job.id}`;
   });
-  ctx.mount(el('h1', {}, 'Training'), form, el('h2', {}, 'Training jobs'), trainingTable(jobs));
+  const table = el('div', {}, trainingTable(jobs));
+  poll(ctx, async () => table.replaceChildren(trainingTable(await api('/v1/training/jobs?limit=100'))));
+  ctx.mount(el('h1', {}, 'Training'), form, el('h2', {}, 'Training jobs'), table);
 }
 
 async function trainingJob(ctx, id) {
@@ -578,8 +594,9 @@ async function trainingJob(ctx, id) {
 
 // ---- Populations ----------------------------------------------------------------------------
 async function populationList(ctx) {
-  ctx.mount(el('h1', {}, 'Populations'), populationTable(await api('/v1/populations')),
-    el('p', { class: 'hint' }, 'Start one with POST /v1/populations (see the API docs).'));
+  const table = el('div', {}, populationTable(await api('/v1/populations')));
+  poll(ctx, async () => table.replaceChildren(populationTable(await api('/v1/populations'))));
+  ctx.mount(el('h1', {}, 'Populations'), table, el('p', { class: 'hint' }, 'Start one with POST /v1/populations (see the API docs).'));
 }
 
 async function population(ctx, id) {
