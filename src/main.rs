@@ -719,7 +719,7 @@ fn run() -> Result<()> {
             };
             let what = format!("{} {}", request.algorithm, request.env);
             let _bar = rlsolver::progress::start(Measure::Steps(request.total_steps as u64), &what);
-            let request = rlsolver::drl::TrainRequest { hooks: progress_hooks(), ..request };
+            let request = rlsolver::drl::TrainRequest { hooks: rlsolver::progress::training_hooks(), ..request };
             let summary = rlsolver::drl::train(&request)?;
             println!("{}", serde_json::to_string_pretty(&summary)?);
             Ok(())
@@ -859,29 +859,10 @@ fn solve(args: SolveArgs) -> Result<()> {
     let bar = rlsolver::progress::start(Measure::Seconds(prepared.params.time_limit_s), &name);
     if bar.is_some() {
         prepared.params.hooks.on_incumbent = Some(std::sync::Arc::new(|elapsed, objective| {
-            rlsolver::progress::elapsed(elapsed.as_secs_f64());
             rlsolver::progress::figure(format!("incumbent {objective} at {:.2} s", elapsed.as_secs_f64()));
         }));
     }
-    let report = {
-        // The clock moves between incumbents too.
-        let done = std::sync::atomic::AtomicBool::new(false);
-        let started = std::time::Instant::now();
-        std::thread::scope(|scope| {
-            if bar.is_some() {
-                scope.spawn(|| {
-                    while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                        rlsolver::progress::elapsed(started.elapsed().as_secs_f64());
-                        std::thread::sleep(std::time::Duration::from_millis(100));
-                    }
-                });
-            }
-            let report = prepared.run();
-            done.store(true, std::sync::atomic::Ordering::Relaxed);
-            report
-        })
-        .with_context(|| format!("{}", args.input.display()))?
-    };
+    let report = prepared.run().with_context(|| format!("{}", args.input.display()))?;
     drop(bar);
     println!("{}", serde_json::to_string_pretty(&report)?);
     Ok(())
@@ -979,27 +960,6 @@ fn train_policy(args: TrainPolicyArgs) -> Result<()> {
     let manifest = rlsolver::policies::train(&request, &args.out, args.name.as_deref())?;
     println!("{}", serde_json::to_string_pretty(&manifest)?);
     Ok(())
-}
-
-/// Training hooks that move the progress bar: steps, and the latest evaluation as its figure.
-fn progress_hooks() -> rlsolver::drl::hooks::RunHooks {
-    rlsolver::drl::hooks::RunHooks {
-        on_progress: Some(std::sync::Arc::new(|step| rlsolver::progress::position(step as u64))),
-        on_evaluation: Some(std::sync::Arc::new(|evaluation| {
-            rlsolver::progress::figure(describe_evaluation(evaluation))
-        })),
-        cancel: None,
-    }
-}
-
-/// "return 195.3 ± 4.1 at step 20,000" from an evaluation (single- or multi-agent).
-fn describe_evaluation(evaluation: &serde_json::Value) -> String {
-    let number = |key: &str| evaluation.get(key).and_then(serde_json::Value::as_f64);
-    match (number("return_mean"), number("return_std")) {
-        (Some(mean), Some(std)) => format!("return {mean:.2} ± {std:.2} at step {}", evaluation["step"]),
-        (Some(mean), None) => format!("return {mean:.2} at step {}", evaluation["step"]),
-        _ => format!("evaluation at step {}", evaluation["step"]),
-    }
 }
 
 fn bench(args: BenchArgs) -> Result<()> {

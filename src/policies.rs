@@ -337,17 +337,7 @@ fn train_orgym(env: &str, steps: usize, seed: u64, out: &Path, name: &str, comma
         overrides: hyperparameters.clone(),
         env_config: family.env_config(),
         out_dir: Some(run_dir.clone()),
-        hooks: crate::drl::hooks::RunHooks {
-            on_progress: Some(std::sync::Arc::new(|step| crate::progress::position(step as u64))),
-            on_evaluation: Some(std::sync::Arc::new(|e| {
-                crate::progress::figure(format!(
-                    "return {:.3} at step {}",
-                    e["return_mean"].as_f64().unwrap_or(f64::NAN),
-                    e["step"]
-                ))
-            })),
-            cancel: None,
-        },
+        hooks: crate::progress::training_hooks(),
         ..Default::default()
     })?;
     let train_s = start.elapsed().as_secs_f64();

@@ -1,7 +1,7 @@
 //! Progress on the command line (issue 20): one bar on stderr while `train`, `solve`, `bench` or
 //! `train-policy` runs, drawn only when stderr is a terminal. The library reports through the free
-//! functions below; they cost an atomic load and do nothing unless the CLI started a bar, so the
-//! service, the tests and piped runs never draw one (their stdout stays the JSON alone).
+//! functions below; without a bar they cost one uncontended lock and do nothing, so the service,
+//! the tests and piped runs never draw one (their stdout stays the JSON alone).
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -15,7 +15,7 @@ static BAR: Mutex<Option<ProgressBar>> = Mutex::new(None);
 pub enum Measure {
     /// Env or optimizer steps out of a known total (`train`, `train-policy`): rate and ETA.
     Steps(u64),
-    /// Wall time out of a limit in seconds (`solve`).
+    /// Wall time out of a limit in seconds (`solve`): the bar fills with the clock by itself.
     Seconds(f64),
     /// Rows of a report, their number unknown up front (`bench`).
     Rows,
@@ -33,7 +33,7 @@ impl Drop for Guard {
 }
 
 /// Whether a bar would be drawn: stderr is a terminal (`RLSOLVER_PROGRESS=never` turns it off).
-pub fn wanted() -> bool {
+fn wanted() -> bool {
     std::env::var("RLSOLVER_PROGRESS").as_deref() != Ok("never") && std::io::stderr().is_terminal()
 }
 
@@ -65,6 +65,17 @@ pub fn start(measure: Measure, what: &str) -> Option<Guard> {
     bar.set_style(style.progress_chars("=> "));
     bar.set_prefix(what.to_string());
     bar.enable_steady_tick(Duration::from_millis(200));
+    if let Measure::Seconds(_) = measure {
+        // The clock moves between incumbents too; the thread ends with the bar (the guard).
+        let clock = bar.clone();
+        std::thread::spawn(move || {
+            while !clock.is_finished() {
+                let limit = clock.length().unwrap_or(u64::MAX);
+                clock.set_position((clock.elapsed().as_millis() as u64).min(limit));
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+    }
     *BAR.lock().unwrap_or_else(|e| e.into_inner()) = Some(bar);
     Some(Guard)
 }
@@ -78,7 +89,7 @@ fn with_bar(f: impl FnOnce(&ProgressBar)) -> bool {
     bar().map(|bar| f(&bar)).is_some()
 }
 
-/// Steps done (for `Measure::Steps`) or elapsed seconds (for `Measure::Seconds`).
+/// Steps done of a `Measure::Steps` bar.
 pub fn position(done: u64) {
     with_bar(|bar| {
         // A run may end a batch past its budget; the bar's total follows rather than overflow.
@@ -87,11 +98,6 @@ pub fn position(done: u64) {
         }
         bar.set_position(done)
     });
-}
-
-/// Elapsed seconds of a `Measure::Seconds` bar.
-pub fn elapsed(seconds: f64) {
-    position((seconds * 1000.0).round() as u64);
 }
 
 /// The current figure: the latest evaluation, the incumbent, the row being measured.
@@ -111,6 +117,25 @@ pub fn line(text: impl Into<String>) {
     let text = text.into();
     if !with_bar(|bar| bar.println(&text)) {
         eprintln!("{text}");
+    }
+}
+
+/// Training hooks that move the bar: env steps, and the latest evaluation as its figure.
+pub fn training_hooks() -> crate::drl::hooks::RunHooks {
+    crate::drl::hooks::RunHooks {
+        on_progress: Some(std::sync::Arc::new(|step| position(step as u64))),
+        on_evaluation: Some(std::sync::Arc::new(|evaluation| figure(describe_evaluation(evaluation)))),
+        cancel: None,
+    }
+}
+
+/// "return 195.30 ± 4.10 at step 20000" from an evaluation (single- or multi-agent).
+fn describe_evaluation(evaluation: &serde_json::Value) -> String {
+    let number = |key: &str| evaluation.get(key).and_then(serde_json::Value::as_f64);
+    match (number("return_mean"), number("return_std")) {
+        (Some(mean), Some(std)) => format!("return {mean:.2} ± {std:.2} at step {}", evaluation["step"]),
+        (Some(mean), None) => format!("return {mean:.2} at step {}", evaluation["step"]),
+        _ => format!("evaluation at step {}", evaluation["step"]),
     }
 }
 

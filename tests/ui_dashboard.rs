@@ -193,8 +193,10 @@ fn the_page_and_its_library_are_served_by_the_binary_and_open_without_a_key() {
     let csp = page.headers()["content-security-policy"].to_str().unwrap().to_string();
     assert!(csp.contains("default-src 'self'") && csp.contains("connect-src 'self'"), "{csp}");
     let html = page.text().unwrap();
-    // Every script and stylesheet is one of ours.
-    for reference in html.split(['"', '\'']).filter(|s| s.ends_with(".js") || s.ends_with(".css")) {
+    // Every script and stylesheet is one of ours: the app's and uPlot's script and style.
+    let references: Vec<&str> = html.split(['"', '\'']).filter(|s| s.ends_with(".js") || s.ends_with(".css")).collect();
+    assert_eq!(references.len(), 4, "{references:?}");
+    for reference in references {
         assert!(reference.starts_with("/ui/"), "{reference}");
         let asset = client.get(format!("{}{reference}", server.base)).send().unwrap();
         assert_eq!(asset.status(), 200, "{reference}");

@@ -76,15 +76,14 @@ pub fn buy_and_hold(closes: &[Vec<f64>], weights: &[f64], config: &StockTradingC
 /// period's daily simple returns, over 41 tradeoffs.
 pub fn mean_variance_weights(train_closes: &[Vec<f64>]) -> Result<Vec<f64>> {
     let d = train_closes[0].len();
-    let returns: Vec<Vec<f64>> =
-        train_closes.windows(2).map(|w| (0..d).map(|i| w[1][i] / w[0][i] - 1.0).collect()).collect();
-    let t = returns.len() as f64;
-    let mu: Vec<f64> = (0..d).map(|i| returns.iter().map(|r| r[i]).sum::<f64>() / t).collect();
-    let cov: Vec<Vec<f64>> = (0..d)
-        .map(|i| {
-            (0..d).map(|j| returns.iter().map(|r| (r[i] - mu[i]) * (r[j] - mu[j])).sum::<f64>() / (t - 1.0)).collect()
-        })
-        .collect();
+    // Daily returns, a row per day; their mean and sample covariance (ndarray: the dense algebra).
+    let returns = ndarray::Array2::from_shape_fn((train_closes.len() - 1, d), |(t, i)| {
+        train_closes[t + 1][i] / train_closes[t][i] - 1.0
+    });
+    let mu = returns.mean_axis(ndarray::Axis(0)).context("no training returns")?;
+    let centered = &returns - &mu;
+    let cov = centered.t().dot(&centered) / (returns.nrows() as f64 - 1.0);
+    let (mu, cov): (Vec<f64>, Vec<Vec<f64>>) = (mu.to_vec(), cov.outer_iter().map(|row| row.to_vec()).collect());
     let instance = portfolio::parse_json(&json!({"mu": mu, "cov": cov}), &Default::default())
         .map_err(|e| anyhow::anyhow!("mean-variance instance: {e:?}"))?;
     let all: Vec<usize> = (0..d).collect();

@@ -273,6 +273,14 @@ async function guarded(task) {
   }
 }
 
+// DELETE on `path` (a job or a population), then `done` with the answer; errors go to the banner.
+function cancelButton(id, path, done) {
+  return el('button', { class: 'danger', id, onclick: async () => {
+    const updated = await guarded(() => api(path, { method: 'DELETE' }));
+    if (updated) done(updated);
+  } }, 'Cancel');
+}
+
 // ---- Lists ----------------------------------------------------------------------------------
 function trainingRows(jobs) {
   return jobs.map((job) =>
@@ -444,10 +452,7 @@ async function solveJob(ctx, id) {
   ctx.cleanups.push(chart.destroy);
   const factsBox = el('div');
   const resultBox = el('div', { 'data-testid': 'solve-result' });
-  const cancel = el('button', { class: 'danger', id: 'cancel-job', onclick: async () => {
-    const updated = await guarded(() => api(path, { method: 'DELETE' }));
-    if (updated) update(updated);
-  } }, 'Cancel');
+  const cancel = cancelButton('cancel-job', path, (updated) => update(updated));
   const update = (changes) => {
     job = { ...job, ...changes };
     const result = job.result || {};
@@ -545,10 +550,7 @@ async function trainingJob(ctx, id) {
   ctx.cleanups.push(chart.destroy);
   const factsBox = el('div');
   const artifactsBox = el('div');
-  const cancel = el('button', { class: 'danger', id: 'cancel-job', onclick: async () => {
-    const updated = await guarded(() => api(path, { method: 'DELETE' }));
-    if (updated) update(updated);
-  } }, 'Cancel');
+  const cancel = cancelButton('cancel-job', path, (updated) => update(updated));
   const progress = el('progress', { max: String(job.request.total_steps), value: String(job.steps) });
   const update = (changes) => {
     job = { ...job, ...changes };
@@ -602,9 +604,8 @@ async function populationList(ctx) {
 async function population(ctx, id) {
   const path = `/v1/populations/${encodeURIComponent(id)}`;
   const p = await api(path);
-  const cancel = el('button', { class: 'danger', id: 'cancel-population', disabled: TERMINAL.includes(p.state), onclick: async () => {
-    if (await guarded(() => api(path, { method: 'DELETE' }))) render();
-  } }, 'Cancel');
+  const cancel = cancelButton('cancel-population', path, render);
+  cancel.disabled = TERMINAL.includes(p.state);
   const chart = lineChart({ title: 'Best evaluated score by env steps', xLabel: 'env steps per member', yLabel: 'score', testId: 'population-chart' });
   ctx.cleanups.push(chart.destroy);
   const best = new Map();

@@ -183,8 +183,9 @@ impl ListaPolicy {
             optimizer.step();
             crate::progress::position(step as u64 + 1);
             if (step + 1) % (training.steps / 10).max(1) == 0 {
-                curve.push((step + 1, 10.0 * loss.double_value(&[]).log10()));
-                crate::progress::figure(format!("NMSE {:.2} dB", 10.0 * loss.double_value(&[]).log10()));
+                let nmse_db = 10.0 * loss.double_value(&[]).log10();
+                curve.push((step + 1, nmse_db));
+                crate::progress::figure(format!("NMSE {nmse_db:.2} dB"));
             }
         }
         Ok((policy, curve))

@@ -157,8 +157,9 @@ impl MimoPolicy {
             optimizer.step();
             crate::progress::position(step as u64 + 1);
             if (step + 1) % (training.steps / 10).max(1) == 0 {
-                curve.push((step + 1, rate.double_value(&[])));
-                crate::progress::figure(format!("sum rate {:.4}", rate.double_value(&[])));
+                let rate = rate.double_value(&[]);
+                curve.push((step + 1, rate));
+                crate::progress::figure(format!("sum rate {rate:.4}"));
             }
         }
         Ok((policy, curve))
