@@ -168,6 +168,11 @@ struct ServeArgs {
     /// Origins allowed by CORS, comma-separated (`*` = any; default none).
     #[arg(long, env = "RLSOLVER_CORS_ORIGINS", value_delimiter = ',')]
     cors_origins: Vec<String>,
+    /// Seconds between SIGTERM and closing the listener: `/ready` answers 503 meanwhile, so a load
+    /// balancer's probe sees the replica leave before connections are refused; running requests
+    /// finish after it either way.
+    #[arg(long, env = "RLSOLVER_SHUTDOWN_DRAIN_S", default_value_t = 0.0)]
+    shutdown_drain_s: f64,
     #[command(flatten)]
     limits: LimitArgs,
     #[command(flatten)]
@@ -810,6 +815,10 @@ fn serve(args: ServeArgs) -> Result<()> {
         learner_url: args.learner_url.clone(),
         api_keys,
         cors_origins: args.cors_origins.clone(),
+        shutdown_drain: std::time::Duration::try_from_secs_f64(args.shutdown_drain_s)
+            .ok()
+            .filter(|d| *d <= std::time::Duration::from_secs(600))
+            .context("--shutdown-drain-s: 0 to 600 seconds")?,
         models_dir: args.models_dir.clone(),
         problems: rlsolver::problems::ProblemSet::builtin(),
     };

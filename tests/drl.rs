@@ -1,75 +1,90 @@
-//! Fast subset of the deep-RL proofs (the threshold runs are `#[ignore]`d: `make verify`):
-//! every algorithm trains a few thousand steps with finite losses and ends clearly above a
-//! uniformly random policy on the same evaluation episodes.
+//! Fast subset of the deep-RL proofs (the full threshold table is `#[ignore]`d: `make verify`):
+//! every algorithm trains a short run with finite losses and is judged on its last evaluation:
+//! the continuous agents near the documented -200 on Pendulum (floor -400, A2C -800 at 150k),
+//! the discrete actor-critics to 475 on CartPole, the DQN family above twice a random policy.
 
 mod common;
 
-use rand::{Rng, SeedableRng};
-use rlsolver::drl::env::ActionSpace;
-use rlsolver::drl::run::{evaluate, train, TrainConfig, TrainOutcome};
+use rlsolver::drl::run::{train, TrainConfig, TrainOutcome};
 use serde_json::{json, Value};
-use tch::{Device, Tensor};
+use tch::Device;
 
 fn config(algorithm: &str, env_id: &str, steps: usize, overrides: Value) -> TrainConfig {
     TrainConfig { eval_every: steps, overrides, ..TrainConfig::new(algorithm, env_id, steps, 0) }
 }
 
-/// Mean return of uniformly random actions on the training runs' evaluation episodes.
-fn random_return(env_id: &str) -> f64 {
-    let env = rlsolver::drl::env::make(env_id, 1).unwrap();
-    let space = env.action_space();
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
-    let mut act = |obs: &Tensor| {
-        let b = obs.size()[0] as usize;
-        let actions: Vec<f32> = match &space {
-            ActionSpace::Discrete { n } => (0..b).map(|_| rng.gen_range(0..*n) as f32).collect(),
-            ActionSpace::Continuous { low, high } => (0..b).map(|_| rng.gen_range(low[0]..=high[0])).collect(),
-        };
-        Tensor::from_slice(&actions).view([b as i64, -1])
-    };
-    evaluate(env_id, &Value::Null, 10, rlsolver::drl::run::evaluation_seed(0, 0), Device::Cpu, &mut act).unwrap().0
-}
-
-/// Losses finite at every evaluation; the best deterministic evaluation of the run beats a
-/// random policy by `margin` (short runs of value-based agents oscillate, so not the last one).
-fn check(outcome: &TrainOutcome, env_id: &str, margin: f64) {
+/// Losses finite at every evaluation, and the run's last deterministic evaluation (not its best:
+/// a run that learns and then collapses fails) reaches `floor`, a bar set below the documented
+/// figure for the budget and well above a uniformly random policy.
+fn check(outcome: &TrainOutcome, env_id: &str, floor: f64) {
     for evaluation in &outcome.evaluations {
         for (name, value) in evaluation.losses.as_object().unwrap() {
             assert!(value.as_f64().is_some_and(f64::is_finite), "{name} = {value} at step {}", evaluation.step);
         }
     }
-    let best = outcome.evaluations.iter().map(|e| e.return_mean).fold(f64::NEG_INFINITY, f64::max);
-    let random = random_return(env_id);
-    eprintln!("{env_id}: best return {best} (random {random})");
-    assert!(best > random + margin, "best return {best} vs random {random}");
+    let curve: Vec<(usize, f64)> = outcome.evaluations.iter().map(|e| (e.step, e.return_mean)).collect();
+    let last = curve.last().expect("an evaluation").1;
+    let random = common::random_return(env_id);
+    eprintln!("{env_id}: last return {last} (random {random}, floor {floor}); curve {curve:?}");
+    assert!(floor > random, "the floor {floor} must be above a random policy's {random}");
+    assert!(last >= floor, "last return {last} below {floor} (random {random}); curve {curve:?}");
 }
 
+/// Short value-based runs oscillate (DQN's evaluations at 5k-20k steps here: 85, 93, 92, 92;
+/// Double DQN's: 57, 43, 88, 50), so the DQN family's last evaluation is held to twice a random
+/// policy; their 475 threshold runs are `make verify`'s.
 #[test]
-fn dqn_family_and_ppo_discrete_learn_cartpole_beyond_random() {
+fn dqn_family_ends_above_twice_a_random_policy_on_cartpole() {
     tch::set_num_threads(1);
     for algorithm in ["dqn", "double_dqn", "d3qn"] {
         let run = TrainConfig {
             eval_every: 5000,
             ..config(algorithm, "CartPole-v1", 20_000, json!({"learning_starts": 500}))
         };
-        check(&train(&run).unwrap(), "CartPole-v1", 50.0);
+        check(&train(&run).unwrap(), "CartPole-v1", 2.0 * common::random_return("CartPole-v1"));
     }
-    let outcome = train(&config("ppo_discrete", "CartPole-v1", 10_000, json!({}))).unwrap();
-    check(&outcome, "CartPole-v1", 80.0);
-    let outcome = train(&config("a2c_discrete", "CartPole-v1", 20_000, json!({}))).unwrap();
-    check(&outcome, "CartPole-v1", 20.0);
+}
+
+/// The discrete actor-critics reach the documented 475 on CartPole, confirmed over 100 fresh
+/// episodes, within the verify table's budgets (PPO-discrete reached it at 15k-25k steps, A2C at
+/// 10k-80k), with their defaults.
+#[test]
+fn discrete_actor_critics_reach_475_on_cartpole() {
+    tch::set_num_threads(1);
+    for (algorithm, budget, eval_every) in [("ppo_discrete", 100_000, 5_000), ("a2c_discrete", 200_000, 10_000)] {
+        let run = TrainConfig {
+            eval_every,
+            target_return: Some(475.0),
+            ..TrainConfig::new(algorithm, "CartPole-v1", budget, 0)
+        };
+        let outcome = train(&run).unwrap();
+        let curve: Vec<(usize, f64)> = outcome.evaluations.iter().map(|e| (e.step, e.return_mean)).collect();
+        eprintln!("{algorithm}: reached 475 at {:?}; curve {curve:?}", outcome.reached_target_at);
+        assert!(outcome.reached_target_at.is_some(), "{algorithm} missed 475 in {budget} steps: {curve:?}");
+    }
 }
 
 #[test]
-fn off_policy_continuous_agents_learn_pendulum_beyond_random() {
+fn off_policy_continuous_agents_learn_pendulum() {
     tch::set_num_threads(1);
     let small = json!({"hidden": [64, 64], "learning_starts": 500});
-    for (algorithm, steps) in [("ddpg", 5000), ("td3", 5000), ("sac", 5000)] {
-        check(&train(&config(algorithm, "Pendulum-v1", steps, small.clone())).unwrap(), "Pendulum-v1", 200.0);
+    for (algorithm, steps) in [("ddpg", 5000), ("td3", 6000), ("sac", 5000)] {
+        check(&train(&config(algorithm, "Pendulum-v1", steps, small.clone())).unwrap(), "Pendulum-v1", -400.0);
     }
     let redq =
         config("redq", "Pendulum-v1", 1500, json!({"hidden": [64, 64], "batch_size": 128, "learning_starts": 300}));
-    check(&train(&redq).unwrap(), "Pendulum-v1", 200.0);
+    check(&train(&redq).unwrap(), "Pendulum-v1", -400.0);
+}
+
+/// The on-policy continuous agents with their defaults (PPO and A2C with gSDE; `make verify`
+/// takes them to -200 at 200k and 500k steps).
+#[test]
+fn on_policy_continuous_agents_learn_pendulum() {
+    tch::set_num_threads(1);
+    let ppo = TrainConfig { eval_every: 10_240, ..config("ppo", "Pendulum-v1", 40_960, json!({})) };
+    check(&train(&ppo).unwrap(), "Pendulum-v1", -400.0);
+    let a2c = TrainConfig { eval_every: 50_000, ..config("a2c", "Pendulum-v1", 150_000, json!({})) };
+    check(&train(&a2c).unwrap(), "Pendulum-v1", -800.0);
 }
 
 #[test]
@@ -82,7 +97,7 @@ fn prioritized_replay_trains_dqn_and_checkpoints_reload_to_the_same_policy() {
         ..config("d3qn", "CartPole-v1", 6000, json!({"hidden": [64, 64], "learning_starts": 500}))
     };
     let outcome = train(&run).unwrap();
-    check(&outcome, "CartPole-v1", 20.0);
+    check(&outcome, "CartPole-v1", 60.0);
     let metrics = std::fs::read_to_string(dir.join("metrics.jsonl")).unwrap();
     assert_eq!(metrics.lines().count(), outcome.evaluations.len());
     let (mut learner, env_id) = rlsolver::drl::run::load_checkpoint(&dir, Device::Cpu).unwrap();
@@ -104,7 +119,7 @@ fn sac_with_the_h_term_logs_a_finite_h_term_loss_and_still_learns() {
     let outcome = train(&run).unwrap();
     let last = outcome.evaluations.last().unwrap();
     assert!(last.losses["h_term_loss"].as_f64().is_some_and(f64::is_finite), "{:?}", last.losses);
-    check(&outcome, "Pendulum-v1", 200.0);
+    check(&outcome, "Pendulum-v1", -400.0);
 }
 
 /// A run of 2N steps, and the same run stopped at N and resumed, end bit for bit the same:
@@ -185,7 +200,12 @@ fn env_config_travels_with_the_run() {
     let outcome = train(&run).unwrap();
     let last = outcome.evaluations.last().unwrap();
     // Eleven moves between points of the unit square, each reward minus a length below sqrt 2.
+    // The default TSP-v1 (50 nodes) has 49 moves: a policy this briefly trained scores about
+    // -25 there (README: random valid moves -25.6), below what any 12-node tour can cost.
     assert!(last.return_mean < 0.0 && last.return_mean > -11.0 * 2f64.sqrt(), "{}", last.return_mean);
+    let default_env = rlsolver::drl::env::make_configured("TSP-v1", 1, &Value::Null).unwrap();
+    let configured = rlsolver::drl::env::make_configured("TSP-v1", 1, &env_config).unwrap();
+    assert_ne!(default_env.observation_dim(), configured.observation_dim(), "the config changes the observation");
     let saved = rlsolver::drl::run::checkpoint_env_config(&dir).unwrap();
     assert_eq!(saved, env_config);
     let (mut learner, env_id) = rlsolver::drl::run::load_checkpoint(&dir, Device::Cpu).unwrap();

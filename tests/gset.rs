@@ -23,15 +23,47 @@ fn every_shared_gset_graph_parses_with_the_sizes_its_readme_states() {
     }
 }
 
-#[test]
-fn three_seeded_rounds_on_g14_beat_greedy_and_report_a_true_cut() {
-    let Some(dir) = common::shared_gset() else { return };
-    let graph = parse_gset(&std::fs::read_to_string(dir.join("G14.txt")).unwrap(), &Limits::default()).unwrap();
-    // A round budget, not a time budget: the same cut on any machine.
-    let params = SearchParams { time_limit_s: 120.0, max_rounds: Some(3), chains: Some(4), ..SearchParams::default() };
+const ROUNDS_G14: usize = 120;
+const ROUNDS_G1: usize = 10;
+const ROUNDS_G49: usize = 10;
+const ROUNDS_G50: usize = 30;
+
+/// A seeded search with a round budget (the same answer on any machine, however loaded) on a
+/// shared graph: the cut re-scored here from the file's edges, checked against the reported one.
+fn rounds_on(name: &str, rounds: usize, seed: u64) -> Option<f64> {
+    let dir = common::shared_gset()?;
+    let text = std::fs::read_to_string(dir.join(format!("{name}.txt"))).unwrap();
+    let graph = parse_gset(&text, &Limits::default()).unwrap();
+    let params = SearchParams {
+        time_limit_s: 600.0,
+        max_rounds: Some(rounds),
+        chains: Some(4),
+        seed,
+        ..SearchParams::default()
+    };
     let outcome = minimize(graph.ising(), &params);
-    let cut = graph.cut_value(&outcome.spins);
-    assert_eq!(cut, graph.objective(outcome.energy));
-    // Greedy local search from random starts reaches about 2950-2990 on G14; best known 3064.
-    assert!(cut >= 3040.0, "cut {cut}");
+    let sides: Vec<u8> = outcome.spins.iter().map(|&s| u8::from(s > 0)).collect();
+    let (_, edges) = common::gset_edges(&text);
+    let cut = common::cut_of(&edges, &sides);
+    assert_eq!(cut, graph.objective(outcome.energy), "{name}: the reported energy is not the cut's");
+    eprintln!("{name}: {cut} after at most {rounds} rounds ({:?})", outcome.stop);
+    Some(cut)
+}
+
+/// G14 at the documented bar (`make bench`: 3060 at 10 s; best known 3064). Greedy local search
+/// from random starts reaches about 2950-2990.
+#[test]
+fn g14_reaches_the_documented_3060_within_a_round_budget() {
+    let Some(cut) = rounds_on("G14", ROUNDS_G14, 0) else { return };
+    assert!(cut >= 3060.0, "G14: {cut}");
+}
+
+/// The graphs the search solves in seconds reach their best-known cuts (proved optimal for G49)
+/// within a small round budget: G1 11624, G49 6000, G50 5880.
+#[test]
+fn g1_g49_and_g50_reach_their_best_known_cuts_within_a_round_budget() {
+    for (name, best, rounds) in [("G1", 11624.0, ROUNDS_G1), ("G49", 6000.0, ROUNDS_G49), ("G50", 5880.0, ROUNDS_G50)] {
+        let Some(cut) = rounds_on(name, rounds, 0) else { return };
+        assert_eq!(cut, best, "{name}");
+    }
 }

@@ -1,6 +1,6 @@
 //! MISO beamforming on the shared K = N = 8 Rayleigh set: our regularized ZF and WMMSE reproduce
 //! the folder's reference averages, and the parallel gradient search seeded by them is at least
-//! WMMSE on every channel.
+//! WMMSE on every channel and above it on average by half the gain `bench mimo` measured.
 
 mod common;
 
@@ -30,7 +30,9 @@ fn channels() -> Option<Vec<Tensor>> {
 #[test]
 fn baselines_reproduce_the_reference_averages_and_the_search_matches_wmmse() {
     let Some(channels) = channels() else { return };
-    for (power, rzf_ref, wmmse_ref) in [(10.0, 15.79, 18.50), (100.0, 29.53, 36.45)] {
+    // The search's mean gain over WMMSE on the first 10 channels must clear half of what
+    // `bench mimo` measured (+0.15 at P = 10, +0.72 at P = 100 bit/s/Hz).
+    for (power, rzf_ref, wmmse_ref, min_gain) in [(10.0, 15.79, 18.50, 0.07), (100.0, 29.53, 36.45, 0.35)] {
         let (mut rzf_sum, mut wmmse_sum, mut search_sum) = (0.0, 0.0, 0.0);
         for (i, h) in channels.iter().enumerate() {
             let start = mmse(h, power, 1.0);
@@ -57,7 +59,9 @@ fn baselines_reproduce_the_reference_averages_and_the_search_matches_wmmse() {
             }
         }
         let (rzf, wmmse_avg) = (rzf_sum / channels.len() as f64, wmmse_sum / channels.len() as f64);
-        eprintln!("P = {power}: RZF {rzf:.2} (ref {rzf_ref}), WMMSE {wmmse_avg:.2} (ref {wmmse_ref}), search gain over WMMSE on 10 channels {:.3}", search_sum / 10.0);
+        let gain = search_sum / 10.0;
+        eprintln!("P = {power}: RZF {rzf:.2} (ref {rzf_ref}), WMMSE {wmmse_avg:.2} (ref {wmmse_ref}), search gain over WMMSE on 10 channels {gain:.3}");
+        assert!(gain >= min_gain, "P = {power}: the search gains {gain:.3} over WMMSE, below {min_gain}");
         assert!((rzf - rzf_ref).abs() < 0.01, "RZF average {rzf} vs reference {rzf_ref}");
         assert!((wmmse_avg - wmmse_ref).abs() < 0.05, "WMMSE average {wmmse_avg} vs reference {wmmse_ref}");
     }

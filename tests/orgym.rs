@@ -115,6 +115,33 @@ fn brute_force(weights: &[u64], values: &[u64], limits: &[u64], capacity: u64) -
     }
 }
 
+/// The optimum of a drawn instance by dynamic programming over the capacity, written here: each
+/// item at most once (Binary), `limits[i]` times (Bounded, one 0/1 pass per copy) or any number
+/// of times (Unbounded).
+fn dp_optimum(instance: &Value, variant: Variant, capacity: usize) -> u64 {
+    let column = |key: &str| -> Vec<u64> {
+        instance[key].as_array().map(|a| a.iter().map(|x| x.as_u64().unwrap()).collect()).unwrap_or_default()
+    };
+    let (weights, values, limits) = (column("weights"), column("values"), column("limits"));
+    let mut best = vec![0u64; capacity + 1];
+    for (i, (&w, &v)) in weights.iter().zip(&values).enumerate() {
+        let w = w as usize;
+        if variant == Variant::Unbounded {
+            for c in w..=capacity {
+                best[c] = best[c].max(best[c - w] + v);
+            }
+            continue;
+        }
+        let copies = if variant == Variant::Bounded { limits[i] } else { 1 };
+        for _ in 0..copies {
+            for c in (w..=capacity).rev() {
+                best[c] = best[c].max(best[c - w] + v);
+            }
+        }
+    }
+    best[capacity]
+}
+
 fn counts_of(report: &rlsolver::problems::SolveReport) -> Vec<u64> {
     report.solution["counts"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).collect()
 }
@@ -178,7 +205,13 @@ fn shipped_knapsack_policies_are_within_one_percent_of_the_optimum() {
                 "{name} seed {seed}: re-scored {value} / {weight}"
             );
             total += report.objective;
-            reference += report.solution["reference"].as_f64().unwrap();
+            let optimum = dp_optimum(&report.solution["instance"], variant, 200) as f64;
+            assert_eq!(
+                report.solution["reference"].as_f64(),
+                Some(optimum),
+                "{name} seed {seed}: the reported optimum"
+            );
+            reference += optimum;
         }
         eprintln!("{name}: {:.2}% of the optimum", 100.0 * total / reference);
         assert!(total >= 0.99 * reference, "{name}: {total} < 99% of {reference}");
@@ -296,7 +329,13 @@ fn shipped_bin_packing_policies_match_sum_of_squares() {
             let waste = repack(&report.solution, capacity) as f64;
             assert_eq!(report.objective, -waste, "{name} seed {seed}");
             ours += waste;
-            reference += report.solution["reference"]["waste"].as_f64().unwrap();
+            // Sum of squares on the same seed, run as its own method and re-packed here.
+            let options = SolveOptions { method: Some("sum_of_squares".into()), ..options };
+            let peer = solve(problem, ProblemInput::Json(&json!({})), &options, &Limits::default(), &models).unwrap();
+            assert_eq!(peer.solution["items"], report.solution["items"], "{name} seed {seed}: the same items");
+            let peer_waste = repack(&peer.solution, capacity) as f64;
+            assert_eq!(report.solution["reference"]["waste"].as_f64(), Some(peer_waste), "{name} seed {seed}");
+            reference += peer_waste;
         }
         eprintln!("{name}: waste {ours} against sum of squares' {reference}");
         assert!(ours <= reference * 1.05 + 8.0, "{name}: waste {ours} above sum of squares' {reference}");
@@ -418,8 +457,19 @@ fn shipped_newsvendor_policy_earns_most_of_the_optimum() {
         let replayed = replay_newsvendor(&report.solution, 5, 4000.0);
         assert!((replayed - report.objective).abs() <= 1e-6 * replayed.abs().max(1.0), "seed {seed}");
         ours += report.objective;
-        optimal += report.solution["reference"]["return"].as_f64().unwrap();
-        fractile += report.solution["reference"]["critical_fractile_return"].as_f64().unwrap();
+        // The optimal and critical-fractile policies on the same seed's demands, each run as its
+        // own method and re-played here.
+        let peer = |method: &str| -> f64 {
+            let options = SolveOptions { method: Some(method.into()), seed: Some(seed), ..Default::default() };
+            let run = solve(problem, ProblemInput::Json(&json!({})), &options, &Limits::default(), &models).unwrap();
+            assert_eq!(run.solution["demands"], report.solution["demands"], "{method} seed {seed}: the same demands");
+            replay_newsvendor(&run.solution, 5, 4000.0)
+        };
+        let (best, critical) = (peer("optimal"), peer("critical_fractile"));
+        let reported = &report.solution["reference"];
+        assert!((reported["return"].as_f64().unwrap() - best).abs() <= 1e-6 * best.abs().max(1.0), "seed {seed}");
+        optimal += best;
+        fractile += critical;
     }
     eprintln!("orgym-newsvendor-v0: {ours:.0} against the optimal policy's {optimal:.0} (fractile {fractile:.0})");
     assert!(ours >= 0.5 * optimal && ours > fractile, "orgym-newsvendor-v0: {ours} vs {optimal} (fractile {fractile})");
@@ -743,7 +793,7 @@ fn redrive(solution: &Value) -> usize {
 
 /// Every VehicleRouting-v0 method's answer re-drives (one cell per move, the return the
 /// rewards' sum); the dispatcher earns more than waiting on 4 seeds, and the shipped policy
-/// earns at least waiting's 0 (its measured ratio to the dispatcher is in the README).
+/// more than the dispatcher (its measured ratio to the dispatcher is in the README).
 #[test]
 fn vehicle_routing_solves_redrive() {
     let models = registry();
@@ -752,7 +802,7 @@ fn vehicle_routing_solves_redrive() {
     for seed in 0..4 {
         for method in ["policy", "dispatcher", "wait"] {
             let options = SolveOptions { method: Some(method.into()), seed: Some(seed), ..Default::default() };
-            let body = json!({"step_limit": 300});
+            let body = json!({"step_limit": 1000});
             let report = solve(problem, ProblemInput::Json(&body), &options, &Limits::default(), &models).unwrap();
             let moves = redrive(&report.solution);
             if method == "wait" {
@@ -765,7 +815,8 @@ fn vehicle_routing_solves_redrive() {
     eprintln!("VehicleRouting-v0: {totals:?}");
     assert!(totals["dispatcher"] > 0.0, "{totals:?}");
     match totals.get("policy orgym-vehiclerouting-v0") {
-        Some(policy) => assert!(*policy >= 0.0, "{totals:?}"),
+        // `bench orgym` measured the policy at 1.73x the dispatcher over 1,000-step episodes.
+        Some(policy) => assert!(*policy > totals["dispatcher"], "{totals:?}"),
         None => assert!(std::env::var("CI").is_err(), "no shipped VehicleRouting-v0 policy in models/"),
     }
     let cases = [

@@ -394,7 +394,9 @@ fn a_frontier_past_its_time_limit_reports_the_points_it_reached_without_nulls() 
     let reached = report.solution["frontier"].as_array().unwrap().len();
     assert!((1..200).contains(&reached), "{reached} points");
     assert_eq!(report.solution["points"], json!(reached));
-    assert!(started.elapsed().as_secs_f64() < 0.3 * 1.25 + 2.0, "{:?}", started.elapsed());
+    // Stopped by its 0.3 s limit (a whole 200-point frontier takes far longer), with room for
+    // a loaded machine.
+    assert!(started.elapsed().as_secs_f64() < 0.3 + 5.0, "{:?}", started.elapsed());
     assert_eq!(serde_json::to_value(&report).unwrap()["status"], "time_limit");
     assert!(report.objective.is_finite() && !report.solution.to_string().contains("null"));
 }

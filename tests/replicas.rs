@@ -23,7 +23,8 @@ struct Replica;
 impl Replica {
     /// `role`: all, api or worker.
     fn start(name: &str, database_url: &str, data_dir: &Path, role: &str) -> common::ServeProcess {
-        let args = ["--replica", name, "--job-lease-s", "2", "--max-queued-jobs", "64", "--role", role];
+        // A 4 s lease, renewed every 1.3 s: wide enough that a busy 2-core machine renews in time.
+        let args = ["--replica", name, "--job-lease-s", "4", "--max-queued-jobs", "64", "--role", role];
         common::ServeProcess::start(&[&args[..], &["--database-url", database_url]].concat(), data_dir, Stdio::null())
     }
 }
@@ -79,7 +80,7 @@ fn a_job_on_a_killed_replica_resumes_on_another_and_a_cancel_crosses_replicas() 
             && j["runner"].as_str() != Some(first_runner.as_str())
             && j["steps"].as_i64().unwrap_or(0) > checkpoint_step
     });
-    eprintln!("taken over {:.1} s after the kill (lease 2 s)", started.elapsed().as_secs_f64());
+    eprintln!("taken over {:.1} s after the kill (lease 4 s)", started.elapsed().as_secs_f64());
     assert_eq!(resumed["restarts"], 1, "{resumed}");
     let curve: Vec<Value> =
         client().get(format!("{}/v1/training/jobs/{id}/metrics", survivor.base)).send().unwrap().json().unwrap();
@@ -169,6 +170,8 @@ fn fifty_jobs_survive_workers_killed_every_few_seconds() {
         if states.iter().all(|j| j["state"] == "succeeded") {
             let restarts: i64 = states.iter().map(|j| j["restarts"].as_i64().unwrap()).sum();
             eprintln!("50 jobs done after {kills} kills, {restarts} takeovers");
+            // Workers are killed while busy: some job must have been taken over and finished.
+            assert!(restarts >= 1, "{kills} kills of busy workers and no job was taken over");
             for j in &states {
                 assert!(j["result"]["steps"].as_i64().unwrap() >= 2_048, "{j}");
                 assert!(j["runner"].is_null(), "{j}");
@@ -302,13 +305,31 @@ fn a_population_spreads_over_worker_and_evaluator_replicas_and_survives_a_killed
     let id = submitted.json::<Value>().unwrap()["id"].as_str().unwrap().to_string();
     let population =
         |base: &str| -> Value { client().get(format!("{base}/v1/populations/{id}")).send().unwrap().json().unwrap() };
-    // Kill one worker once the population is under way: its round's lease lapses and the other
-    // worker resumes the round from its checkpoint.
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while population(&api.base)["rounds_done"].as_i64().unwrap() < 3 {
-        assert!(Instant::now() < deadline, "{}", population(&api.base));
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    // Kill one worker once the population is under way, while it runs a member round: that
+    // round's lease lapses and the other worker resumes it from its checkpoint.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let pool = runtime.block_on(sqlx::PgPool::connect(&url)).unwrap();
+    let running_on_w1 = || -> Option<String> {
+        runtime
+            .block_on(
+                sqlx::query_scalar(
+                    "SELECT id FROM jobs WHERE population_id = $1 AND kind = 'member' AND state = 'running' AND lease_owner = 'w1'",
+                )
+                .bind(&id)
+                .fetch_optional(&pool),
+            )
+            .unwrap()
+    };
+    let deadline = Instant::now() + Duration::from_secs(180);
+    let killed_round = loop {
+        if population(&api.base)["rounds_done"].as_i64().unwrap() >= 3 {
+            if let Some(job) = running_on_w1() {
+                break job;
+            }
+        }
+        assert!(Instant::now() < deadline, "w1 never ran a round after round 3: {}", population(&api.base));
+        std::thread::sleep(Duration::from_millis(20));
+    };
     drop(w1.take());
     let deadline = Instant::now() + Duration::from_secs(300);
     let ended = loop {
@@ -332,20 +353,26 @@ fn a_population_spreads_over_worker_and_evaluator_replicas_and_survives_a_killed
     assert_eq!(ended["jobs"]["member"]["succeeded"], 12, "{}", ended["jobs"]);
     assert_eq!(ended["jobs"]["evaluation"]["succeeded"], 12, "{}", ended["jobs"]);
     // Evaluations ran only on the evaluator replica, member rounds only on the workers.
-    let rows: Vec<(String, Option<String>)> = tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let pool = sqlx::PgPool::connect(&url).await.unwrap();
-        sqlx::query_as("SELECT kind, result FROM jobs WHERE population_id = $1 AND state = 'succeeded'")
+    let rows: Vec<(String, String, Option<String>, i64)> = runtime
+        .block_on(
+            sqlx::query_as(
+                "SELECT id, kind, result, restarts FROM jobs WHERE population_id = $1 AND state = 'succeeded'",
+            )
             .bind(&id)
-            .fetch_all(&pool)
-            .await
-            .unwrap()
-    });
-    for (kind, result) in rows {
+            .fetch_all(&pool),
+        )
+        .unwrap();
+    assert_eq!(rows.len(), 24, "12 member rounds and 12 evaluations");
+    for (job, kind, result, restarts) in rows {
         let result: Value = serde_json::from_str(&result.unwrap()).unwrap();
         let replica = result["replica"].as_str().unwrap();
         match kind.as_str() {
             "evaluation" => assert_eq!(replica, "e"),
             _ => assert!(replica == "w1" || replica == "w2", "{kind} on {replica}"),
+        }
+        if job == killed_round {
+            // The round w1 was running when it died was taken over and finished on w2.
+            assert_eq!((kind.as_str(), replica, restarts), ("member", "w2", 1), "{result}");
         }
     }
     let _ = std::fs::remove_dir_all(&data);

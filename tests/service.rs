@@ -154,6 +154,8 @@ fn keys_guard_mutations_a_full_queue_answers_429_and_cancel_ends_queued_and_runn
     let wrong = submit(&c, &base, Some("guess"), long.clone());
     assert_eq!(wrong.status(), 401);
     assert_eq!(wrong.headers()["content-type"], "application/problem+json");
+    // RFC 6750 section 3: a 401 names the scheme the client must use.
+    assert_eq!(wrong.headers().get("www-authenticate").map(|v| v.to_str().unwrap()), Some("Bearer"));
     // Reads need a key too; the keyed client reads.
     assert_eq!(c.get(format!("{base}/v1/training/jobs")).send().unwrap().status(), 401);
     let keyed = keyed_client("secret");
@@ -341,7 +343,7 @@ fn a_solve_job_streams_incumbents_and_ends_with_the_report_and_cancel_keeps_the_
     // patience (1.5 n^2 sweeps, ~20 s here) does not end it first.
     let large = instance_of(1000, 4000);
     let long: Value =
-        post(json!({"problem": "maxcut", "instance": large, "options": {"time_limit_s": 60}})).json().unwrap();
+        post(json!({"problem": "maxcut", "instance": large.clone(), "options": {"time_limit_s": 60}})).json().unwrap();
     let id = long["id"].as_str().unwrap();
     let started = Instant::now();
     loop {
@@ -363,5 +365,68 @@ fn a_solve_job_streams_incumbents_and_ends_with_the_report_and_cancel_keeps_the_
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(started.elapsed() < Duration::from_secs(30));
-    assert!(cancelled["result"]["objective"].as_f64().unwrap() > 0.0, "{cancelled}");
+    // The kept answer is the last incumbent the job filed, and it re-scores from the edges.
+    let objective = cancelled["result"]["objective"].as_f64().unwrap();
+    let filed: Vec<Value> = c.get(format!("{base}/v1/solve/jobs/{id}/incumbents")).send().unwrap().json().unwrap();
+    assert_eq!(filed.last().and_then(|p| p["objective"].as_f64()), Some(objective), "{cancelled}");
+    let side: Vec<u64> =
+        cancelled["result"]["solution"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+    let rescored: f64 = large["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e[0].as_u64().unwrap() as usize, e[1].as_u64().unwrap() as usize, e[2].as_f64().unwrap()))
+        .filter(|&(u, v, _)| side[u] != side[v])
+        .map(|(_, _, w)| w)
+        .sum();
+    assert_eq!(objective, rescored, "{cancelled}");
+}
+
+/// SIGTERM during a long solve: `/ready` turns 503 at once while `/health` still answers (the
+/// drain period), the running solve finishes with its whole answer after the listener closed,
+/// and the process then exits by itself with success.
+#[test]
+fn sigterm_turns_ready_to_503_and_lets_a_running_solve_finish() {
+    let data = std::env::temp_dir().join(format!("rlsolver-sigterm-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&data);
+    let mut server = common::ServeProcess::start(&["--shutdown-drain-s", "2"], &data, Stdio::null());
+    let base = server.base.clone();
+    let gset = common::random_gset(2000, 8000, 7);
+    let solving = {
+        let (base, gset) = (base.clone(), gset.clone());
+        std::thread::spawn(move || {
+            let response = client()
+                .post(format!("{base}/v1/problems/maxcut/solve?time_limit_s=4&seed=1"))
+                .header("content-type", "text/plain")
+                .body(gset)
+                .send()
+                .unwrap();
+            (response.status().as_u16(), response.json::<Value>().unwrap())
+        })
+    };
+    std::thread::sleep(Duration::from_millis(1000));
+    assert!(!solving.is_finished(), "the solve ended before the signal");
+    let terminated =
+        std::process::Command::new("kill").args(["-TERM", &server.child.id().to_string()]).status().unwrap();
+    assert!(terminated.success());
+    std::thread::sleep(Duration::from_millis(300));
+    let c = client();
+    assert_eq!(c.get(format!("{base}/ready")).send().unwrap().status(), 503);
+    assert_eq!(c.get(format!("{base}/health")).send().unwrap().status(), 200);
+    let (status, answer) = solving.join().unwrap();
+    assert_eq!(status, 200, "{answer}");
+    let (_, edges) = common::gset_edges(&gset);
+    let sides: Vec<u8> = answer["solution"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u8).collect();
+    assert_eq!(answer["objective"].as_f64(), Some(common::cut_of(&edges, &sides)), "{answer}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let exit = loop {
+        if let Some(exit) = server.child.try_wait().unwrap() {
+            break exit;
+        }
+        assert!(Instant::now() < deadline, "the server kept running after its last request");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(exit.success(), "{exit:?}");
+    assert!(c.get(format!("{base}/health")).send().is_err(), "the listener is closed");
+    let _ = std::fs::remove_dir_all(&data);
 }

@@ -67,13 +67,14 @@ async fn claims_are_exclusive(store: Store) {
 /// A's lease lapses; B takes the job over (a restart); A can neither renew nor finish it.
 async fn an_expired_lease_changes_hands_once(store: Store) {
     store.insert_job("j", "training", &json!({}), None).await.unwrap();
-    let lease = Duration::from_millis(400);
+    // Wide enough that a loaded machine renews well inside it.
+    let lease = Duration::from_secs(2);
     let first = store.claim("a", lease, Kinds::Any).await.unwrap().expect("a claims the queued job");
     assert_eq!(first.id, "j");
     assert!(store.claim("b", lease, Kinds::Any).await.unwrap().is_none(), "a holds a live lease");
     assert_eq!(store.renew("j", "a", lease).await.unwrap(), Lease::Held { cancel_requested: false });
     assert_eq!(first.runner.as_deref(), Some("a"));
-    tokio::time::sleep(lease + Duration::from_millis(200)).await;
+    tokio::time::sleep(lease + Duration::from_millis(500)).await;
     let second =
         store.claim("b", Duration::from_secs(30), Kinds::Any).await.unwrap().expect("b takes over the lapsed lease");
     assert_eq!((second.id.as_str(), second.restarts), ("j", 1));

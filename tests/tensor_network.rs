@@ -244,7 +244,7 @@ fn the_shipped_policy_beats_greedy_on_unseen_circuits_and_seeds_the_search() {
     let listed = models.to_string();
     assert!(listed.contains("\"tensor_network\""), "no tensor_network model in GET /v1/models: {listed}");
     let python = cotengra_python();
-    let mut gains = Vec::new();
+    let (mut gains, mut search_gains) = (Vec::new(), Vec::new());
     for (k, (qubits, cycles)) in
         [(20, 8), (30, 10), (36, 12), (42, 14), (49, 10), (56, 12), (64, 14), (72, 12)].into_iter().enumerate()
     {
@@ -260,10 +260,17 @@ fn the_shipped_policy_beats_greedy_on_unseen_circuits_and_seeds_the_search() {
         };
         let greedy = check_scores(&einsum, &send(json!({"method": "greedy"})), cotengra);
         let policy = check_scores(&einsum, &send(json!({"method": "policy"})), cotengra);
-        let search = check_scores(&einsum, &send(json!({"time_limit_s": 1, "max_rounds": 2, "seed": k})), None);
+        let search = check_scores(&einsum, &send(json!({"time_limit_s": 60, "max_rounds": 2, "seed": k})), None);
         assert!(search <= policy + 1e-9, "q{qubits} m{cycles}: search {search} above its policy start {policy}");
         gains.push(greedy - policy);
+        search_gains.push(policy - search);
     }
+    // The policy's rollout is often already a local optimum of TreeSA's rotations: two rounds
+    // from it cut the cost on 4 of these 8 circuits (by up to 0.007 in log10; more rounds gave
+    // the same paths). At least 3 must improve, so a search that drops its start fails here or
+    // above (greedy's paths are ~2.8 log10 worse than the policy's).
+    let searched_below = search_gains.iter().filter(|&&g| g > 1e-9).count();
+    assert!(searched_below >= 3, "search gains over the policy (log10): {search_gains:?}");
     let below = gains.iter().filter(|&&g| g > 0.0).count();
     gains.sort_by(f64::total_cmp);
     assert!(below >= 6 && gains[gains.len() / 2] > 0.0, "policy gains over greedy (log10): {gains:?}");

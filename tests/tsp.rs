@@ -61,7 +61,9 @@ fn shared_tsplib_tours_are_valid_rescore_as_reported_and_come_within_a_percent()
     let Some(dir) = shared_data("nphard/tsp", "eil51.tsp") else { return };
     let registry = models();
     let models = Models { registry: &registry, requested: None };
-    for (name, optimum, seconds) in [("eil51", 426.0, 2.0), ("berlin52", 7542.0, 2.0), ("kroA100", 21282.0, 4.0)] {
+    // Round budgets, not wall time: the same tour on any machine, however loaded (here eil51 and
+    // berlin52 converge at the optimum after ~400 rounds, kroA100 reaches it within 1,000).
+    for (name, optimum, rounds) in [("eil51", 426.0, 1000), ("berlin52", 7542.0, 1000), ("kroA100", 21282.0, 1000)] {
         let text = std::fs::read_to_string(dir.join(format!("{name}.tsp"))).unwrap();
         let xy = coordinates(&text);
         let ids: Vec<i64> = xy.keys().copied().collect();
@@ -75,10 +77,12 @@ fn shared_tsplib_tours_are_valid_rescore_as_reported_and_come_within_a_percent()
             .collect();
         assert_eq!(rescore(&opt_tour, &ids, d), optimum);
         let instance = tsp::load(ProblemInput::Text(&text), &Limits::default()).unwrap();
-        let report = serde_json::to_value(
-            instance.solve(&SearchParams { time_limit_s: seconds, seed: 1, ..SearchParams::default() }, models),
-        )
+        let report = serde_json::to_value(instance.solve(
+            &SearchParams { time_limit_s: 300.0, max_rounds: Some(rounds), seed: 1, ..SearchParams::default() },
+            models,
+        ))
         .unwrap();
+        eprintln!("{name}: {} after {} rounds ({})", report["objective"], report["rounds"], report["status"]);
         let length = rescore(&tour_of(&report), &ids, d);
         assert_eq!(length, report["objective"].as_f64().unwrap(), "{name}: length as reported");
         assert!(length <= optimum * 1.01, "{name}: {length} vs optimum {optimum}");

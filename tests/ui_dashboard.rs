@@ -73,16 +73,8 @@ fn drive(chromium: &Path, mode: &str, base: &str, arg: &str) -> Value {
 
 /// The cut of `side` in a Gset text, read here from the file (independent of the service).
 fn cut_of_gset(gset: &str, side: &[u64]) -> f64 {
-    gset.lines()
-        .skip(1)
-        .filter_map(|line| {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            (f.len() == 3)
-                .then(|| (f[0].parse::<usize>().unwrap(), f[1].parse::<usize>().unwrap(), f[2].parse::<f64>().unwrap()))
-        })
-        .filter(|&(u, v, _)| side[u - 1] != side[v - 1])
-        .map(|(_, _, w)| w)
-        .sum()
+    let sides: Vec<u8> = side.iter().map(|&s| s as u8).collect();
+    common::cut_of(&common::gset_edges(gset).1, &sides)
 }
 
 #[test]
@@ -94,6 +86,7 @@ fn the_page_solves_trains_and_cancels_in_a_real_browser() {
     let gset_file = data.as_path().join("upload-G800.txt");
     std::fs::write(&gset_file, &gset).unwrap();
 
+    let started = std::time::SystemTime::now();
     let report = drive(&chromium, "open", &server.base, gset_file.to_str().unwrap());
     assert_eq!(report["console_errors"], serde_json::json!([]), "{report}");
     assert_eq!(report["failed_responses"], serde_json::json!([]), "{report}");
@@ -113,7 +106,10 @@ fn the_page_solves_trains_and_cancels_in_a_real_browser() {
     let cut = cut_of_gset(&gset, &side);
     assert_eq!(job["result"]["objective"].as_f64().unwrap(), cut);
     assert_eq!(report["solve_objective"].as_f64().unwrap(), cut, "the page shows the re-scored cut");
-    assert!(cut > 2400.0, "a random graph's cut is over half its 4,800 edges; got {cut}");
+    // Two seconds of search clear the best of 8 single-flip local optima, computed here.
+    let (n, edges) = common::gset_edges(&gset);
+    let greedy = common::greedy_best_cut(n, &edges, 8, 17);
+    assert!(cut > greedy, "the job's cut {cut} is no better than a local optimum's {greedy}");
     let history = job["result"]["history"].as_array().unwrap().len() as u64;
     assert!(report["incumbent_points"].as_u64().unwrap() >= 1 && history >= 1, "{report}");
 
@@ -153,7 +149,10 @@ fn the_page_solves_trains_and_cancels_in_a_real_browser() {
     assert!(shown >= 1 && shown <= population["leaderboard"].as_array().unwrap().len() as u64, "{report}");
 
     for view in ["problems", "model", "solve", "training", "overview", "population", "populations"] {
-        let png = std::fs::read(screenshot_dir().join(format!("{view}.png"))).unwrap();
+        let path = screenshot_dir().join(format!("{view}.png"));
+        let written = std::fs::metadata(&path).unwrap().modified().unwrap();
+        assert!(written >= started, "{view}.png is left from an earlier run");
+        let png = std::fs::read(&path).unwrap();
         assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "{view}.png is a real screenshot");
     }
 }
@@ -212,7 +211,11 @@ fn the_page_and_its_library_are_served_by_the_binary_and_open_without_a_key() {
     let served = client.get(format!("{}/ui/vendor/uPlot.iife.min.js", server.base)).send().unwrap().bytes().unwrap();
     assert_eq!(served.as_ref(), vendored.as_slice());
     let package = ui_dir().join("node_modules/uplot/dist/uPlot.iife.min.js");
-    if package.exists() {
+    if !package.exists() {
+        let reason = "tests/ui/node_modules/uplot missing: run `make ui-tools` to check the vendored copy";
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{reason}");
+        eprintln!("skipped the identity check: {reason}");
+    } else {
         assert_eq!(std::fs::read(package).unwrap(), vendored, "src/api/ui/vendor is not tests/ui's pinned uplot");
         let pinned: Value =
             serde_json::from_str(&std::fs::read_to_string(ui_dir().join("package.json")).unwrap()).unwrap();

@@ -85,8 +85,8 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
     )
 }
 
-/// Serves until SIGINT/SIGTERM, then stops accepting, marks itself not ready and lets running
-/// requests finish.
+/// Serves until SIGINT/SIGTERM, then marks itself not ready (`/ready` 503) for the configured
+/// drain period while still accepting, then stops accepting and lets running requests finish.
 pub async fn serve(listener: tokio::net::TcpListener, config: ServerConfig) -> anyhow::Result<()> {
     serve_until(listener, config, shutdown_signal()).await
 }
@@ -102,12 +102,17 @@ pub async fn serve_until(
     let addr: SocketAddr = listener.local_addr()?;
     tracing::info!(%addr, "rlsolver listening");
     let draining = state.clone();
+    let drain = state.config.shutdown_drain;
     axum::serve(listener, app(state))
         .with_graceful_shutdown(async move {
             // A rollout replica ends with its rollout (the learner is done).
             tokio::select! { _ = shutdown => {}, _ = rollout => {} }
             draining.set_draining();
-            tracing::info!("shutdown requested; finishing running requests");
+            tracing::info!(
+                drain_s = drain.as_secs_f64(),
+                "shutdown requested; /ready is 503, finishing running requests"
+            );
+            tokio::time::sleep(drain).await;
         })
         .await?;
     Ok(())

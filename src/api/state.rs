@@ -79,6 +79,9 @@ pub struct ServerConfig {
     pub api_keys: Vec<super::auth::KeyEntry>,
     /// Origins allowed by CORS (`*` = any); empty = no CORS headers.
     pub cors_origins: Vec<String>,
+    /// After SIGTERM, how long the server keeps accepting with `/ready` at 503 before it closes
+    /// the listener (a load balancer's probe period); zero closes at once.
+    pub shutdown_drain: std::time::Duration,
     /// The shipped models (read-only); promoted ones live under `data_dir/models`.
     pub models_dir: PathBuf,
     /// The problems served (the built-in ones by default).
@@ -105,6 +108,7 @@ impl Default for ServerConfig {
             learner_url: None,
             api_keys: Vec::new(),
             cors_origins: Vec::new(),
+            shutdown_drain: std::time::Duration::ZERO,
             models_dir: crate::models::default_dir(),
             problems: ProblemSet::builtin(),
         }

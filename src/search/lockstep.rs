@@ -208,21 +208,28 @@ mod tests {
         }
     }
 
-    /// Given the optimum as a start, the tempering search keeps it; the hooks see it first.
+    /// A start is the tempering search's first incumbent: from all spins up (every edge uncut,
+    /// an energy no random chain starts near) the history opens at that start's energy, scored
+    /// here from the couplings, and one round descends well below a random partition's.
     #[test]
     fn a_start_is_the_first_incumbent() {
         let model = graph(200, 600, 5);
-        let best = minimize(&model, &SearchParams { max_rounds: Some(4), time_limit_s: 60.0, ..Default::default() });
+        let score = |spins: &[i8]| -> f64 {
+            model.couplings().iter().map(|&(i, j, w)| w * f64::from(spins[i as usize] * spins[j as usize])).sum()
+        };
+        let up = vec![1i8; model.num_spins()];
         let params = SearchParams {
             backend: Some(Backend::Tempering),
             max_rounds: Some(1),
             chains: Some(16),
-            initial_states: vec![best.spins.clone()],
+            initial_states: vec![up.clone()],
             time_limit_s: 60.0,
             ..Default::default()
         };
         let outcome = minimize(&model, &params);
-        assert!(outcome.energy <= best.energy + 1e-9);
-        assert_eq!(outcome.history[0].energy, best.energy);
+        assert_eq!(outcome.history[0].energy, score(&up));
+        assert!((score(&outcome.spins) - outcome.energy).abs() < 1e-9);
+        // All up scores +W (the total weight); a random partition scores about 0.
+        assert!(outcome.energy < -0.2 * score(&up), "{} from {}", outcome.energy, score(&up));
     }
 }

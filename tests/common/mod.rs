@@ -177,3 +177,85 @@ pub fn cancel_training_job(base: &str, id: &str) {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
+
+/// The cut of `sides` over weighted edges `(u, v, w)`, summed here (independent of the service).
+pub fn cut_of(edges: &[(usize, usize, f64)], sides: &[u8]) -> f64 {
+    edges.iter().filter(|(u, v, _)| sides[*u] != sides[*v]).map(|e| e.2).sum()
+}
+
+/// The edges of a Gset text as 0-based `(u, v, w)`.
+pub fn gset_edges(text: &str) -> (usize, Vec<(usize, usize, f64)>) {
+    let mut lines = text.lines();
+    let n = lines.next().and_then(|l| l.split_whitespace().next()).unwrap().parse().unwrap();
+    let edges = lines
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            (f.len() == 3).then(|| {
+                (f[0].parse::<usize>().unwrap() - 1, f[1].parse::<usize>().unwrap() - 1, f[2].parse::<f64>().unwrap())
+            })
+        })
+        .collect();
+    (n, edges)
+}
+
+/// Best cut of `starts` steepest-ascent descents (single flips) from random sides, written out
+/// here: the bar a search must clear to be worth more than a local optimum.
+pub fn greedy_best_cut(n: usize, edges: &[(usize, usize, f64)], starts: usize, seed: u64) -> f64 {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut adjacency = vec![Vec::new(); n];
+    for &(u, v, w) in edges {
+        adjacency[u].push((v, w));
+        adjacency[v].push((u, w));
+    }
+    let gain = |i: usize, sides: &[u8]| -> f64 {
+        adjacency[i].iter().map(|&(j, w)| if sides[i] == sides[j] { w } else { -w }).sum()
+    };
+    (0..starts)
+        .map(|_| {
+            let mut sides: Vec<u8> = (0..n).map(|_| rng.gen_range(0..2)).collect();
+            let mut gains: Vec<f64> = (0..n).map(|i| gain(i, &sides)).collect();
+            loop {
+                let (best, g) = gains.iter().copied().enumerate().max_by(|a, b| a.1.total_cmp(&b.1)).expect("nodes");
+                if g <= 1e-9 {
+                    break cut_of(edges, &sides);
+                }
+                sides[best] ^= 1;
+                gains[best] = -gains[best];
+                for &(j, w) in &adjacency[best] {
+                    // j's gain changes by 2w: the edge to `best` switched between cut and uncut.
+                    gains[j] += if sides[j] == sides[best] { 2.0 * w } else { -2.0 * w };
+                }
+            }
+        })
+        .fold(f64::MIN, f64::max)
+}
+
+/// Mean return of uniformly random actions on the training runs' evaluation episodes.
+pub fn random_return(env_id: &str) -> f64 {
+    use rand::{Rng, SeedableRng};
+    use rlsolver::drl::env::ActionSpace;
+    use serde_json::Value;
+    use tch::{Device, Tensor};
+    let env = rlsolver::drl::env::make(env_id, 1).unwrap();
+    let space = env.action_space();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    let mut act = |obs: &Tensor| {
+        let b = obs.size()[0] as usize;
+        let actions: Vec<f32> = match &space {
+            ActionSpace::Discrete { n } => (0..b).map(|_| rng.gen_range(0..*n) as f32).collect(),
+            ActionSpace::Continuous { low, high } => (0..b).map(|_| rng.gen_range(low[0]..=high[0])).collect(),
+        };
+        Tensor::from_slice(&actions).view([b as i64, -1])
+    };
+    rlsolver::drl::run::evaluate(
+        env_id,
+        &Value::Null,
+        10,
+        rlsolver::drl::run::evaluation_seed(0, 0),
+        Device::Cpu,
+        &mut act,
+    )
+    .unwrap()
+    .0
+}
