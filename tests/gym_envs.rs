@@ -10,6 +10,7 @@ fn floats(v: &Value) -> Vec<f64> {
 }
 
 fn assert_close(ours: &[f32], theirs: &[f64], what: &str) {
+    assert_eq!(ours.len(), theirs.len(), "{what}: ours {ours:?} gymnasium {theirs:?}");
     for (a, b) in ours.iter().zip(theirs) {
         let tolerance = 1e-5 * (1.0 + b.abs());
         assert!((f64::from(*a) - b).abs() <= tolerance, "{what}: ours {ours:?} gymnasium {theirs:?}");
@@ -26,7 +27,12 @@ fn replay<D: ClassicDynamics>(id: &str) {
         let mut env = ClassicVecEnv::<D>::new(1);
         env.set_state(0, &floats(&episode["initial_state"]));
         assert_close(&env.observations(), &floats(&episode["initial_observation"]), &format!("{label} reset"));
-        for (t, step) in episode["steps"].as_array().unwrap().iter().enumerate() {
+        let steps = episode["steps"].as_array().unwrap();
+        // Whole episodes: every step before the last continues, the last ends (so matching the
+        // flags step by step also matches the episode's length).
+        let last = &steps[steps.len() - 1];
+        assert!(last["terminated"] == true || last["truncated"] == true, "{label}: the fixture stops mid-episode");
+        for (t, step) in steps.iter().enumerate() {
             let action: Vec<f32> = floats(&step["action"]).iter().map(|&a| a as f32).collect();
             let batch = env.step(&action);
             let (terminated, truncated) = (step["terminated"].as_bool().unwrap(), step["truncated"].as_bool().unwrap());

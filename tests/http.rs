@@ -279,18 +279,34 @@ fn every_listed_baseline_runs_over_http_and_reports_a_true_cut() {
 fn mimo_solves_over_http_beat_wmmse_and_bad_channels_name_their_field() {
     let base = server();
     let c = client();
-    let channel = json!({"re": [[1.0, 0.2, -0.4], [0.3, -1.1, 0.5]], "im": [[0.1, 0.9, 0.0], [-0.6, 0.2, 0.8]]});
-    let solve = |method: &str| -> Value {
-        let body =
-            json!({"instance": {"channel": channel, "power": 10.0}, "options": {"time_limit_s": 2, "method": method}});
-        let response = c.post(format!("{base}/v1/problems/mimo/solve")).json(&body).send().unwrap();
-        assert_eq!(response.status(), 200);
-        response.json().unwrap()
-    };
-    let wmmse = solve("wmmse")["objective"].as_f64().unwrap();
-    let searched = solve("search");
+    // Drawn 8 x 8 Rayleigh channels at P = 100, where WMMSE often stops at a local optimum (on
+    // these six the search gained 3.74 and 0.71 bit/s/Hz on two and tied on the rest, mean 0.74;
+    // on the shared set +0.72 on average). Never below WMMSE, above it on average.
+    let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(31);
+    let mut gaussian = || -> f64 { rand_distr::Distribution::sample(&rand_distr::StandardNormal, &mut rng) };
+    let mut gains = Vec::new();
+    let mut searched = Value::Null;
+    for _ in 0..6 {
+        let mut draw =
+            || -> Vec<Vec<f64>> { (0..8).map(|_| (0..8).map(|_| gaussian() / 2f64.sqrt()).collect()).collect() };
+        let channel = json!({"re": draw(), "im": draw()});
+        let solve = |method: &str| -> Value {
+            let body = json!({"instance": {"channel": channel, "power": 100.0},
+                "options": {"time_limit_s": 60, "max_rounds": 100, "seed": 1, "method": method}});
+            let response = c.post(format!("{base}/v1/problems/mimo/solve")).json(&body).send().unwrap();
+            assert_eq!(response.status(), 200);
+            response.json().unwrap()
+        };
+        let wmmse = solve("wmmse")["objective"].as_f64().unwrap();
+        searched = solve("search");
+        let rate = searched["objective"].as_f64().unwrap();
+        let mrt = solve("mrt")["objective"].as_f64().unwrap();
+        assert!(rate >= wmmse - 1e-9 && rate > mrt, "search {rate}, wmmse {wmmse}, mrt {mrt}");
+        gains.push(rate - wmmse);
+    }
+    let mean = gains.iter().sum::<f64>() / gains.len() as f64;
+    assert!(mean > 0.2, "the search's gains over WMMSE: {gains:?}");
     let rate = searched["objective"].as_f64().unwrap();
-    assert!(rate >= wmmse - 1e-9 && rate > solve("mrt")["objective"].as_f64().unwrap(), "search {rate}, wmmse {wmmse}");
     // The returned beamformer meets the power budget and its user rates add up to the objective.
     let w = &searched["solution"]["w"];
     let power: f64 = ["re", "im"]
@@ -303,7 +319,7 @@ fn mimo_solves_over_http_beat_wmmse_and_bad_channels_name_their_field() {
                 .collect::<Vec<_>>()
         })
         .sum();
-    assert!(power <= 10.0 + 1e-6, "power {power}");
+    assert!(power <= 100.0 + 1e-6, "power {power}");
     let total: f64 = searched["solution"]["user_rates"].as_array().unwrap().iter().map(|r| r.as_f64().unwrap()).sum();
     assert!((total - rate).abs() < 1e-6);
     let bad = json!({"instance": {"channel": {"re": [[1.0, 2.0]], "im": [[1.0]]}, "power": 10.0}});

@@ -335,14 +335,19 @@ impl JobManager {
             return Ok(());
         }
         if let Some(steps) = result.as_ref().and_then(|r| r["steps"].as_i64().or(r["rounds"].as_i64())) {
-            self.store.set_steps(id, steps).await?;
+            self.outlasting_outages("recording the steps", || self.store.set_steps(id, steps)).await?;
         }
         if let (JobState::Succeeded, Some(result)) = (state, &result) {
             // Queued before the job ends, and idempotent: a job retried after a crash between
             // the two queues its follow-up once.
-            self.follow_up(&job, result).await?;
+            self.outlasting_outages("queueing the follow-up", || self.follow_up(&job, result)).await?;
         }
-        if !self.store.finish_claimed(id, &self.owner, state, result.as_ref(), error.as_deref()).await? {
+        let finished = self
+            .outlasting_outages("ending the job", || {
+                self.store.finish_claimed(id, &self.owner, state, result.as_ref(), error.as_deref())
+            })
+            .await?;
+        if !finished {
             tracing::warn!(job = %id, replica = %self.owner, "the job's lease lapsed as it ended; its new runner ends it");
             self.live.lock().expect("live jobs").remove(id);
             return Ok(());
@@ -354,6 +359,27 @@ impl JobManager {
         self.emit(id, "state", serde_json::json!({"state": state.as_str(), "result": result, "error": error}));
         self.live.lock().expect("live jobs").remove(id);
         Ok(())
+    }
+
+    /// A store write at a job's end, retried through a database outage for up to one lease: the
+    /// finished run is not thrown away for a connection sqlx is about to re-open. Past the lease
+    /// another claim owns the job, and `finish_claimed` refuses this replica anyway.
+    async fn outlasting_outages<T, F, Fut>(&self, what: &str, mut write: F) -> Result<T>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T>>,
+    {
+        let deadline = Instant::now() + self.config.lease;
+        loop {
+            match write().await {
+                Ok(value) => return Ok(value),
+                Err(error) if Instant::now() < deadline => {
+                    tracing::warn!(error = %format!("{error:#}"), "{what} failed; retrying");
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+                Err(error) => return Err(error),
+            }
+        }
     }
 
     /// The population request of a member or evaluation job.
