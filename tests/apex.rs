@@ -1,4 +1,4 @@
-//! The learner/rollout split (issue 18, Ape-X): a learner replica owns the replay and the
+//! The learner/rollout split (Ape-X): a learner replica owns the replay and the
 //! updates; two rollout processes of the binary stream binary transition batches to it and load
 //! its published weights; both stop when the learner's update budget is spent. Bad batches get
 //! a 422 naming the body.

@@ -1,4 +1,4 @@
-//! Progress bars of the command line (issue 20): drawn on stderr when it is a terminal (a
+//! Progress bars of the command line: drawn on stderr when it is a terminal (a
 //! pseudo-terminal here, by `tests/python/pty_run.py`), absent when it is a pipe; stdout is the
 //! JSON alone either way.
 

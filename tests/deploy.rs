@@ -1,4 +1,4 @@
-//! The Kubernetes manifests in `deploy/k8s/` (issue 18). No cluster here: every manifest is
+//! The Kubernetes manifests in `deploy/k8s/`. No cluster here: every manifest is
 //! validated against the Kubernetes API schemas of 1.30 (kubernetes-validate, strict: unknown
 //! fields are errors; installed by `make deploy-tools`, which `make test` runs), and the images,
 //! ports, probes, roles and environment are checked against the binary's own flags and the

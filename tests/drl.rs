@@ -219,7 +219,7 @@ fn env_config_travels_with_the_run() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// PPO-discrete on 256 CartPole envs held as tensors (issue 17) reaches the 475 threshold, as
+/// PPO-discrete on 256 CartPole envs held as tensors reaches the 475 threshold, as
 /// confirmed by the monitor's fresh native episodes; runs the device loop cannot honour are refused.
 #[test]
 fn ppo_on_device_envs_solves_cartpole_and_refuses_what_it_cannot_do() {

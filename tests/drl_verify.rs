@@ -1,4 +1,4 @@
-//! The threshold table of issue 3, behind `make verify` (`cargo test --release -- --ignored`):
+//! The deep-RL threshold table, behind `make verify` (`cargo test --release -- --ignored`):
 //! deterministic evaluation over 10 fresh episodes, seeds 0, 1 and 2, stop at the threshold once
 //! 100 further episodes confirm it. Each test prints one table row per seed and fails when any
 //! seed misses its threshold.

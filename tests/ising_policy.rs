@@ -1,4 +1,4 @@
-//! The shipped Ising policy (issue 17) through the shared solve path: `method=policy` answers on
+//! The shipped Ising policy through the shared solve path: `method=policy` answers on
 //! a graph it was not trained on, re-scored here from the edge list, beat the same number of
 //! greedy descents from random spins; the search seeded by it reproduces; a named model of
 //! another problem is a 422 on `model`.

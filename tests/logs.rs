@@ -1,4 +1,4 @@
-//! The server's logs (issue 18): `--log-format json` writes one JSON object a line with the
+//! The server's logs: `--log-format json` writes one JSON object a line with the
 //! request's route, status and latency; and a log reader that stalls (stderr into a pipe nobody
 //! reads) costs dropped lines, counted in /metrics, never a stalled request. Before the lossy
 //! writer, solves stopped answering after about 140 requests in that situation.

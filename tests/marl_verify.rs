@@ -1,4 +1,4 @@
-//! The multi-agent table of issue 4, behind `make verify`: the two-step game over 5 seeds, and
+//! The multi-agent table, behind `make verify`: the two-step game over 5 seeds, and
 //! simple_spread per algorithm over 3 seeds against a uniformly random policy and the matching
 //! heuristic (the bar: close at least 80% of the gap from random to the heuristic). Each test
 //! prints its table row.

@@ -1,4 +1,4 @@
-//! Population training over HTTP (issue 18): a PBT population and a tournament run to the end
+//! Population training over HTTP: a PBT population and a tournament run to the end
 //! of their budgets on the job queue; every leaderboard score is re-measured here from the
 //! checkpoint it names; exploits copy only evaluated checkpoints and run with the perturbed
 //! hyperparameters (not the ones restored with the weights); the leader, a fusion and a

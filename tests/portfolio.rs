@@ -1,4 +1,4 @@
-//! Portfolios over HTTP and in the library (issue 15). Every returned allocation is re-scored
+//! Portfolios over HTTP and in the library. Every returned allocation is re-scored
 //! here from the instance's own numbers (this file parses the OR-Library text itself) and
 //! checked against its constraints: K assets, floors and caps, weights summing to 1.
 

@@ -1,4 +1,4 @@
-//! Several `rlsolver serve` processes on one PostgreSQL store (issue 18): a job whose replica is
+//! Several `rlsolver serve` processes on one PostgreSQL store: a job whose replica is
 //! killed (SIGKILL) is taken over by another once its lease lapses and resumes from its last
 //! checkpoint; a cancel through one replica stops the job running on another; an API replica
 //! (`--role api`) accepts jobs that worker replicas (`--role worker`) run; 50 jobs survive workers

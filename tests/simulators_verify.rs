@@ -1,4 +1,4 @@
-//! Issue 19's simulator rows, behind `make verify` (`cargo test --release -- --ignored`): each
+//! The simulator rows, behind `make verify` (`cargo test --release -- --ignored`): each
 //! task of `bench::simulators::TASKS` at its full budget, ours through the Gymnasium bridge and
 //! Stable-Baselines3 by the peer script with the same hyperparameters, seeds 0-2. The goal is
 //! our median final return at least SB3's (within 10% of its magnitude: three seeds cannot

@@ -1,4 +1,4 @@
-//! The job store's leases on both databases (issue 18): concurrent claimers take every job
+//! The job store's leases on both databases: concurrent claimers take every job
 //! exactly once, an expired lease passes the job to another owner, and the old owner can neither
 //! renew nor finish it. The Postgres cases run against a real server: `RLSOLVER_TEST_DATABASE_URL`
 //! (default postgres://postgres:postgres@127.0.0.1:5432/postgres; `.ci/run` starts one from

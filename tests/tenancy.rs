@@ -1,4 +1,4 @@
-//! Tenancy (issue 18): with keys configured every /v1 request needs one; scopes decide reads
+//! Tenancy: with keys configured every /v1 request needs one; scopes decide reads
 //! (`read`) and everything else (`submit`); a key sees and acts on only the jobs, populations and
 //! promoted models it created, unless it has `admin`; probes and metrics stay open.
 

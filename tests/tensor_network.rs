@@ -1,4 +1,4 @@
-//! Contraction orders over HTTP (issue 14). Every returned path is re-scored here by this file's
+//! Contraction orders over HTTP. Every returned path is re-scored here by this file's
 //! own contraction of label multisets, and by cotengra (`benches/peers/cotengra_peer.py score`,
 //! .venv from `make tnco-peer`): both must agree with the reported cost to 1e-9 in log10. Small
 //! networks with hyperedges, open indices and sizes other than 2 are checked against the exact

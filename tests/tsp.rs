@@ -1,4 +1,4 @@
-//! Travelling-salesman tours over HTTP and in the library (issue 16's routing part). Every tour
+//! Travelling-salesman tours over HTTP and in the library. Every tour
 //! is checked to visit each city once and re-scored here with this file's own TSPLIB distances;
 //! the shared optimal tours fix those distances (their lengths must be the published optima).
 

@@ -1,4 +1,4 @@
-//! The dashboard (`GET /ui`, issue 20) in a real browser: headless Chromium (Debian's `chromium`)
+//! The dashboard (`GET /ui`) in a real browser: headless Chromium (Debian's `chromium`)
 //! driven by playwright-core (`tests/ui/dashboard.mjs`, installed by `make ui-tools`). The page's
 //! answers are checked against the API and re-scored here. Screenshots of every view go to
 //! `target/ui-screenshots/` (or `RLSOLVER_UI_SCREENSHOTS`).
