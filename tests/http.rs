@@ -475,3 +475,46 @@ fn device_auto_runs_the_native_cpu_search() {
     let sides: Vec<u8> = auto["solution"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u8).collect();
     assert_eq!(auto["objective"].as_f64(), Some(common::cut_of(&edges, &sides)));
 }
+
+/// The rejections schemathesis found outside the contract (`make fuzz`), each now a documented
+/// status with a problem+json body naming what was wrong: routes another role serves, query
+/// values out of their type's range, a path that is not UTF-8, an empty body to promote.
+#[test]
+fn routes_queries_and_paths_outside_the_contract_answer_problem_json() {
+    let base = server();
+    let c = client();
+    let detail = |response: reqwest::blocking::Response, status: u16, field: &str| -> String {
+        assert_eq!(response.status().as_u16(), status);
+        assert_eq!(response.headers()["content-type"], "application/problem+json");
+        let body: Value = response.json().unwrap();
+        assert_eq!((body["status"].as_u64(), body["field"].as_str()), (Some(u64::from(status)), Some(field)), "{body}");
+        body["detail"].as_str().unwrap().to_string()
+    };
+    for response in [
+        c.get(format!("{base}/v1/learner")).send().unwrap(),
+        c.get(format!("{base}/v1/learner/weights")).send().unwrap(),
+        c.post(format!("{base}/v1/learner/transitions"))
+            .header("content-type", "application/octet-stream")
+            .body("0")
+            .send()
+            .unwrap(),
+    ] {
+        let said = detail(response, 404, "path");
+        assert!(said.contains("--role learner") && said.contains("`all`"), "{said}");
+    }
+    assert!(detail(c.get(format!("{base}/nowhere")).send().unwrap(), 404, "path").contains("no route"));
+    for (url, field) in [
+        ("/v1/populations?limit=9223372036854775808", "limit"),
+        ("/v1/training/jobs?limit=ten", "limit"),
+        ("/v1/solve/jobs?limit=-99999999999999999999", "limit"),
+        ("/v1/training/jobs?state=lost", "state"),
+    ] {
+        detail(c.get(format!("{base}{url}")).send().unwrap(), 400, field);
+    }
+    detail(c.get(format!("{base}/v1/models/%FF")).send().unwrap(), 400, "path");
+    detail(c.post(format!("{base}/v1/populations/some-id/models")).send().unwrap(), 400, "body");
+    // A worker replica serves only the probes and the metrics: the API's routes name who does.
+    let worker = start_server(ServerConfig { role: rlsolver::api::state::Role::Worker, ..ServerConfig::default() });
+    let said = detail(c.post(format!("{worker}/v1/training/jobs")).json(&json!({})).send().unwrap(), 404, "path");
+    assert!(said.contains("--role all") && said.contains("`worker`"), "{said}");
+}

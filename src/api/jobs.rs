@@ -3,11 +3,10 @@
 
 use super::auth::Caller;
 use super::error::ApiError;
+use super::params::ApiQuery;
 use super::state::AppState;
 use crate::jobs::SubmitError;
 use crate::store::{JobRecord, JobState};
-use axum::extract::rejection::QueryRejection;
-use axum::extract::Query;
 use axum::http::{header, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -32,8 +31,10 @@ pub struct Job {
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// Only jobs in this state (queued, running, succeeded, failed, cancelled, interrupted).
+    #[param(pattern = "^(queued|running|succeeded|failed|cancelled|interrupted)$")]
     pub state: Option<String>,
     /// At most this many, newest first (default 100, at most 1000).
+    #[param(minimum = 1, maximum = 1000)]
     pub limit: Option<i64>,
 }
 
@@ -73,9 +74,9 @@ pub async fn list(
     state: &AppState,
     caller: &Caller,
     kind: &str,
-    query: Result<Query<ListQuery>, QueryRejection>,
+    query: Result<ApiQuery<ListQuery>, ApiError>,
 ) -> Result<Json<Vec<Job>>, ApiError> {
-    let Query(query) = query.map_err(|e| ApiError::bad_request("query", e.body_text()))?;
+    let ApiQuery(query) = query?;
     let filter = match &query.state {
         None => None,
         Some(s) => {
@@ -99,6 +100,19 @@ pub async fn curve(
 ) -> Result<Json<Vec<serde_json::Value>>, ApiError> {
     found(state, caller, id, kind).await?;
     Ok(Json(state.jobs.store().metrics(id).await?))
+}
+
+/// One server-sent event of a job's stream, as the document describes it (a client, and
+/// schemathesis, read the stream as a sequence of these).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct StreamEvent {
+    /// `state` (the job's row; the first event and every change), `progress`, `evaluation`
+    /// (training) or `incumbent` (solve).
+    #[schema(pattern = "^(state|progress|evaluation|incumbent)$")]
+    event: String,
+    /// The event's JSON, as text.
+    data: String,
 }
 
 /// First `state` (the job now), then the job's events until it ends.

@@ -11,6 +11,7 @@ pub mod learner;
 pub mod metrics;
 pub mod models;
 pub mod openapi;
+pub mod params;
 pub mod populations;
 pub mod problems;
 pub mod solve_jobs;
@@ -50,6 +51,7 @@ pub fn app(state: AppState) -> Router {
             .merge(ui::router()),
     };
     let router = router
+        .fallback(not_served)
         .layer(DefaultBodyLimit::max(max_body))
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_key))
         .layer(axum::middleware::from_fn_with_state(state.clone(), metrics::record));
@@ -65,6 +67,26 @@ pub fn app(state: AppState) -> Router {
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
         .with_state(state)
+}
+
+/// A path this replica has no route for: a 404 problem+json, naming the role that serves it where
+/// another role does (the learner's routes, or the API on a worker-like replica).
+async fn not_served(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    uri: axum::http::Uri,
+) -> error::ApiError {
+    let path = uri.path();
+    let role = state.config.role;
+    let learner_route = path == "/v1/learner" || path.starts_with("/v1/learner/");
+    let api_route = !learner_route && (path.starts_with("/v1/") || ["/docs", "/openapi.json", "/ui"].contains(&path));
+    let message = if learner_route && role != state::Role::Learner {
+        format!("{path} is served by a `--role learner` replica; this one's role is `{}`", role.name())
+    } else if api_route && !matches!(role, state::Role::All | state::Role::Api) {
+        format!("{path} is served by `--role all` or `--role api` replicas; this one's role is `{}`", role.name())
+    } else {
+        format!("no route {path}")
+    };
+    error::ApiError::not_found("path", message)
 }
 
 /// CORS for the configured origins (`*` = any); None when none are configured.

@@ -3,12 +3,13 @@
 use super::auth::Caller;
 use super::body::JsonBody;
 use super::error::{ApiError, ProblemDetails};
+use super::params::ApiPath;
 use super::state::AppState;
 use crate::jobs::TRAINING;
 use crate::models::{Manifest, PromoteError};
 use crate::problems::ProblemError;
 use crate::store::JobState;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -39,7 +40,8 @@ pub fn router() -> Router<AppState> {
 pub struct PromoteRequest {
     /// A succeeded (or cancelled, checkpointed) training job, single- or multi-agent.
     pub job_id: String,
-    /// The model's name: 1-64 letters, digits, '.', '_' or '-'.
+    /// The model's name: 1-64 letters, digits, '.', '_' or '-', not starting with '.'.
+    #[schema(pattern = "^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$")]
     pub name: String,
 }
 
@@ -143,7 +145,7 @@ pub async fn list(State(state): State<AppState>, caller: Caller) -> Json<ModelLi
 pub async fn one(
     State(state): State<AppState>,
     caller: Caller,
-    Path(name): Path<String>,
+    ApiPath(name): ApiPath<String>,
 ) -> Result<Json<Manifest>, ApiError> {
     state
         .solve

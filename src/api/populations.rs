@@ -5,10 +5,11 @@ use super::auth::Caller;
 use super::body::JsonBody;
 use super::error::{ApiError, ProblemDetails};
 use super::jobs::submit_error;
+use super::params::{ApiPath, ApiQuery};
 use super::state::AppState;
 use crate::jobs::population::{latest_per_member, PopulationRequest};
 use crate::store::{Entry, PopulationRecord};
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -41,6 +42,7 @@ pub struct Population {
 #[into_params(parameter_in = Query)]
 pub struct PopulationListQuery {
     /// At most this many, newest first (default 100, at most 1000).
+    #[param(minimum = 1, maximum = 1000)]
     pub limit: Option<i64>,
 }
 
@@ -109,7 +111,7 @@ pub async fn submit(
 pub async fn list(
     State(state): State<AppState>,
     caller: Caller,
-    Query(query): Query<PopulationListQuery>,
+    ApiQuery(query): ApiQuery<PopulationListQuery>,
 ) -> Result<Json<Vec<PopulationRecord>>, ApiError> {
     let limit = query.limit.unwrap_or(100);
     if !(1..=1000).contains(&limit) {
@@ -127,7 +129,7 @@ pub async fn list(
 pub async fn one(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<Json<Population>, ApiError> {
     let population = found(&state, &caller, &id).await?;
     Ok(Json(view(&state, population).await?))
@@ -144,7 +146,7 @@ pub async fn one(
 pub async fn cancel(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<(StatusCode, Json<Population>), ApiError> {
     let population = found(&state, &caller, &id).await?;
     if !state.jobs.cancel_population(&population.id).await? {
@@ -161,15 +163,18 @@ pub async fn cancel(
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PopulationModelRequest {
-    /// The model's name: 1-64 letters, digits, '.', '_' or '-'.
+    /// The model's name: 1-64 letters, digits, '.', '_' or '-', not starting with '.'.
+    #[schema(pattern = "^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$")]
     pub name: String,
     /// `leader` (the leaderboard's best checkpoint), `fusion` (the parameter average of the
     /// best members that share the leader's ancestor, promoted only when it scores at least as
     /// well as the leader on fresh seeds) or `weighted` (the best members' actions averaged,
     /// or voted for discrete actions, weighted by their evaluation returns; single-agent).
+    #[schema(pattern = "^(leader|fusion|weighted)$")]
     pub method: String,
     /// Fusion and weighted: at most this many members (default 4).
     #[serde(default)]
+    #[schema(minimum = 2, maximum = 32)]
     pub members: Option<usize>,
 }
 
@@ -184,6 +189,7 @@ pub struct PopulationModelRequest {
     request_body = PopulationModelRequest,
     responses(
         (status = 201, body = crate::models::Manifest, headers(("Location" = String, description = "the model's URL"))),
+        (status = 400, description = "malformed JSON", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 404, body = ProblemDetails, content_type = "application/problem+json"),
         (status = 409, description = "the name is taken, or nothing evaluated yet", body = ProblemDetails, content_type = "application/problem+json"),
         (status = 422, description = "invalid field, or a fusion that does not help", body = ProblemDetails, content_type = "application/problem+json")
@@ -193,7 +199,7 @@ pub struct PopulationModelRequest {
 pub async fn promote(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     JsonBody(request): JsonBody<PopulationModelRequest>,
 ) -> Result<Response, ApiError> {
     let population = found(&state, &caller, &id).await?;

@@ -1,11 +1,12 @@
 //! `/v1/problems`: the registry and the solve endpoint.
 
 use super::error::{ApiError, ProblemDetails};
+use super::params::{ApiPath, ApiQuery};
 use super::state::AppState;
 use crate::problems::{self, ProblemInput, SolveOptions, SolveReport};
 use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
+use axum::extract::rejection::BytesRejection;
+use axum::extract::State;
 use axum::http::{header, HeaderMap};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -92,13 +93,13 @@ pub async fn list(State(state): State<AppState>) -> Json<Vec<ProblemInfo>> {
 pub async fn solve(
     State(state): State<AppState>,
     caller: super::auth::Caller,
-    Path(name): Path<String>,
-    query: Result<Query<SolveOptions>, QueryRejection>,
+    ApiPath(name): ApiPath<String>,
+    query: Result<ApiQuery<SolveOptions>, ApiError>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<SolveReport>, ApiError> {
     let problem = state.solve.problems.find(&name)?;
-    let Query(query_options) = query.map_err(|e| ApiError::bad_request("query", e.body_text()))?;
+    let ApiQuery(query_options) = query?;
     let body = body.map_err(|e| super::body::rejection(e, state.config.max_body_bytes))?;
     let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
     let mime = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();

@@ -4,11 +4,11 @@ use super::auth::Caller;
 use super::body::JsonBody;
 use super::error::{ApiError, ProblemDetails};
 use super::jobs::{self, Job, ListQuery};
+use super::params::{ApiPath, ApiQuery};
 use super::state::AppState;
 use crate::jobs::solve::SolveJobRequest;
 use crate::jobs::SOLVE;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::sse::{Event, Sse};
 use axum::response::Response;
@@ -66,7 +66,7 @@ pub async fn submit(
 pub async fn list(
     State(state): State<AppState>,
     caller: Caller,
-    query: Result<Query<ListQuery>, QueryRejection>,
+    query: Result<ApiQuery<ListQuery>, ApiError>,
 ) -> Result<Json<Vec<Job>>, ApiError> {
     jobs::list(&state, &caller, SOLVE, query).await
 }
@@ -76,7 +76,11 @@ pub async fn list(
     (status = 200, body = Job),
     (status = 404, body = ProblemDetails, content_type = "application/problem+json")
 ))]
-pub async fn one(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<Json<Job>, ApiError> {
+pub async fn one(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<Job>, ApiError> {
     Ok(Json(jobs::found(&state, &caller, &id, SOLVE).await?))
 }
 
@@ -88,7 +92,7 @@ pub async fn one(State(state): State<AppState>, caller: Caller, Path(id): Path<S
 pub async fn incumbents(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<Json<Vec<serde_json::Value>>, ApiError> {
     jobs::curve(&state, &caller, &id, SOLVE).await
 }
@@ -96,13 +100,13 @@ pub async fn incumbents(
 /// Server-sent events: first `state`, then `incumbent` ({elapsed_ms, objective}) and `state`
 /// until the job ends (the last `state` carries the report as `result`).
 #[utoipa::path(get, path = "/v1/solve/jobs/{id}/events", tag = "solve", operation_id = "stream_solve_events", params(("id" = String, Path)), responses(
-    (status = 200, description = "text/event-stream", content_type = "text/event-stream", body = String),
+    (status = 200, description = "text/event-stream: a sequence of events", content_type = "text/event-stream", body = super::jobs::StreamEvent),
     (status = 404, body = ProblemDetails, content_type = "application/problem+json")
 ))]
 pub async fn events(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     jobs::events(&state, &caller, &id, SOLVE).await
 }
@@ -117,7 +121,7 @@ pub async fn events(
 pub async fn cancel(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<(StatusCode, Json<Job>), ApiError> {
     jobs::cancel(&state, &caller, &id, SOLVE).await
 }

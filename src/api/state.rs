@@ -48,6 +48,18 @@ impl Role {
             _ => None,
         }
     }
+
+    /// The `--role` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::All => "all",
+            Role::Api => "api",
+            Role::Worker => "worker",
+            Role::Evaluator => "evaluator",
+            Role::Learner => "learner",
+            Role::Rollout => "rollout",
+        }
+    }
 }
 
 /// Server settings beyond the instance limits.

@@ -4,11 +4,11 @@ use super::auth::Caller;
 use super::body::JsonBody;
 use super::error::{ApiError, ProblemDetails};
 use super::jobs::{self, Job, ListQuery};
+use super::params::{ApiPath, ApiQuery};
 use super::state::AppState;
 use crate::jobs::training::TrainingRequest;
 use crate::jobs::TRAINING;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
@@ -63,7 +63,7 @@ pub async fn submit(
 pub async fn list(
     State(state): State<AppState>,
     caller: Caller,
-    query: Result<Query<ListQuery>, QueryRejection>,
+    query: Result<ApiQuery<ListQuery>, ApiError>,
 ) -> Result<Json<Vec<Job>>, ApiError> {
     jobs::list(&state, &caller, TRAINING, query).await
 }
@@ -73,7 +73,11 @@ pub async fn list(
     (status = 200, body = Job),
     (status = 404, body = ProblemDetails, content_type = "application/problem+json")
 ))]
-pub async fn one(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<Json<Job>, ApiError> {
+pub async fn one(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<Job>, ApiError> {
     Ok(Json(jobs::found(&state, &caller, &id, TRAINING).await?))
 }
 
@@ -85,7 +89,7 @@ pub async fn one(State(state): State<AppState>, caller: Caller, Path(id): Path<S
 pub async fn metrics(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<Json<Vec<serde_json::Value>>, ApiError> {
     jobs::curve(&state, &caller, &id, TRAINING).await
 }
@@ -93,13 +97,13 @@ pub async fn metrics(
 /// Server-sent events: first `state` (the job now), then `progress` ({steps}), `evaluation`
 /// (one evaluation) and `state` (changes) until the job ends.
 #[utoipa::path(get, path = "/v1/training/jobs/{id}/events", tag = "training", operation_id = "stream_training_events", params(("id" = String, Path)), responses(
-    (status = 200, description = "text/event-stream", content_type = "text/event-stream", body = String),
+    (status = 200, description = "text/event-stream: a sequence of events", content_type = "text/event-stream", body = super::jobs::StreamEvent),
     (status = 404, body = ProblemDetails, content_type = "application/problem+json")
 ))]
 pub async fn events(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     jobs::events(&state, &caller, &id, TRAINING).await
 }
@@ -115,7 +119,7 @@ pub async fn events(
 pub async fn cancel(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<(StatusCode, Json<Job>), ApiError> {
     jobs::cancel(&state, &caller, &id, TRAINING).await
 }
@@ -129,7 +133,7 @@ pub async fn cancel(
 pub async fn artifact(
     State(state): State<AppState>,
     caller: Caller,
-    Path((id, name)): Path<(String, String)>,
+    ApiPath((id, name)): ApiPath<(String, String)>,
 ) -> Result<Response, ApiError> {
     jobs::found(&state, &caller, &id, TRAINING).await?;
     // Only names the folder lists: no paths, no traversal.
