@@ -187,7 +187,7 @@ fn every_bad_input_gets_a_problem_json_4xx_naming_the_field() {
     expect_problem(text("3 9000\n1 2 1", ""), 413, Some("line 1"));
     expect_problem(text("3 1\n1 2 1", "?time_limit_s=-1"), 422, Some("time_limit_s"));
     expect_problem(text("3 1\n1 2 1", "?chains=0"), 422, Some("chains"));
-    expect_problem(text("3 1\n1 2 1", "?colour=red"), 400, Some("query"));
+    expect_problem(text("3 1\n1 2 1", "?colour=red"), 400, Some("colour"));
     expect_problem(text("3 1\n1 2 1", "?method=magic"), 422, Some("method"));
     expect_problem(text("3 1\n1 2 1", "?backend=warp"), 422, Some("backend"));
     // 2,000 chains of 900 spins: within max_chains, beyond the chains x spins bound.
