@@ -76,8 +76,9 @@ fn two_rollouts_feed_one_learner_until_its_updates_are_spent() {
     let total: u64 = by.as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
     assert_eq!(done["transitions"].as_u64(), Some(total), "{done}");
     let final_return = done["final_return"].as_f64().unwrap();
+    // Seeds 0-5 with this budget: median 191, worst 168 (random 22).
     let random = common::random_return("CartPole-v1");
-    eprintln!("APEX final return {final_return}, random {random}");
+    eprintln!("final return {final_return}, random {random}");
     assert!(final_return >= random + 100.0, "the split did not learn: {final_return} (random {random}): {done}");
     // The rollouts end by themselves once the learner is done.
     for mut rollout in rollouts {

@@ -329,21 +329,13 @@ fn a_solve_job_streams_incumbents_and_ends_with_the_report_and_cancel_keeps_the_
     c.get(format!("{base}/v1/solve/jobs/{text_id}/events")).send().unwrap().read_to_string(&mut text_stream).unwrap();
     let text_done: Value = c.get(format!("{base}/v1/solve/jobs/{text_id}")).send().unwrap().json().unwrap();
     assert_eq!(text_done["state"], "succeeded", "{text_done}");
-    let side: Vec<u64> =
-        text_done["result"]["solution"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
-    let cut: f64 = gset
-        .lines()
-        .skip(1)
-        .map(|l| l.split_whitespace().map(|x| x.parse::<usize>().unwrap()).collect::<Vec<_>>())
-        .filter(|f| side[f[0] - 1] != side[f[1] - 1])
-        .map(|f| f[2] as f64)
-        .sum();
+    let cut = common::cut_of(&common::gset_edges(&gset).1, &common::sides(&text_done["result"]["solution"]));
     assert_eq!(text_done["result"]["objective"].as_f64(), Some(cut), "{text_done}");
     // A long solve, cancelled: it ends at once with its best so far. 1,000 nodes, so that the
     // patience (1.5 n^2 sweeps, ~20 s here) does not end it first.
     let large = instance_of(1000, 4000);
     let long: Value =
-        post(json!({"problem": "maxcut", "instance": large.clone(), "options": {"time_limit_s": 60}})).json().unwrap();
+        post(json!({"problem": "maxcut", "instance": large, "options": {"time_limit_s": 60}})).json().unwrap();
     let id = long["id"].as_str().unwrap();
     let started = Instant::now();
     loop {
@@ -369,17 +361,8 @@ fn a_solve_job_streams_incumbents_and_ends_with_the_report_and_cancel_keeps_the_
     let objective = cancelled["result"]["objective"].as_f64().unwrap();
     let filed: Vec<Value> = c.get(format!("{base}/v1/solve/jobs/{id}/incumbents")).send().unwrap().json().unwrap();
     assert_eq!(filed.last().and_then(|p| p["objective"].as_f64()), Some(objective), "{cancelled}");
-    let side: Vec<u64> =
-        cancelled["result"]["solution"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
-    let rescored: f64 = large["edges"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| (e[0].as_u64().unwrap() as usize, e[1].as_u64().unwrap() as usize, e[2].as_f64().unwrap()))
-        .filter(|&(u, v, _)| side[u] != side[v])
-        .map(|(_, _, w)| w)
-        .sum();
-    assert_eq!(objective, rescored, "{cancelled}");
+    let edges = common::gset_edges(&common::random_gset(1000, 4000, 3)).1;
+    assert_eq!(objective, common::cut_of(&edges, &common::sides(&cancelled["result"]["solution"])), "{cancelled}");
 }
 
 /// SIGTERM during a long solve: `/ready` turns 503 at once while `/health` still answers (the
@@ -416,8 +399,11 @@ fn sigterm_turns_ready_to_503_and_lets_a_running_solve_finish() {
     let (status, answer) = solving.join().unwrap();
     assert_eq!(status, 200, "{answer}");
     let (_, edges) = common::gset_edges(&gset);
-    let sides: Vec<u8> = answer["solution"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u8).collect();
-    assert_eq!(answer["objective"].as_f64(), Some(common::cut_of(&edges, &sides)), "{answer}");
+    assert_eq!(
+        answer["objective"].as_f64(),
+        Some(common::cut_of(&edges, &common::sides(&answer["solution"]))),
+        "{answer}"
+    );
     let deadline = Instant::now() + Duration::from_secs(30);
     let exit = loop {
         if let Some(exit) = server.child.try_wait().unwrap() {

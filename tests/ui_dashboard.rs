@@ -71,12 +71,6 @@ fn drive(chromium: &Path, mode: &str, base: &str, arg: &str) -> Value {
     report
 }
 
-/// The cut of `side` in a Gset text, read here from the file (independent of the service).
-fn cut_of_gset(gset: &str, side: &[u64]) -> f64 {
-    let sides: Vec<u8> = side.iter().map(|&s| s as u8).collect();
-    common::cut_of(&common::gset_edges(gset).1, &sides)
-}
-
 #[test]
 fn the_page_solves_trains_and_cancels_in_a_real_browser() {
     let Some(chromium) = browser_tools() else { return };
@@ -102,12 +96,12 @@ fn the_page_solves_trains_and_cancels_in_a_real_browser() {
     assert_eq!(report["solve_state"], "succeeded");
     assert_eq!(job["request"]["instance_text"].as_str(), Some(gset.as_str()), "the upload went as text");
     assert_eq!(job["request"]["options"]["seed"], 3);
-    let side: Vec<u64> = job["result"]["solution"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
-    let cut = cut_of_gset(&gset, &side);
+    // The cut, re-scored here from the uploaded file's edges.
+    let (n, edges) = common::gset_edges(&gset);
+    let cut = common::cut_of(&edges, &common::sides(&job["result"]["solution"]));
     assert_eq!(job["result"]["objective"].as_f64().unwrap(), cut);
     assert_eq!(report["solve_objective"].as_f64().unwrap(), cut, "the page shows the re-scored cut");
     // Two seconds of search clear the best of 8 single-flip local optima, computed here.
-    let (n, edges) = common::gset_edges(&gset);
     let greedy = common::greedy_best_cut(n, &edges, 8, 17);
     assert!(cut > greedy, "the job's cut {cut} is no better than a local optimum's {greedy}");
     let history = job["result"]["history"].as_array().unwrap().len() as u64;

@@ -37,16 +37,10 @@ pub enum Role {
 }
 
 impl Role {
+    const ALL: [Role; 6] = [Role::All, Role::Api, Role::Worker, Role::Evaluator, Role::Learner, Role::Rollout];
+
     pub fn parse(name: &str) -> Option<Role> {
-        match name {
-            "all" => Some(Role::All),
-            "api" => Some(Role::Api),
-            "worker" => Some(Role::Worker),
-            "evaluator" => Some(Role::Evaluator),
-            "learner" => Some(Role::Learner),
-            "rollout" => Some(Role::Rollout),
-            _ => None,
-        }
+        Role::ALL.into_iter().find(|role| role.name() == name)
     }
 
     /// The `--role` value.

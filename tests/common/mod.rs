@@ -183,6 +183,11 @@ pub fn cut_of(edges: &[(usize, usize, f64)], sides: &[u8]) -> f64 {
     edges.iter().filter(|(u, v, _)| sides[*u] != sides[*v]).map(|e| e.2).sum()
 }
 
+/// A Max-Cut answer's `solution` (one side, 0 or 1, per node) as sides for `cut_of`.
+pub fn sides(solution: &serde_json::Value) -> Vec<u8> {
+    solution.as_array().unwrap().iter().map(|x| u8::try_from(x.as_u64().unwrap()).unwrap()).collect()
+}
+
 /// The edges of a Gset text as 0-based `(u, v, w)`.
 pub fn gset_edges(text: &str) -> (usize, Vec<(usize, usize, f64)>) {
     let mut lines = text.lines();
