@@ -37,8 +37,9 @@ pub fn rejection(error: BytesRejection, max_body_bytes: usize) -> ApiError {
 
 /// `bytes` as `T`; errors name the field (see the module doc).
 pub fn from_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    let value: Value =
+    let mut value: Value =
         serde_json::from_slice(bytes).map_err(|e| ApiError::bad_request("body", format!("invalid JSON: {e}")))?;
+    integral(&mut value);
     let fields = struct_fields::<T>();
     if fields.is_some() && !value.is_object() {
         return Err(ApiError::bad_request("body", "expected a JSON object"));
@@ -61,6 +62,25 @@ pub fn from_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     }
     let field = fields.zip(value.as_object()).and_then(|(fields, object)| missing_field(fields, object, error.inner()));
     Err(ApiError::bad_request(field.unwrap_or("body"), message))
+}
+
+/// Numbers with a zero fraction (`2.0`) as integers: JSON Schema's `integer` (and so the OpenAPI
+/// document's) includes them, serde's integer fields do not.
+fn integral(value: &mut Value) {
+    match value {
+        Value::Number(number) if !number.is_i64() && !number.is_u64() => {
+            if let Some(x) = number.as_f64().filter(|x| x.fract() == 0.0) {
+                if x >= i64::MIN as f64 && x < i64::MAX as f64 {
+                    *value = Value::from(x as i64);
+                } else if x >= 0.0 && x < u64::MAX as f64 {
+                    *value = Value::from(x as u64);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral),
+        Value::Object(fields) => fields.values_mut().for_each(integral),
+        _ => {}
+    }
 }
 
 fn deserialize<T: DeserializeOwned>(value: &Value) -> Result<T, serde_path_to_error::Error<serde_json::Error>> {
@@ -157,5 +177,13 @@ mod tests {
         assert_eq!(field(r#"{"algorithm": "x", "total_steps": 1, "list": [1, "a"]}"#), "list[1]");
         let ok: Request = from_json(br#"{"algorithm": "x", "total_steps": 2}"#).unwrap();
         assert_eq!((ok.seed, ok.total_steps), (0, 2));
+    }
+
+    #[test]
+    fn integers_written_with_a_zero_fraction_are_integers() {
+        let ok: Request =
+            from_json(br#"{"algorithm": "x", "total_steps": 2.0, "seed": 9.0e18, "list": [3.0]}"#).unwrap();
+        assert_eq!((ok.seed, ok.total_steps, ok.list), (9_000_000_000_000_000_000, 2, Some(vec![3])));
+        assert_eq!(field(r#"{"algorithm": "x", "total_steps": 2.5}"#), "total_steps");
     }
 }

@@ -3,6 +3,7 @@
 pub mod auth;
 pub mod body;
 pub mod catalog;
+pub mod contract;
 pub mod docs;
 pub mod error;
 pub mod health;

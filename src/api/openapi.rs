@@ -62,5 +62,7 @@ impl utoipa::Modify for BearerAuth {
 }
 
 pub fn openapi_json() -> String {
-    ApiDoc::openapi().to_pretty_json().expect("the OpenAPI document serializes") + "\n"
+    let mut doc = serde_json::to_value(ApiDoc::openapi()).expect("the OpenAPI document serializes");
+    super::contract::declare(&mut doc);
+    serde_json::to_string_pretty(&doc).expect("the OpenAPI document serializes") + "\n"
 }

@@ -202,6 +202,9 @@ pub async fn promote(
     ApiPath(id): ApiPath<String>,
     JsonBody(request): JsonBody<PopulationModelRequest>,
 ) -> Result<Response, ApiError> {
+    if request.members.is_some_and(|k| !(2..=32).contains(&k)) {
+        return Err(ApiError::Problem(crate::problems::ProblemError::invalid("members", "expected 2..=32")));
+    }
     let population = found(&state, &caller, &id).await?;
     let leaderboard = state.jobs.store().entries(&population.id).await?;
     let Some(leader) = leaderboard.first().cloned() else {
@@ -219,9 +222,6 @@ pub async fn promote(
         }
         "fusion" => {
             let k = request.members.unwrap_or(4);
-            if !(2..=32).contains(&k) {
-                return Err(ApiError::Problem(crate::problems::ProblemError::invalid("members", "expected 2..=32")));
-            }
             let request: PopulationRequest = serde_json::from_value(population.request.clone())
                 .map_err(|e| ApiError::Internal(anyhow::anyhow!("the population's request: {e}")))?;
             let staging =
@@ -256,9 +256,6 @@ pub async fn promote(
         }
         "weighted" => {
             let k = request.members.unwrap_or(4);
-            if !(2..=32).contains(&k) {
-                return Err(ApiError::Problem(crate::problems::ProblemError::invalid("members", "expected 2..=32")));
-            }
             let request: PopulationRequest = serde_json::from_value(population.request.clone())
                 .map_err(|e| ApiError::Internal(anyhow::anyhow!("the population's request: {e}")))?;
             if crate::drl::run::check_single_agent(&request.algorithm).is_err() {

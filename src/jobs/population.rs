@@ -183,6 +183,7 @@ impl PopulationRequest {
         if self.size < 2 || self.size > limits.max_size {
             return Err(ProblemError::invalid("size", format!("expected 2..={}", limits.max_size)));
         }
+        crate::problems::check_seed(self.seed)?;
         if self.interval_steps == 0 {
             return Err(ProblemError::invalid("interval_steps", "expected at least 1"));
         }

@@ -227,6 +227,7 @@ impl TrainingRequest {
                 ),
             ));
         }
+        crate::problems::check_seed(self.seed)?;
         if self.total_steps == 0 || self.total_steps > limits.max_total_steps {
             return Err(ProblemError::invalid("total_steps", format!("expected 1..={}", limits.max_total_steps)));
         }

@@ -125,6 +125,10 @@ impl ProblemError {
 
     /// The same error with its field nested under `parent` (`edges` -> `instance.edges`).
     pub fn within(self, parent: &str) -> Self {
+        // Loaders that already name their field from the request's top (`instance.edges`) keep it.
+        if self.field().is_some_and(|f| f == parent || f.starts_with(&format!("{parent}."))) {
+            return self;
+        }
         match self {
             ProblemError::Invalid { field, message } => {
                 ProblemError::Invalid { field: format!("{parent}.{field}"), message }
@@ -206,6 +210,7 @@ impl SolveOptions {
         if self.max_rounds == Some(0) {
             return Err(ProblemError::invalid("max_rounds", "must be at least 1"));
         }
+        check_seed(self.seed.unwrap_or(0))?;
         Ok(SearchParams {
             time_limit_s,
             seed: self.seed.unwrap_or(0),
@@ -216,6 +221,18 @@ impl SolveOptions {
             ..SearchParams::default()
         })
     }
+}
+
+/// The largest seed a request may give: seeds are stored as signed 64-bit integers (PostgreSQL
+/// `bigint`), and the OpenAPI document declares them `int64`.
+pub const MAX_SEED: u64 = i64::MAX as u64;
+
+/// A 422 on `seed` above `MAX_SEED`.
+pub fn check_seed(seed: u64) -> Result<(), ProblemError> {
+    if seed > MAX_SEED {
+        return Err(ProblemError::invalid("seed", format!("expected 0..={MAX_SEED}")));
+    }
+    Ok(())
 }
 
 /// `cpu`, `cuda`, `cuda:N` or `auto`. `auto` is the CPU (native kernels) even where CUDA is

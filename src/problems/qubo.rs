@@ -501,8 +501,10 @@ impl Problem for QuboProblem {
             "type": "object",
             "description": "dimod's BinaryQuadraticModel.to_serializable() (use_bytes=False), or {linear, quadratic, offset, vartype}",
             "properties": {
-                "linear": {"description": "list of biases (labels 0..n-1) or object {label: bias}"},
-                "quadratic": {"type": "array", "description": "[u, v, bias] over labels of linear", "items": {"type": "array", "minItems": 3, "maxItems": 3}},
+                "linear": {"description": "list of biases (labels 0..n-1) or object {label: bias}",
+                    "anyOf": [{"type": "array", "items": {"type": "number"}}, {"type": "object", "additionalProperties": {"type": "number"}}]},
+                "quadratic": {"type": "array", "description": "[u, v, bias] over labels of linear", "items": {"type": "array", "minItems": 3, "maxItems": 3,
+                    "items": {"anyOf": [{"type": "number"}, {"type": "string"}]}}},
                 "offset": {"type": "number"},
                 "vartype": {"type": "string", "enum": ["BINARY", "SPIN"]},
                 "type": {"type": "string", "enum": ["BinaryQuadraticModel"]}

@@ -642,7 +642,7 @@ impl Problem for GraphPartitioning {
             "required": ["num_nodes", "edges"],
             "properties": {
                 "num_nodes": {"type": "integer", "minimum": 1},
-                "edges": {"type": "array", "items": {"type": "array", "minItems": 2, "maxItems": 3}},
+                "edges": {"type": "array", "items": {"type": "array", "minItems": 2, "maxItems": 3, "items": {"type": "number"}}},
                 "node_weights": {"type": "array", "items": {"type": "integer", "minimum": 1}, "description": "one per node; default all 1"},
                 "parts": {"type": "integer", "minimum": 2, "maximum": MAX_PARTS, "description": "default 2"},
                 "imbalance": {"type": "number", "minimum": 0, "description": "parts weigh at most ceil(W / parts (1 + imbalance)), W the total node weight; default 0"}

@@ -523,8 +523,11 @@ impl Problem for Knapsack {
             "required": ["values", "weights", "capacity"],
             "properties": {
                 "values": {"type": "array", "items": {"type": "number", "minimum": 0}},
-                "weights": {"description": "one weight per item, or one such list per capacity dimension"},
-                "capacity": {"description": "a number, or one per dimension"}
+                "weights": {"description": "one weight per item, or one such list per capacity dimension",
+                    "anyOf": [{"type": "array", "items": {"type": "number", "minimum": 0}},
+                        {"type": "array", "items": {"type": "array", "items": {"type": "number", "minimum": 0}}}]},
+                "capacity": {"description": "a number, or one per dimension",
+                    "anyOf": [{"type": "number", "minimum": 0}, {"type": "array", "items": {"type": "number", "minimum": 0}}]}
             }
         })
     }
