@@ -513,3 +513,48 @@ fn routes_queries_and_paths_outside_the_contract_answer_problem_json() {
     let said = detail(c.post(format!("{worker}/v1/training/jobs")).json(&json!({})).send().unwrap(), 404, "path");
     assert!(said.contains("--role all") && said.contains("`worker`"), "{said}");
 }
+
+#[test]
+fn the_document_declares_what_the_server_checks_and_the_server_keeps_to_it() {
+    let doc: Value = serde_json::from_str(&rlsolver::api::openapi::openapi_json()).unwrap();
+    let schemas = &doc["components"]["schemas"];
+    // Names fixed at build time are enums; each problem's instance format is a component.
+    let solve = &doc["paths"]["/v1/problems/{name}/solve"]["post"]["parameters"];
+    let name = solve.as_array().unwrap().iter().find(|p| p["name"] == "name").unwrap();
+    let listed: Vec<&str> = name["schema"]["enum"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    let registry: Vec<&str> = rlsolver::problems::registry().iter().map(|p| p.name()).collect();
+    assert_eq!(listed, registry);
+    for problem in &registry {
+        assert!(!schemas[format!("instance.{problem}")]["type"].is_null(), "no instance.{problem}");
+    }
+    let algorithms = schemas["TrainingRequest"]["properties"]["algorithm"]["enum"].as_array().unwrap().len();
+    assert_eq!(algorithms, rlsolver::drl::algorithms::all().len());
+    assert_eq!(schemas["TrainingRequest"]["properties"]["seed"]["maximum"], json!(i64::MAX));
+
+    let base = server();
+    let c = client();
+    let graph = json!({"num_nodes": 4, "edges": [[0, 1], [1, 2], [2, 3], [3, 0]]});
+    // Seeds are int64 in the document: above it, a 422 naming `seed` (query, body and jobs).
+    let url = format!("{base}/v1/problems/maxcut/solve?seed=9223372036854775808");
+    expect_problem(c.post(url).json(&json!({"instance": graph})).send().unwrap(), 422, Some("seed"));
+    let training = json!({"algorithm": "dqn", "env": "CartPole-v1", "total_steps": 100, "seed": 9223372036854775808u64});
+    let url = format!("{base}/v1/training/jobs");
+    expect_problem(c.post(&url).json(&training).send().unwrap(), 422, Some("seed"));
+    // JSON Schema's integers include 2.0: an integer field takes it.
+    let solve = c
+        .post(format!("{base}/v1/problems/maxcut/solve"))
+        .json(&json!({"instance": {"num_nodes": 4.0, "edges": graph["edges"]}, "options": {"seed": 3.0, "max_rounds": 2.0}}))
+        .send()
+        .unwrap();
+    assert_eq!(solve.status(), 200);
+    let report: Value = solve.json().unwrap();
+    assert_eq!((report["seed"].as_u64(), report["objective"].as_f64()), (Some(3), Some(4.0)));
+    // A fused or weighted promotion's `members` is 2..=32 whatever the method, checked first.
+    let url = format!("{base}/v1/populations/any-id/models");
+    let body = json!({"name": "m", "method": "leader", "members": 1});
+    expect_problem(c.post(url).json(&body).send().unwrap(), 422, Some("members"));
+    // A field a loader already names from the request's top is not prefixed twice.
+    let job = json!({"problem": "maxcut", "instance": {"num_nodes": 2, "edges": [], "bogus": 1}});
+    let answer: Value = c.post(format!("{base}/v1/solve/jobs")).json(&job).send().unwrap().json().unwrap();
+    assert_eq!((answer["status"].as_u64(), answer["field"].as_str()), (Some(422), Some("instance.bogus")), "{answer}");
+}
