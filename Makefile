@@ -9,8 +9,10 @@ PORT ?= 8080
 BENCH_LIMITS ?= 10,60
 GSET ?= ../shared/data/gset
 
+MDBOOK := target/tools/bin/mdbook
+
 # fmt and clippy, as CI runs them before the tests.
-.PHONY: setup lint peers simulators ui-tools ui-screenshots client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard bench-portfolio bench-tsp bench-orgym bench-ising-policy bench-backends bench-device-envs bench-population bench-apex bench-bridge bench-simulators bench-hterm bench-trading postgres deploy-tools models openapi clean
+.PHONY: docs setup lint peers simulators ui-tools ui-screenshots client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard bench-portfolio bench-tsp bench-orgym bench-ising-policy bench-backends bench-device-envs bench-population bench-apex bench-bridge bench-simulators bench-hterm bench-trading postgres deploy-tools models openapi clean
 
 # Idempotent: skipped when the venv already imports the pinned torch.
 setup:
@@ -38,9 +40,9 @@ ui-tools:
 	@[ -f tests/ui/node_modules/playwright-core/package.json ] && [ -f tests/ui/node_modules/uplot/package.json ] || \
 		(cd tests/ui && npm ci --no-audit --no-fund --loglevel=error)
 
-# Refreshes the README's screenshots (tests/ui/screenshots/) from the browser test.
+# Refreshes the book's screenshots (docs/src/images/) from the browser test.
 ui-screenshots: build ui-tools
-	RLSOLVER_UI_SCREENSHOTS=$(CURDIR)/tests/ui/screenshots $(CARGO_ENV) cargo test --release --test ui_dashboard
+	RLSOLVER_UI_SCREENSHOTS=$(CURDIR)/docs/src/images $(CARGO_ENV) cargo test --release --test ui_dashboard
 
 # What the Python-client tests need (tests/python_client.rs, tests/python_dimod.rs), idempotent.
 client-tools: setup
@@ -97,7 +99,12 @@ lint: setup
 
 # The API's contract first (60 s of schemathesis against the built server: no 5xx, every response
 # as documented, invalid requests refused), then every test.
-test: setup client-tools tnco-peer deploy-tools simulators ui-tools service-tools build
+# The book (docs/src, mdBook from crates.io, pinned) into target/book; broken chapters fail it.
+docs:
+	@[ -x "$(MDBOOK)" ] && "$(MDBOOK)" --version | grep -q "v0.4.52" || cargo install mdbook --version 0.4.52 --locked --root target/tools
+	"$(MDBOOK)" build docs
+
+test: setup client-tools tnco-peer deploy-tools simulators ui-tools service-tools build docs
 	MAX_TIME=60 bash benches/service/fuzz.sh
 	$(CARGO_ENV) cargo test --release
 

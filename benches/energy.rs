@@ -67,11 +67,11 @@ fn main() {
     compare_with_petgraph(&model, &spins[..n], &mut rng);
 }
 
-/// Issue 12 asks whether the Ising model's hand-written CSR should give way to petgraph. The
+/// Whether the Ising model's adjacency should be petgraph's or a hand-written CSR. The
 /// engine's hot operations are "every local field" (a refresh) and "flip one spin, update its
 /// neighbours' fields" (every accepted Metropolis move and every tabu flip); both are timed on the
-/// same graph stored three ways: the model (petgraph's `csr::Csr` since session 7), the
-/// hand-written CSR it had before (rebuilt here as it was), and petgraph's `UnGraph`.
+/// same graph stored three ways: the model (petgraph's `csr::Csr`), a
+/// hand-written CSR (rebuilt here), and petgraph's `UnGraph`.
 fn compare_with_petgraph(model: &IsingModel, spins: &[i8], rng: &mut ChaCha8Rng) {
     use petgraph::visit::EdgeRef;
     let n = model.num_spins();
@@ -140,7 +140,7 @@ fn time_flips<I: Iterator<Item = (usize, f64)>>(
     )
 }
 
-/// The adjacency `IsingModel` built by hand before session 7: a counting sort by source.
+/// A hand-written adjacency for `IsingModel`: a counting sort by source.
 fn hand_written_csr(model: &IsingModel) -> (Vec<usize>, Vec<u32>, Vec<f64>) {
     let n = model.num_spins();
     let mut offsets = vec![0usize; n + 1];

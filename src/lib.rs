@@ -8,7 +8,7 @@ pub mod jobs;
 pub mod models;
 pub mod policies;
 pub mod problems;
-/// Progress bars of the command line (issue 20).
+/// Progress bars of the command line.
 pub mod progress;
 pub mod search;
 pub mod store;

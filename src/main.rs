@@ -562,7 +562,7 @@ struct BenchArgs {
     /// vmpacking, routing, throughput); comma-separated (default: all).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
-    /// simulators, trading: every budget times this (1: the budgets).
+    /// simulators, trading: every budget times this (1: the full budgets).
     #[arg(long, default_value_t = 1.0)]
     steps_scale: f64,
     /// simulators: also train the off-policy tasks with each of these H-term weights.

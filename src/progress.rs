@@ -1,4 +1,4 @@
-//! Progress on the command line (issue 20): one bar on stderr while `train`, `solve`, `bench` or
+//! Progress on the command line: one bar on stderr while `train`, `solve`, `bench` or
 //! `train-policy` runs, drawn only when stderr is a terminal. The library reports through the free
 //! functions below; without a bar they cost one uncontended lock and do nothing, so the service,
 //! the tests and piped runs never draw one (their stdout stays the JSON alone).

@@ -537,7 +537,8 @@ fn the_document_declares_what_the_server_checks_and_the_server_keeps_to_it() {
     // Seeds are int64 in the document: above it, a 422 naming `seed` (query, body and jobs).
     let url = format!("{base}/v1/problems/maxcut/solve?seed=9223372036854775808");
     expect_problem(c.post(url).json(&json!({"instance": graph})).send().unwrap(), 422, Some("seed"));
-    let training = json!({"algorithm": "dqn", "env": "CartPole-v1", "total_steps": 100, "seed": 9223372036854775808u64});
+    let training =
+        json!({"algorithm": "dqn", "env": "CartPole-v1", "total_steps": 100, "seed": 9223372036854775808u64});
     let url = format!("{base}/v1/training/jobs");
     expect_problem(c.post(&url).json(&training).send().unwrap(), 422, Some("seed"));
     // JSON Schema's integers include 2.0: an integer field takes it.

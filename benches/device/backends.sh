@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU table of issue 17, one device session's run (about 8 minutes): the release binary built
+# The lock-step backends' GPU table in one device run (about 8 minutes): the release binary built
 # on the 2-core machine and carried as target/release/rlsolver, the Gset graphs carried in
 # .devdata/gset. `bench backends` on CUDA: the whole search with the lock-step backends
 # (colour-class parallel tempering, simulated bifurcation; the tensor backend is gpu_check.sh), on G14, G15,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Simulated bifurcation on the GPU (issue 17), one session's run: the release binary built on the
+# Simulated bifurcation on the GPU, one device run: the release binary built on the
 # 2-core machine and carried as target/release/rlsolver, the Gset graphs carried in .devdata/gset.
 # For each chain count, `bench bifurcation` at 1 s and 10 s per graph (steps sized by a timed
 # probe); the same command with --device cpu on the 2-core machine gives the CPU column. The

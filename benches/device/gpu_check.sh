@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device session's checks (run from the repo root on the GPU machine, binary built here and
+# One device run's checks (run from the repo root on the GPU machine, binary built here and
 # carried as target/release/rlsolver, Gset graphs carried in .devdata/gset):
 #   Max-Cut search on CUDA at the default chain count and at fixed ones, and the DRL agents on CUDA.
 # Prints one line per run; the full JSON goes under $OUT.

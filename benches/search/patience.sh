@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Does the work-based patience stop too early? Each graph and seed is solved twice: with default
 # options (stops as converged after 1.5 n^2 sweeps without improvement) and for 5 s with the
-# patience off. Graphs: the 32-node graph of issue 12 and random graphs of mean degree 4
+# patience off. Graphs: a generated 32-node graph and random graphs of mean degree 4
 # (`rlsolver generate maxcut --nodes N --edges 2N`, weights 1 or +-1, generator seed 7), n = 50 to
 # 400; seeds 0-4. Writes benches/patience-report.md. Usage: bash benches/search/patience.sh
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Container check (issue 6, `make container-test`, part of `make verify`, not of CI): builds the
+# Container check (`make container-test`, part of `make verify`, not of CI): builds the
 # Dockerfile with buildah, then, inside the image, starts the server exactly as the image's
 # ENTRYPOINT/CMD would, checks that it listens on 0.0.0.0:8080, answers /health and /ready with
 # the shipped models loaded, solves a Max-Cut instance with a known optimum, and that the image's

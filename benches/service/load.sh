@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Load test (issues 6 and 12): wrk for 30 s per row against POST /v1/problems/maxcut/solve with a
+# Load test: wrk for 30 s per row against POST /v1/problems/maxcut/solve with a
 # 32-node, 64-edge graph (`rlsolver generate`, seed 0) and default options. Rows at 8, 16 and 64
-# open connections: by Little's law, 1,000 requests/s with a p99 under 50 ms (issue 12's bar)
+# open connections: by Little's law, 1,000 requests/s with a p99 under 50 ms (the target)
 # needs fewer than 50 requests in flight, so the bar is read at 8; 64 shows saturation. Starts its
 # own server (release binary, --max-concurrent-solves 64 so that the slot limit is not what is
 # measured) and writes benches/load-report.md. Needs `wrk` (Debian package).

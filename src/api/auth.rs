@@ -1,4 +1,4 @@
-//! API keys and tenancy (issue 18). Keys come from `--api-keys-file` (one entry a line, `#`
+//! API keys and tenancy. Keys come from `--api-keys-file` (one entry a line, `#`
 //! comments) or `RLSOLVER_API_KEYS` (entries separated by commas); an entry is
 //! `KEY [SCOPES [NAME]]`: SCOPES joins `read`, `submit` and `admin` with `+` (default
 //! `read+submit`; `admin` implies both), NAME is who owns what the key creates (default `key-`

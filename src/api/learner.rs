@@ -1,4 +1,4 @@
-//! `/v1/learner` (the learner role, issue 18): rollout processes post binary transition batches
+//! `/v1/learner` (the learner role): rollout processes post binary transition batches
 //! and fetch the published weights; anyone reads the learner's status.
 
 use super::error::{ApiError, ProblemDetails};

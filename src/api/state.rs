@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tokio::sync::Semaphore;
 
-/// What one process of the binary does (issue 18): several replicas share a PostgreSQL store.
+/// What one process of the binary does: several replicas share a PostgreSQL store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Role {
     /// The whole API and the job workers (one server).

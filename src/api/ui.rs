@@ -1,4 +1,4 @@
-//! `GET /ui`: the dashboard (issue 20). A page of plain JavaScript over the JSON API and its
+//! `GET /ui`: the dashboard. A page of plain JavaScript over the JSON API and its
 //! server-sent events, with uPlot 1.6.32 (MIT, from npm; `src/api/ui/vendor/LICENSE`) for the
 //! curves. Every file is compiled into the binary: nothing is fetched at build or run time. The
 //! page calls the API with the key a user types in (kept in the tab's session storage), so the

@@ -1,4 +1,4 @@
-//! `rlsolver bench apex`: the learner/rollout split (issue 18) on this machine. For each count
+//! `rlsolver bench apex`: the learner/rollout split on this machine. For each count
 //! of rollout processes, a learner replica (in this process) trains DQN on CartPole-v1 for a
 //! fixed number of updates while that many `serve --role rollout` processes of this binary feed
 //! it; reported: env steps (transitions) per second, the learner's updates per second, and the

@@ -3,7 +3,7 @@
 //! toroidal spin glass (10,000 nodes). Per graph, backend and time limit, over the seeds: the cut
 //! at the limit (median and worst, re-scored from the graph by `cut_value`) and the time to the
 //! best-known cut (Gset; the search stops there), or, on the torus, to the best cut any run of
-//! the table found. The GPU table of issue 17 is this command with `--device cuda`
+//! the table found. The GPU table is this command with `--device cuda`
 //! (`benches/device/backends.sh`); the same command with `--device cpu` is the CPU column.
 
 use super::maxcut::named_graphs;

@@ -1,4 +1,4 @@
-//! `rlsolver bench bridge`: what the Gymnasium bridge costs (issue 19). Env steps per second of
+//! `rlsolver bench bridge`: what the Gymnasium bridge costs. Env steps per second of
 //! `gymnasium:<id>` through the bridge (its workers: min(B, --bridge-workers), default the
 //! cores) against the same env stepped by `benches/peers/gym_vector_peer.py` in the same run:
 //! B copies in one Python loop, gymnasium's SyncVectorEnv and its AsyncVectorEnv (one process

@@ -50,7 +50,7 @@ pub struct ThresholdTask {
     pub eval_every: usize,
 }
 
-/// The two speed tasks; SB3 gets the same hyperparameters in the peer script.
+/// The two speed tasks; SB3 gets the same hyperparameters in the peer script.
 pub const THRESHOLD_TASKS: &[ThresholdTask] = &[
     ThresholdTask {
         algorithm: "ppo_discrete",

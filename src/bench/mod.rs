@@ -4,16 +4,16 @@
 //! set), `cs` (the phase transition of the recovery methods) and `nphard` (the classical NP-hard
 //! problems on benchmark sets with proven optima) and `tnco` (contraction orders against cotengra).
 
-/// The learner/rollout split against the single-process loop (issue 18).
+/// The learner/rollout split against the single-process loop.
 pub mod apex;
-/// The search's chain backends at equal wall time, any device (issue 17).
+/// The search's chain backends at equal wall time, any device.
 pub mod backends;
-/// Simulated bifurcation on Gset at a wall time, any device (issue 17).
+/// Simulated bifurcation on Gset at a wall time, any device.
 pub mod bifurcation;
-/// The Gymnasium bridge's throughput against gymnasium's own vector envs (issue 19).
+/// The Gymnasium bridge's throughput against gymnasium's own vector envs.
 pub mod bridge;
 pub mod cs;
-/// Classic-control envs as device tensors and PPO on them, against the native ones (issue 17).
+/// Classic-control envs as device tensors and PPO on them, against the native ones.
 pub mod device_envs;
 pub mod drl;
 pub mod ising_policy;
@@ -21,13 +21,13 @@ pub mod maxcut;
 pub mod mimo;
 pub mod nphard;
 pub mod orgym;
-/// Population-based training against independent runs (issue 18).
+/// Population-based training against independent runs.
 pub mod population;
 pub mod portfolio;
-/// Our algorithms on MuJoCo and PyBullet through the bridge against SB3, and the H-term study (issue 19).
+/// Our algorithms on MuJoCo and PyBullet through the bridge against SB3, and the H-term study.
 pub mod simulators;
 pub mod tnco;
-/// PPO and SAC on FinRL's stock-trading env against buy-and-hold and mean-variance (issue 19).
+/// PPO and SAC on FinRL's stock-trading env against buy-and-hold and mean-variance.
 pub mod trading;
 pub mod tsp;
 

@@ -1,5 +1,5 @@
 //! `rlsolver bench population`: population-based training against independent runs with the
-//! same env steps (issue 18). For each task and seed, a PBT population of 8 members and 8
+//! same env steps. For each task and seed, a PBT population of 8 members and 8
 //! independent runs that start from the same hyperparameter draws and seeds (the population
 //! without its exploit/explore steps) train on the job queue of an embedded store; then every
 //! final checkpoint is scored on the same fresh episodes. Reported: the population's best and

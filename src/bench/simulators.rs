@@ -27,7 +27,7 @@ pub struct SimulatorTask {
     pub budget: usize,
 }
 
-/// The tasks: MuJoCo SAC and TD3 on InvertedPendulum and Hopper, PPO on
+/// The tasks: MuJoCo SAC and TD3 on InvertedPendulum and Hopper, PPO on
 /// InvertedDoublePendulum, and SAC on PyBullet's Hopper.
 pub const TASKS: &[SimulatorTask] = &[
     SimulatorTask { algorithm: "sac", env: "InvertedPendulum-v5", simulator: "MuJoCo", budget: 20_000 },
@@ -89,7 +89,7 @@ pub fn hyperparameters(algorithm: &str, budget: usize) -> (Value, Value, bool) {
 #[derive(Debug, Clone)]
 pub struct SimulatorBenchConfig {
     pub seeds: Vec<u64>,
-    /// Budgets times this (1: the issue's; below 1 for a quick look, said in the report).
+    /// Budgets times this (1: the full budgets; below 1 for a quick look, said in the report).
     pub steps_scale: f64,
     /// Only the tasks whose env or `algorithm:env` is listed (empty: all).
     pub only: Vec<String>,

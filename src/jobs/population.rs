@@ -1,4 +1,4 @@
-//! Population training over the job queue (issue 18): a population is `size` members, each a
+//! Population training over the job queue: a population is `size` members, each a
 //! lineage of whole-run checkpoints trained `interval_steps` at a time. Every member round is a
 //! job (`member`) any worker replica claims; its checkpoint then goes to an `evaluation` job
 //! (the evaluator role: fresh seeds, off the learners' path), whose result the orchestrator step

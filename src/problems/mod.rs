@@ -451,7 +451,7 @@ impl<T: IsingProblem> Instance for T {
         let start = std::time::Instant::now();
         if wanted && params.initial_states.is_empty() && !(params.exact && crate::search::exact::affordable(model)) {
             // No Ising policy (or a named model of another problem, which `method=policy`
-            // refuses with a 422 on `model`) means random starts, as before issue 17.
+            // refuses with a 422 on `model`) means random starts.
             if let Ok(Some(policy)) = ising_policy(models) {
                 let policy = policy.lock().expect("policy lock");
                 params.initial_states =

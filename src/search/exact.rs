@@ -9,8 +9,8 @@ use std::time::Instant;
 
 /// Largest enumeration work (configurations x (1 + mean degree)) the engine spends instead of
 /// searching: 2^22 field updates, about 9 ms (21 spins at mean degree 3), half of the 20 ms
-/// real-time bar of issue 12. It was 2^25 (24 spins: 70-76 ms) while a search on 32 nodes took
-/// 8 ms; the search now answers 24 nodes in ~1.1 ms, so a proof sixty times dearer is no default.
+/// real-time target for a small solve. 2^25 (24 spins) costs 70-76 ms, while the search answers 24
+/// nodes in ~1.1 ms, so a proof sixty times dearer is no default.
 pub const MAX_WORK: f64 = (1u64 << 22) as f64;
 
 /// Free spins (after fixing the gauge) and the work of enumerating them.

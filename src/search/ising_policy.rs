@@ -1,4 +1,4 @@
-//! The pretrained Ising policy (issue 17): a message-passing network over the couplings that
+//! The pretrained Ising policy: a message-passing network over the couplings that
 //! maps any Ising model H(s) = sum J_ij s_i s_j + sum h_i s_i to per-spin probabilities, the
 //! sampling policy of MCPG (Chen et al. 2023) made size-independent and trained once on
 //! distributions of graphs instead of per instance.

@@ -13,13 +13,13 @@
 //! bookkeeping (lockstep.rs).
 
 pub mod anneal;
-/// Simulated bifurcation: every spin of every chain per step, for accelerators (issue 17).
+/// Simulated bifurcation: every spin of every chain per step, for accelerators.
 pub mod bifurcation;
 pub mod chains;
 pub mod exact;
 pub mod hooks;
 pub mod ising;
-/// The pretrained message-passing policy for every Ising model (issue 17).
+/// The pretrained message-passing policy for every Ising model.
 pub mod ising_policy;
 /// The search loop of the lock-step backends (bifurcation, tempering).
 pub mod lockstep;
@@ -29,7 +29,7 @@ pub mod policy;
 pub mod program;
 pub mod proposal;
 pub mod tabu;
-/// Colour-class parallel tempering as batched tensors (issue 17).
+/// Colour-class parallel tempering as batched tensors.
 pub mod tempering;
 pub mod tensor_anneal;
 pub mod tensor_tabu;

@@ -1,5 +1,5 @@
 //! The durable store: jobs and their evaluation curves, in SQLite (the embedded default) or in
-//! PostgreSQL (several replicas on one database, issue 18), both through sqlx with the same
+//! PostgreSQL (several replicas on one database), both through sqlx with the same
 //! methods. Each has its migrations (`migrations/`, `migrations_postgres/`), run at open (sqlx
 //! takes an advisory lock on Postgres, so replicas starting together migrate once). Timestamps
 //! are unix seconds.

@@ -12,9 +12,9 @@ pub mod mountain_car;
 pub mod orgym;
 pub mod pendulum;
 pub mod pool;
-/// FinRL's stock-trading env on a generated price set (issue 19).
+/// FinRL's stock-trading env on a generated price set.
 pub mod stock_trading;
-/// CartPole and Pendulum as batched tensor ops, for envs that stay on an accelerator (issue 17).
+/// CartPole and Pendulum as batched tensor ops, for envs that stay on an accelerator.
 pub mod tensor_classic;
 
 pub use classic::ClassicVecEnv;

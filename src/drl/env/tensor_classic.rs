@@ -1,5 +1,5 @@
 //! The classic-control envs (CartPole-v1, Acrobot-v1, MountainCar-v0, MountainCarContinuous-v0,
-//! Pendulum-v1) as batched tensor ops (issue 17): the whole batch [B] steps in a
+//! Pendulum-v1) as batched tensor ops: the whole batch [B] steps in a
 //! few element-wise kernels on the env's device, with gymnasium's auto-reset (the final
 //! observation kept, the env reset in place) and time limit, and no host synchronisation, so a
 //! learner on an accelerator can keep 65,536 envs on it. The dynamics are the native envs'

@@ -1,4 +1,4 @@
-//! The on-policy loop with the envs on the learner's device (`TensorClassicEnv`, issue 17): the
+//! The on-policy loop with the envs on the learner's device (`TensorClassicEnv`): the
 //! rollout, GAE and the update never copy observations to the host, so an accelerator can step
 //! 4,096 to 65,536 envs per call. Per rollout the host reads one number (the episodes finished)
 //! and, for agents that normalize observations, the rollout's raw observations for the running

@@ -23,7 +23,7 @@ pub fn random_gset(n: usize, m: usize, weights: &[i64], seed: u64) -> String {
 }
 
 /// The `side` x `side` toroidal grid with +-1 couplings drawn from `seed`, in Gset text form (a
-/// 2-D spin glass; 100 x 100 is the 10,000-node torus of issue 17). `side` >= 3 (below, the
+/// 2-D spin glass; 100 x 100 is the 10,000-node torus of the backend benchmarks). `side` >= 3 (below, the
 /// wrap-around edges would repeat).
 pub fn torus_gset(side: usize, seed: u64) -> String {
     assert!(side >= 3, "a torus needs a side of at least 3");

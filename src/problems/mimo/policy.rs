@@ -36,7 +36,7 @@ pub struct PolicyConfig {
     pub noise: f64,
     pub hidden: Vec<i64>,
     /// Unfolded WMMSE layers after the network (0: the network's structured beamformer alone,
-    /// as the models before issue 17 were).
+    /// as earlier models were).
     #[serde(default)]
     pub unfolded_layers: usize,
 }

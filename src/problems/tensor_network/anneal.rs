@@ -9,7 +9,7 @@
 //! greedy; when a model serves (`policy.rs`), the first chain weighs the policy's greedy rollout
 //! too, and every other even chain a rollout sampled from the policy instead of plain greedy.
 //!
-//! Measured and left out (session 11): a memory bound does not change the energy; the best tree
+//! Measured and left out: a memory bound does not change the energy; the best tree
 //! is sliced afterwards (`slicing.rs`). TreeSA's size penalty (per bit above the bound, summed
 //! over intermediates) gave, on three generated circuits with the bound 6 bits under the free
 //! width (3 s, seed 0), sliced costs 12.50-15.55 / 20.49-21.88 / 22.33-23.19 for weights 0.01-0.3
@@ -17,7 +17,7 @@
 //! the cheapest order of a subtree's 6 or 8 widest parts by dynamic programming, kept when
 //! cheaper, every 200 or 1,000 moves) gave 14.21-17.87 against 14.23-14.27 without it on the two
 //! tuning circuits (seeds 0-1, 6 s, one chain). Recursive-bisection starts (`bisection.rs`,
-//! session 12; `AnnealConfig::bisection_starts`): its trees are 15.9-16.5 best and 17.2-17.7
+//! `AnnealConfig::bisection_starts`): its trees are 15.9-16.5 best and 17.2-17.7
 //! median of 20 on m12 (greedy 17.49), and on two generated circuits (49 qubits x 14 cycles, 42 x
 //! 18; seeds 0-1, 1,000 rounds, one chain) the search reached 14.56 / 14.29 / 14.71 / 15.16 with
 //! them against 14.32 / 14.54 / 14.81 / 14.71 without, so they stay off.

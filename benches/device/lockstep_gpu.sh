@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17's GPU measurements in one device session (about 8 minutes; run with timeout_s 600):
+# The lock-step backends' GPU measurements in one device run (about 8 minutes; timeout_s 600):
 # the release binary built on the 2-core machine and carried as target/release/rlsolver, the Gset
 # graphs carried in .devdata/gset.
 #   1. the GPU table: benches/device/backends.sh (the search with the lock-step backends on G14,
