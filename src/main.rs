@@ -242,7 +242,7 @@ struct SolveArgs {
     /// Chain kernels: auto, native, tensor, bifurcation or tempering.
     #[arg(long)]
     backend: Option<String>,
-    /// `search` (default) or a baseline (maxcut: greedy, sa, rank2; mimo: mrt, zf, rzf, wmmse, policy; compressive_sensing: omp, ista, fista, policy; max_independent_set, min_vertex_cover, max_clique: greedy; set_cover: greedy, ising; knapsack: dp, greedy, ising; graph_coloring: dsatur, ising; graph_partitioning: bfs, ising; number_partitioning: anneal, kk, ckk, ising; tensor_network: greedy, random-greedy, policy; portfolio: unconstrained, greedy, ga, branch-and-bound; tsp: nn-2opt).
+    /// `search` (default) or one of the problem's baselines (`rlsolver problems` lists them).
     #[arg(long)]
     method: Option<String>,
     /// A registered model to seed the search with (see `GET /v1/models`).
@@ -505,6 +505,28 @@ struct TrainPolicyArgs {
     env: Option<String>,
 }
 
+/// Every `bench` target; clap refuses any other name and lists these.
+const BENCHES: [&str; 18] = [
+    "maxcut",
+    "drl",
+    "mimo",
+    "cs",
+    "nphard",
+    "tnco",
+    "portfolio",
+    "tsp",
+    "orgym",
+    "bifurcation",
+    "backends",
+    "device-envs",
+    "ising-policy",
+    "population",
+    "apex",
+    "bridge",
+    "simulators",
+    "trading",
+];
+
 #[derive(Args)]
 struct BenchArgs {
     /// What to benchmark: maxcut (solution quality), drl (env throughput, time to threshold), mimo
@@ -526,6 +548,7 @@ struct BenchArgs {
     /// simulators (our algorithms through the bridge against Stable-Baselines3 on MuJoCo and
     /// PyBullet tasks; --only, --seeds, --steps-scale) or trading (PPO and SAC on StockTrading-v0
     /// against buy-and-hold and mean-variance, out-of-sample, over --seeds markets).
+    #[arg(value_parser = clap::builder::PossibleValuesParser::new(BENCHES))]
     problem: String,
     /// Folder of instances (maxcut: Gset .txt files, best-known values in its README.md; mimo:
     /// the folder holding rayleigh_k8_n8_100.json; nphard: the folder holding mis/; tnco: the
@@ -761,7 +784,7 @@ fn run() -> Result<()> {
         }
         Command::Problems => {
             for p in problems::registry() {
-                println!("{}\t{}\t{}", p.name(), p.formats().join(","), p.summary());
+                println!("{}\t{}\t{}\t{}", p.name(), p.formats().join(","), p.baselines().join(","), p.summary());
             }
             Ok(())
         }
@@ -1131,9 +1154,7 @@ fn bench(args: BenchArgs) -> Result<()> {
             only: args.only,
             ..Default::default()
         })?,
-        other => {
-            anyhow::bail!("bench supports maxcut, drl, mimo, cs, nphard, tnco, portfolio, tsp, orgym, bifurcation, backends, device-envs and ising-policy, not '{other}'")
-        }
+        other => unreachable!("clap admits only the BENCHES names, not '{other}'"),
     };
     print!("{report}");
     if let Some(path) = args.output {

@@ -63,3 +63,21 @@ fn a_mistyped_algorithm_is_one_line_with_the_closest_name_even_with_backtraces_o
     assert!(stderr.contains("did you mean 'ppo_discrete'?"), "{stderr}");
     assert!(!stderr.to_lowercase().contains("backtrace"), "{stderr}");
 }
+
+#[test]
+fn problems_lists_every_problem_with_its_baselines_and_bench_names_its_targets() {
+    let output = rlsolver().arg("problems").output().unwrap();
+    assert!(output.status.success());
+    let listed = String::from_utf8(output.stdout).unwrap();
+    let rows: Vec<Vec<&str>> = listed.lines().map(|l| l.split('\t').collect()).collect();
+    assert_eq!(rows.len(), rlsolver::problems::registry().len());
+    for (row, problem) in rows.iter().zip(rlsolver::problems::registry()) {
+        assert_eq!((row[0], row[2]), (problem.name(), problem.baselines().join(",").as_str()));
+    }
+    let output = rlsolver().args(["bench", "nope"]).output().unwrap();
+    assert!(!output.status.success());
+    let said = String::from_utf8_lossy(&output.stderr);
+    for target in ["maxcut", "nphard", "tsp", "orgym", "population", "apex", "bridge", "simulators", "trading"] {
+        assert!(said.contains(target), "{said}");
+    }
+}

@@ -575,7 +575,7 @@ pub struct SolveContext {
 
 /// Every registered problem.
 pub fn registry() -> &'static [&'static dyn Problem] {
-    static PROBLEMS: [&dyn Problem; 35] = [
+    static PROBLEMS: &[&dyn Problem] = &[
         &maxcut::MaxCut,
         &mimo::Mimo,
         &cs::CompressiveSensing,
@@ -612,7 +612,7 @@ pub fn registry() -> &'static [&'static dyn Problem] {
         &orgym::TSP_ENVS[0],
         &orgym::TSP_ENVS[1],
     ];
-    &PROBLEMS
+    PROBLEMS
 }
 
 pub fn find(name: &str) -> Result<&'static dyn Problem, ProblemError> {
