@@ -11,5 +11,6 @@ pub mod problems;
 /// Progress bars of the command line.
 pub mod progress;
 pub mod search;
+pub mod seed;
 pub mod store;
 pub mod suggest;

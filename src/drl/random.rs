@@ -9,18 +9,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
 use serde::{Deserialize, Serialize};
-use std::sync::Mutex;
 use tch::{Device, Kind, Tensor};
 
-static TORCH_SEED: Mutex<()> = Mutex::new(());
-
-/// Runs `build` with libtorch's generator seeded by `seed`, holding the process-wide lock so that
-/// no other build draws in between.
-pub fn seeded<T>(seed: u64, build: impl FnOnce() -> T) -> T {
-    let _guard = TORCH_SEED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    tch::manual_seed(seed as i64);
-    build()
-}
+pub use crate::seed::seeded;
 
 /// A run's tensor generator (serializable: a checkpoint stores its exact position).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

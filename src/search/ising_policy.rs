@@ -295,8 +295,7 @@ impl IsingPolicy {
         training: &IsingPolicyTraining,
         device: Device,
     ) -> Result<(Self, Vec<(usize, f64)>)> {
-        tch::manual_seed(training.seed as i64);
-        let policy = IsingPolicy::new(config, device);
+        let policy = crate::seed::seeded(training.seed, || IsingPolicy::new(config, device));
         let mut optimizer = nn::Adam::default().build(&policy.store, training.learning_rate)?;
         let mut rng = ChaCha8Rng::seed_from_u64(training.seed);
         let (low, high) = ((training.min_nodes.max(4) as f64).ln(), (training.max_nodes.max(4) as f64).ln());

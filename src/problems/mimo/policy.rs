@@ -144,8 +144,7 @@ impl MimoPolicy {
         training: &TrainingConfig,
         device: Device,
     ) -> Result<(MimoPolicy, Vec<(usize, f64)>)> {
-        tch::manual_seed(training.seed as i64);
-        let policy = MimoPolicy::new(config, device);
+        let policy = crate::seed::seeded(training.seed, || MimoPolicy::new(config, device));
         let mut optimizer = nn::Adam::default().build(&policy.store, training.learning_rate)?;
         let mut rng = ChaCha8Rng::seed_from_u64(training.seed);
         let mut curve = Vec::new();

@@ -358,8 +358,7 @@ impl PairPolicy {
     /// curve: per step, the mean log10 cost of the sampled rollouts minus greedy's.
     pub fn train(config: PolicyConfig, training: &PolicyTraining, device: Device) -> Result<(PairPolicy, Vec<f64>)> {
         // The hidden layers' initial weights come from torch's generator.
-        tch::manual_seed(training.seed as i64);
-        let policy = PairPolicy::new(config, device);
+        let policy = crate::seed::seeded(training.seed, || PairPolicy::new(config, device));
         let mut optimizer = nn::Adam::default().build(&policy.store, training.learning_rate)?;
         let mut rng = ChaCha8Rng::seed_from_u64(training.seed);
         let mut curve = Vec::with_capacity(training.steps);
