@@ -432,7 +432,8 @@ struct GenerateArgs {
     /// planted colour classes plus a planted clique: DIMACS) or graph_partitioning (--nodes in
     /// two planted halves, --edges inside them and --cut across: METIS) or max_independent_set
     /// (--nodes groups of a forced model RB graph as BHOSLIB's frbN-K, optimum N: DIMACS) or
-    /// tensor_network (a random circuit of --nodes qubits on a grid and --edges cycles: einsum JSON).
+    /// tensor_network (a random circuit of --nodes qubits on a grid and --edges cycles: einsum JSON);
+    /// each is the problem's own `Problem::generate`.
     problem: String,
     #[arg(long)]
     nodes: usize,
@@ -667,53 +668,23 @@ fn run() -> Result<()> {
             Ok(())
         }
         Command::Generate(args) => {
-            if args.problem == "number_partitioning" {
-                // --nodes numbers of --edges bits each (bits = numbers is the hard phase).
-                let numbers =
-                    rlsolver::problems::number_partitioning::generate(args.nodes, args.edges as u32, args.seed);
-                println!("{}", serde_json::to_string(&numbers)?);
-                return Ok(());
-            }
-            if args.problem == "tensor_network" {
-                let network =
-                    rlsolver::problems::tensor_network::generate::random_circuit(args.nodes, args.edges, args.seed);
-                println!("{}", serde_json::to_string(&network)?);
-                return Ok(());
-            }
-            use rlsolver::problems::graph;
-            if args.problem == "graph_coloring" {
-                let edges = graph::planted(args.nodes, args.colors, 0, args.edges, true, args.seed)
-                    .map_err(|e| anyhow::anyhow!(e))?;
-                print!("{}", graph::to_dimacs(args.nodes, &edges));
-                return Ok(());
-            }
-            if args.problem == "max_independent_set" {
-                // --nodes groups of a forced model RB instance (BHOSLIB's frbN-K; the optimum is N).
-                let (vertices, _, edges) =
-                    rlsolver::problems::independent_set::model_rb::generate(args.nodes, args.seed);
-                print!("{}", graph::to_dimacs(vertices, &edges));
-                return Ok(());
-            }
-            if args.problem == "graph_partitioning" {
-                let edges = graph::planted(args.nodes, 2, args.edges, args.cut, false, args.seed)
-                    .map_err(|e| anyhow::anyhow!(e))?;
-                print!("{}", rlsolver::problems::graph_partitioning::to_metis(args.nodes, &edges));
-                return Ok(());
-            }
-            anyhow::ensure!(
-                args.problem == "maxcut",
-                "generate supports: maxcut, number_partitioning, graph_coloring, graph_partitioning, max_independent_set, tensor_network"
-            );
-            anyhow::ensure!(
-                args.edges <= args.nodes * args.nodes.saturating_sub(1) / 2,
-                "too many edges for {} nodes",
-                args.nodes
-            );
-            anyhow::ensure!(!args.weights.is_empty(), "--weights needs at least one value");
-            print!(
-                "{}",
-                rlsolver::problems::maxcut::generate::random_gset(args.nodes, args.edges, &args.weights, args.seed)
-            );
+            let problem = problems::find(&args.problem)?;
+            let spec = problems::GenerateSpec {
+                nodes: args.nodes,
+                edges: args.edges,
+                weights: args.weights,
+                colors: args.colors,
+                cut: args.cut,
+                seed: args.seed,
+            };
+            let text = problem.generate(&spec).ok_or_else(|| {
+                // Which problems generate, asked with a three-node spec (cheap for every generator).
+                let tiny = problems::GenerateSpec { nodes: 3, edges: 1, cut: 0, colors: 1, ..spec.clone() };
+                let generators: Vec<&str> =
+                    problems::registry().iter().filter(|p| p.generate(&tiny).is_some()).map(|p| p.name()).collect();
+                anyhow::anyhow!("{} has no generator; these do: {}", args.problem, generators.join(", "))
+            })?;
+            print!("{}", text.map_err(|e| anyhow::anyhow!(e))?);
             Ok(())
         }
         Command::Train(args) => {

@@ -81,3 +81,46 @@ fn problems_lists_every_problem_with_its_baselines_and_bench_names_its_targets()
         assert!(said.contains(target), "{said}");
     }
 }
+
+#[test]
+fn generate_is_each_problems_own_generator_and_names_the_ones_that_exist() {
+    // A generated Gset graph has the asked size and distinct edges.
+    let output =
+        rlsolver().args(["generate", "maxcut", "--nodes", "30", "--edges", "60", "--seed", "4"]).output().unwrap();
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("30 60"));
+    let mut edges: Vec<(u32, u32)> = lines
+        .map(|l| {
+            let f: Vec<u32> = l.split_whitespace().take(2).map(|x| x.parse().unwrap()).collect();
+            (f[0].min(f[1]), f[0].max(f[1]))
+        })
+        .collect();
+    assert_eq!(edges.len(), 60);
+    edges.sort_unstable();
+    edges.dedup();
+    assert_eq!(edges.len(), 60);
+    // Every generator's output loads as its problem's instance.
+    let limits = rlsolver::problems::Limits::default();
+    let spec = rlsolver::problems::GenerateSpec { nodes: 12, edges: 8, weights: vec![1], colors: 3, cut: 2, seed: 1 };
+    let mut generators = 0;
+    for problem in rlsolver::problems::registry() {
+        let Some(text) = problem.generate(&spec) else { continue };
+        let text = text.unwrap();
+        let json = serde_json::from_str::<Value>(&text);
+        let loaded = match &json {
+            Ok(json) => problem.load(rlsolver::problems::ProblemInput::Json(json), &limits),
+            Err(_) => problem.load(rlsolver::problems::ProblemInput::Text(&text), &limits),
+        };
+        assert!(loaded.is_ok(), "{}: {text}", problem.name());
+        generators += 1;
+    }
+    assert_eq!(generators, 6);
+    let output = rlsolver().args(["generate", "mimo", "--nodes", "3"]).output().unwrap();
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !output.status.success() && said.contains("tensor_network") && said.contains("max_independent_set"),
+        "{said}"
+    );
+}

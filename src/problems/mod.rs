@@ -349,6 +349,28 @@ pub trait Problem: Send + Sync {
     fn policy_loader(&self) -> Option<PolicyLoader> {
         None
     }
+    /// A generated instance in one of this problem's input formats (`rlsolver generate`); None
+    /// for problems without a generator. The error names what is wrong with `spec`.
+    fn generate(&self, spec: &GenerateSpec) -> Option<Result<String, String>> {
+        let _ = spec;
+        None
+    }
+}
+
+/// What `rlsolver generate` asks of a problem's generator; each problem reads the fields it
+/// documents (`rlsolver generate --help`).
+#[derive(Debug, Clone)]
+pub struct GenerateSpec {
+    pub nodes: usize,
+    /// Edges (number_partitioning: bits per number; tensor_network: cycles).
+    pub edges: usize,
+    /// Integer weights drawn uniformly (maxcut).
+    pub weights: Vec<i64>,
+    /// Planted colour classes (graph_coloring).
+    pub colors: usize,
+    /// Edges across the planted halves (graph_partitioning).
+    pub cut: usize,
+    pub seed: u64,
 }
 
 /// The models a solve may use, passed to it explicitly: the registry its caller serves and the

@@ -399,6 +399,13 @@ impl Problem for GraphColoring {
         &["dsatur", "ising"]
     }
 
+    /// DIMACS: `nodes` nodes, `edges` edges between `colors` planted colour classes plus a
+    /// planted clique.
+    fn generate(&self, spec: &super::GenerateSpec) -> Option<Result<String, String>> {
+        let graph = super::graph::planted(spec.nodes, spec.colors, 0, spec.edges, true, spec.seed);
+        Some(graph.map(|edges| super::graph::to_dimacs(spec.nodes, &edges)))
+    }
+
     fn instance_schema(&self) -> Value {
         json!({
             "type": "object",

@@ -636,6 +636,12 @@ impl Problem for GraphPartitioning {
         &["bfs", "ising"]
     }
 
+    /// METIS: `nodes` nodes in two planted halves, `edges` inside them and `cut` across.
+    fn generate(&self, spec: &super::GenerateSpec) -> Option<Result<String, String>> {
+        let graph = super::graph::planted(spec.nodes, 2, spec.edges, spec.cut, false, spec.seed);
+        Some(graph.map(|edges| to_metis(spec.nodes, &edges)))
+    }
+
     fn instance_schema(&self) -> Value {
         json!({
             "type": "object",

@@ -365,6 +365,16 @@ impl Problem for SetProblem {
         &["greedy"]
     }
 
+    /// Max independent set, DIMACS: `nodes` groups of a forced model RB graph as BHOSLIB's
+    /// frbN-K (the optimum is N).
+    fn generate(&self, spec: &super::GenerateSpec) -> Option<Result<String, String>> {
+        if self.name() != "max_independent_set" {
+            return None;
+        }
+        let (vertices, _, edges) = model_rb::generate(spec.nodes, spec.seed);
+        Some(Ok(super::graph::to_dimacs(vertices, &edges)))
+    }
+
     fn instance_schema(&self) -> serde_json::Value {
         json!({
             "type": "object",

@@ -95,6 +95,17 @@ impl Problem for MaxCut {
         BASELINES
     }
 
+    /// Gset text: `nodes` nodes, `edges` distinct edges, weights drawn from `weights`.
+    fn generate(&self, spec: &super::GenerateSpec) -> Option<Result<String, String>> {
+        Some(if spec.edges > spec.nodes * spec.nodes.saturating_sub(1) / 2 {
+            Err(format!("too many edges for {} nodes", spec.nodes))
+        } else if spec.weights.is_empty() {
+            Err("--weights needs at least one value".into())
+        } else {
+            Ok(generate::random_gset(spec.nodes, spec.edges, &spec.weights, spec.seed))
+        })
+    }
+
     fn instance_schema(&self) -> serde_json::Value {
         json!({
             "type": "object",

@@ -347,6 +347,12 @@ impl Problem for NumberPartitioning {
         &["anneal", "kk", "ckk", "ising"]
     }
 
+    /// JSON: `nodes` numbers of `edges` bits each (bits = numbers is the hard phase).
+    fn generate(&self, spec: &super::GenerateSpec) -> Option<Result<String, String>> {
+        let numbers = generate(spec.nodes, spec.edges as u32, spec.seed);
+        Some(serde_json::to_string(&numbers).map(|text| text + "\n").map_err(|e| e.to_string()))
+    }
+
     fn instance_schema(&self) -> Value {
         json!({
             "description": "a list of non-negative integers below 2^63, or {numbers: [...]}",

@@ -386,6 +386,12 @@ impl Problem for TensorNetwork {
         &["greedy", "random-greedy", "policy"]
     }
 
+    /// einsum JSON: a random circuit of `nodes` qubits on a grid and `edges` cycles.
+    fn generate(&self, spec: &super::GenerateSpec) -> Option<Result<String, String>> {
+        let network = generate::random_circuit(spec.nodes, spec.edges, spec.seed);
+        Some(serde_json::to_string(&network).map(|text| text + "\n").map_err(|e| e.to_string()))
+    }
+
     fn instance_schema(&self) -> Value {
         json!({
             "type": "object",
