@@ -43,57 +43,6 @@ enum Command {
 }
 
 #[derive(Args)]
-struct LimitArgs {
-    /// Largest instance, in nodes.
-    #[arg(long, env = "RLSOLVER_MAX_NODES", default_value_t = Limits::default().max_nodes)]
-    max_nodes: usize,
-    /// Largest instance, in edges.
-    #[arg(long, env = "RLSOLVER_MAX_EDGES", default_value_t = Limits::default().max_edges)]
-    max_edges: usize,
-    /// Largest accepted time_limit_s.
-    #[arg(long, env = "RLSOLVER_MAX_TIME_LIMIT_S", default_value_t = Limits::default().max_time_limit_s)]
-    max_time_limit_s: f64,
-    /// time_limit_s when a request gives none.
-    #[arg(long, env = "RLSOLVER_DEFAULT_TIME_LIMIT_S", default_value_t = Limits::default().default_time_limit_s)]
-    default_time_limit_s: f64,
-    /// Largest accepted chains.
-    #[arg(long, env = "RLSOLVER_MAX_CHAINS", default_value_t = Limits::default().max_chains)]
-    max_chains: usize,
-    /// Largest chains x spins of a search (the chains' memory).
-    #[arg(long, env = "RLSOLVER_MAX_CHAIN_SPINS", default_value_t = Limits::default().max_chain_spins)]
-    max_chain_spins: usize,
-    /// Largest tensor network, in tensors.
-    #[arg(long, env = "RLSOLVER_MAX_TENSORS", default_value_t = Limits::default().max_tensors)]
-    max_tensors: usize,
-    /// Largest tensor network, in distinct indices.
-    #[arg(long, env = "RLSOLVER_MAX_INDICES", default_value_t = Limits::default().max_indices)]
-    max_indices: usize,
-    /// Largest portfolio, in assets.
-    #[arg(long, env = "RLSOLVER_MAX_ASSETS", default_value_t = Limits::default().max_assets)]
-    max_assets: usize,
-    /// Largest travelling-salesman instance, in cities.
-    #[arg(long, env = "RLSOLVER_MAX_CITIES", default_value_t = Limits::default().max_cities)]
-    max_cities: usize,
-}
-
-impl LimitArgs {
-    fn limits(&self) -> Limits {
-        Limits {
-            max_nodes: self.max_nodes,
-            max_edges: self.max_edges,
-            max_time_limit_s: self.max_time_limit_s,
-            default_time_limit_s: self.default_time_limit_s,
-            max_chains: self.max_chains,
-            max_chain_spins: self.max_chain_spins,
-            max_tensors: self.max_tensors,
-            max_indices: self.max_indices,
-            max_assets: self.max_assets,
-            max_cities: self.max_cities,
-        }
-    }
-}
-
-#[derive(Args)]
 struct ServeArgs {
     /// Address to bind.
     #[arg(long, env = "RLSOLVER_HOST", default_value = "127.0.0.1")]
@@ -174,7 +123,7 @@ struct ServeArgs {
     #[arg(long, env = "RLSOLVER_SHUTDOWN_DRAIN_S", default_value_t = 0.0)]
     shutdown_drain_s: f64,
     #[command(flatten)]
-    limits: LimitArgs,
+    limits: Limits,
     #[command(flatten)]
     bridge: BridgeArgs,
 }
@@ -249,7 +198,7 @@ struct SolveArgs {
     #[arg(long)]
     model: Option<String>,
     #[command(flatten)]
-    limits: LimitArgs,
+    limits: Limits,
     #[command(flatten)]
     tuning: TuningArgs,
 }
@@ -771,7 +720,7 @@ fn serve(args: ServeArgs) -> Result<()> {
     )?;
     let host = rlsolver::api::auth::serving_host(&args.host, api_keys.len());
     let config = ServerConfig {
-        limits: args.limits.limits(),
+        limits: args.limits,
         max_body_bytes: args.max_body_bytes,
         max_concurrent_solves: args.max_concurrent_solves,
         data_dir: args.data_dir.clone(),
@@ -855,9 +804,8 @@ fn solve(args: SolveArgs) -> Result<()> {
         rlsolver::models::ModelRegistry::empty(problems::policy_loaders)
     };
     let models = std::sync::Arc::new(registry);
-    let mut prepared =
-        problems::prepare(problem, input, &options, &args.limits.limits(), &models, |p| args.tuning.apply(p))
-            .with_context(|| format!("{}", args.input.display()))?;
+    let mut prepared = problems::prepare(problem, input, &options, &args.limits, &models, |p| args.tuning.apply(p))
+        .with_context(|| format!("{}", args.input.display()))?;
     let name = args.input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let bar = rlsolver::progress::start(Measure::Seconds(prepared.params.time_limit_s), &name);
     if bar.is_some() {

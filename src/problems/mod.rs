@@ -52,29 +52,40 @@ use std::time::Duration;
 use tch::Device;
 use utoipa::{IntoParams, ToSchema};
 
-/// Instance, request and device limits. Every one is a flag and an env var of `serve`.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+/// Instance, request and device limits. Every one is a flag and an env var of `serve` and
+/// `solve` (declared here, beside its default, as clap arguments).
+#[derive(Debug, Clone, Serialize, ToSchema, clap::Args)]
 pub struct Limits {
     /// Largest number of nodes (spins) in an instance.
+    #[arg(long, env = "RLSOLVER_MAX_NODES", default_value_t = Limits::default().max_nodes)]
     pub max_nodes: usize,
     /// Largest number of edges (couplings) in an instance.
+    #[arg(long, env = "RLSOLVER_MAX_EDGES", default_value_t = Limits::default().max_edges)]
     pub max_edges: usize,
     /// Largest accepted `time_limit_s`.
+    #[arg(long, env = "RLSOLVER_MAX_TIME_LIMIT_S", default_value_t = Limits::default().max_time_limit_s)]
     pub max_time_limit_s: f64,
     /// `time_limit_s` when a request gives none.
+    #[arg(long, env = "RLSOLVER_DEFAULT_TIME_LIMIT_S", default_value_t = Limits::default().default_time_limit_s)]
     pub default_time_limit_s: f64,
     /// Largest accepted `chains`.
+    #[arg(long, env = "RLSOLVER_MAX_CHAINS", default_value_t = Limits::default().max_chains)]
     pub max_chains: usize,
     /// Largest `chains` x spins of a search (its states' memory: one byte per spin natively, four
     /// as tensors).
+    #[arg(long, env = "RLSOLVER_MAX_CHAIN_SPINS", default_value_t = Limits::default().max_chain_spins)]
     pub max_chain_spins: usize,
     /// Largest tensor network, in tensors (`tensor_network`).
+    #[arg(long, env = "RLSOLVER_MAX_TENSORS", default_value_t = Limits::default().max_tensors)]
     pub max_tensors: usize,
     /// Largest tensor network, in distinct indices (`tensor_network`).
+    #[arg(long, env = "RLSOLVER_MAX_INDICES", default_value_t = Limits::default().max_indices)]
     pub max_indices: usize,
     /// Largest portfolio, in assets (`portfolio`; its covariance check is O(N^3)).
+    #[arg(long, env = "RLSOLVER_MAX_ASSETS", default_value_t = Limits::default().max_assets)]
     pub max_assets: usize,
     /// Largest travelling-salesman instance, in cities (`tsp`; its neighbour lists are O(n^2)).
+    #[arg(long, env = "RLSOLVER_MAX_CITIES", default_value_t = Limits::default().max_cities)]
     pub max_cities: usize,
 }
 
