@@ -142,7 +142,10 @@ fn runnable_rlsolver(command: &str) -> bool {
 #[test]
 fn the_shell_examples_of_the_readme_and_the_book_run() {
     let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-    let base = start_server(ServerConfig::default());
+    // An API-only replica (no job workers): a submitted job is accepted and stays queued, so no
+    // training runs on past the test (libtorch threads torn down at exit can crash the process).
+    let jobs = rlsolver::jobs::JobsConfig { workers: 0, ..Default::default() };
+    let base = start_server(ServerConfig { jobs, ..ServerConfig::default() });
     let host = base.trim_start_matches("http://").to_string();
     let binary = root().join("target/release/rlsolver");
     let work = std::env::temp_dir().join(format!("rlsolver-docs-{}", std::process::id()));

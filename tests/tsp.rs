@@ -277,3 +277,25 @@ fn http_solves_tsplib_text_and_bad_instances_get_a_422() {
     let many: Vec<[f64; 2]> = (0..20_001).map(|i| [i as f64, 0.0]).collect();
     assert_eq!(json_solve(json!({"coordinates": many})).status().as_u16(), 413);
 }
+
+#[test]
+fn coordinates_whose_tours_overflow_are_a_422_and_the_time_limit_covers_the_neighbour_lists() {
+    let base = start_server(ServerConfig::default());
+    let url = format!("{base}/v1/problems/tsp/solve");
+    let far = json!({"instance": {"coordinates": [[0, 0], [1e308, 0], [0, 1e308], [1e308, 1e308]]}});
+    expect_422(client().post(&url).json(&far).send().unwrap(), "coordinates", "overflows");
+    // 20,000 cities: building the neighbour lists alone takes about a second and a half here; the
+    // answer still comes within the limit and one search round.
+    let mut rng = 1u64;
+    let mut draw = || {
+        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (rng >> 11) as f64 / (1u64 << 53) as f64 * 1e5
+    };
+    let cities: Vec<[f64; 2]> = (0..20_000).map(|_| [draw(), draw()]).collect();
+    let request = json!({"instance": {"coordinates": cities}, "options": {"time_limit_s": 3, "seed": 0}});
+    let started = std::time::Instant::now();
+    let report: Value = client().post(&url).json(&request).send().unwrap().json().unwrap();
+    let wall = started.elapsed().as_secs_f64();
+    assert_eq!(tour_of(&report).len(), 20_000, "{}", report["status"]);
+    assert!(wall < 4.5, "a 3 s limit answered after {wall:.2} s");
+}

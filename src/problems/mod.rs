@@ -773,7 +773,11 @@ pub fn prepare_instance(
     registry: &Arc<ModelRegistry>,
     (mut params, method): (SearchParams, String),
 ) -> Result<PreparedSolve, ProblemError> {
+    // The time limit covers preprocessing: what loading took (parsing, a TSP's neighbour lists,
+    // a tensor network's index tables) comes out of the search's budget, down to 1 ms.
+    let loading = std::time::Instant::now();
     let instance = problem.load(input, limits)?;
+    params.time_limit_s = (params.time_limit_s - loading.elapsed().as_secs_f64()).max(1e-3);
     if let (Some(spins), Some(chains)) = (instance.chain_spins(), params.chains) {
         if spins.saturating_mul(chains) > limits.max_chain_spins {
             return Err(ProblemError::too_large(

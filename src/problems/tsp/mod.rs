@@ -62,6 +62,24 @@ impl Distances {
         self.len() == 0
     }
 
+    /// An upper bound on any tour's length: n times the longest distance (for coordinates, the
+    /// bounding box's diagonal, scaled as the metric scales; geographic distances are bounded).
+    fn longest_tour_bound(&self) -> f64 {
+        let n = self.len() as f64;
+        match self {
+            Distances::Matrix { d, .. } => n * d.iter().copied().fold(0.0, f64::max),
+            Distances::Coordinates { metric: Metric::Geo, .. } => n * 20_038.0,
+            Distances::Coordinates { xy, .. } => {
+                let (mut low, mut high) = ((f64::MAX, f64::MAX), (f64::MIN, f64::MIN));
+                for &(x, y) in xy {
+                    (low, high) = ((low.0.min(x), low.1.min(y)), (high.0.max(x), high.1.max(y)));
+                }
+                // ATT divides the squared distance by 10 before the root; CEIL_2D rounds up by < 1.
+                n * ((high.0 - low.0).hypot(high.1 - low.1) + 1.0)
+            }
+        }
+    }
+
     #[inline]
     pub fn get(&self, i: u32, j: u32) -> f64 {
         match self {
@@ -122,6 +140,13 @@ impl Tsp {
         let n = distances.len();
         if n < 3 {
             return Err(ProblemError::invalid("instance", format!("{n} cities: a tour needs at least 3")));
+        }
+        if !distances.longest_tour_bound().is_finite() {
+            let field = if matches!(distances, Distances::Matrix { .. }) { "distances" } else { "coordinates" };
+            return Err(ProblemError::invalid(
+                field,
+                "so far apart that a tour's length overflows a 64-bit float: scale them down",
+            ));
         }
         let neighbours = (0..n as u32)
             .map(|i| {
