@@ -559,3 +559,18 @@ fn the_document_declares_what_the_server_checks_and_the_server_keeps_to_it() {
     let answer: Value = c.post(format!("{base}/v1/solve/jobs")).json(&job).send().unwrap().json().unwrap();
     assert_eq!((answer["status"].as_u64(), answer["field"].as_str()), (Some(422), Some("instance.bogus")), "{answer}");
 }
+
+#[test]
+fn the_served_document_declares_this_servers_flag_limits_as_maxima() {
+    let limits = Limits { max_time_limit_s: 7.0, max_chains: 64, ..Limits::default() };
+    let base = start_server(ServerConfig { limits, ..ServerConfig::default() });
+    let doc: Value = client().get(format!("{base}/openapi.json")).send().unwrap().json().unwrap();
+    let options = &doc["components"]["schemas"]["SolveOptions"]["properties"];
+    assert_eq!(
+        (options["time_limit_s"]["maximum"].as_f64(), options["chains"]["maximum"].as_u64()),
+        (Some(7.0), Some(64))
+    );
+    let checked_in: Value = serde_json::from_str(&rlsolver::api::openapi::openapi_json()).unwrap();
+    let defaults = &checked_in["components"]["schemas"]["SolveOptions"]["properties"];
+    assert_eq!(defaults["time_limit_s"]["maximum"].as_f64(), Some(Limits::default().max_time_limit_s));
+}

@@ -1,7 +1,8 @@
 //! What the server validates, declared in the OpenAPI document: the names fixed at build time
 //! (problems, their baselines, algorithms, envs, hyperparameters and their ranges) and the
 //! bounds every request must meet, so that a generated client and a fuzzer see the contract the
-//! handlers enforce. Limits a server flag changes are named in the field's description instead.
+//! handlers enforce. Limits a server flag sets are maxima too: the checked-in document declares
+//! the defaults, `GET /openapi.json` the serving process's values (`FlagLimits`).
 
 use crate::drl;
 use crate::drl::env;
@@ -10,8 +11,31 @@ use crate::jobs::training;
 use crate::problems::{self, MAX_SEED};
 use serde_json::{json, Map, Value};
 
+/// The limits server flags set, declared as maxima: the checked-in document has the defaults,
+/// `GET /openapi.json` the serving process's own.
+#[derive(Debug, Clone)]
+pub struct FlagLimits {
+    /// `--max-time-limit-s`.
+    pub max_time_limit_s: f64,
+    /// `--max-chains`.
+    pub max_chains: usize,
+    /// `--max-training-steps`.
+    pub max_training_steps: usize,
+}
+
+impl Default for FlagLimits {
+    fn default() -> Self {
+        let (limits, training) = (problems::Limits::default(), training::TrainingLimits::default());
+        FlagLimits {
+            max_time_limit_s: limits.max_time_limit_s,
+            max_chains: limits.max_chains,
+            max_training_steps: training.max_total_steps,
+        }
+    }
+}
+
 /// Adds the catalog's enums and the validated bounds to `doc`, the document utoipa generates.
-pub fn declare(doc: &mut Value) {
+pub fn declare(doc: &mut Value, flags: &FlagLimits) {
     let schemas = &mut doc["components"]["schemas"];
     for p in problems::registry() {
         schemas[instance_name(p.name())] = titled(p.instance_schema(), &format!("{} instance", p.name()));
@@ -19,7 +43,7 @@ pub fn declare(doc: &mut Value) {
     for a in drl::algorithms::all() {
         schemas[hyperparameters_name(a.name)] = own_hyperparameters(a);
     }
-    for (field, constraint) in option_constraints() {
+    for (field, constraint) in option_constraints(flags) {
         merge(&mut schemas["SolveOptions"]["properties"][field], &constraint);
     }
     for (field, example) in option_examples() {
@@ -63,16 +87,15 @@ pub fn declare(doc: &mut Value) {
     for field in ["env_config", "target_return"] {
         merge(&mut training[field], &json!({"default": null}));
     }
-    for field in ["total_steps", "eval_every"] {
-        merge(&mut training[field], &json!({"minimum": 1}));
-    }
+    merge(&mut training["total_steps"], &json!({"minimum": 1, "maximum": flags.max_training_steps}));
+    merge(&mut training["eval_every"], &json!({"minimum": 1}));
     append(&mut training["total_steps"], "At most the server's `--max-training-steps`.");
     let max_eval_episodes = training::TrainingLimits::default().max_eval_episodes;
     merge(&mut training["eval_episodes"], &json!({"minimum": 1, "maximum": max_eval_episodes, "default": 10}));
     let population = &mut schemas["PopulationRequest"]["properties"];
     merge(&mut population["size"], &json!({"minimum": 2, "maximum": PopulationLimits::default().max_size}));
     merge(&mut population["interval_steps"], &json!({"minimum": 1}));
-    merge(&mut population["total_steps"], &json!({"minimum": 1}));
+    merge(&mut population["total_steps"], &json!({"minimum": 1, "maximum": flags.max_training_steps}));
     append(&mut population["total_steps"], "At most the server's `--max-training-steps`.");
     merge(&mut population["eval_episodes"], &json!({"minimum": 1, "maximum": max_eval_episodes, "default": 10}));
     merge(&mut population["quantile"], &json!({"exclusiveMinimum": 0, "maximum": 0.5, "default": 0.25}));
@@ -94,7 +117,7 @@ pub fn declare(doc: &mut Value) {
                 merge(&mut parameter["schema"], &problem_names);
                 merge(&mut parameter["schema"], &json!({"example": "maxcut"}));
             }
-            for (field, extra) in option_constraints().into_iter().chain(option_examples()) {
+            for (field, extra) in option_constraints(flags).into_iter().chain(option_examples()) {
                 if field == name {
                     merge(&mut parameter["schema"], &extra);
                 }
@@ -104,7 +127,7 @@ pub fn declare(doc: &mut Value) {
 }
 
 /// Bounds and names of the solve options (`SolveOptions::to_search_params` checks them).
-fn option_constraints() -> Vec<(&'static str, Value)> {
+fn option_constraints(flags: &FlagLimits) -> Vec<(&'static str, Value)> {
     let mut methods: Vec<&str> = vec!["search"];
     for problem in problems::registry() {
         for baseline in problem.baselines() {
@@ -114,9 +137,9 @@ fn option_constraints() -> Vec<(&'static str, Value)> {
         }
     }
     vec![
-        ("time_limit_s", json!({"exclusiveMinimum": 0})),
+        ("time_limit_s", json!({"exclusiveMinimum": 0, "maximum": flags.max_time_limit_s})),
         ("seed", json!({"maximum": MAX_SEED})),
-        ("chains", json!({"minimum": 1})),
+        ("chains", json!({"minimum": 1, "maximum": flags.max_chains})),
         ("max_rounds", json!({"minimum": 1})),
         ("device", json!({"pattern": "^(auto|cpu|cuda(:[0-9]+)?)$"})),
         ("backend", json!({"enum": ["auto", "native", "tensor", "bifurcation", "tempering"]})),

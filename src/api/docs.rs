@@ -1,6 +1,7 @@
 //! The OpenAPI document and a vendored Swagger UI (no network at build or run time).
 
-use super::openapi::openapi_json;
+use super::contract::FlagLimits;
+use super::openapi::openapi_json_for;
 use super::state::AppState;
 use axum::http::header;
 use axum::response::{Html, IntoResponse};
@@ -32,6 +33,11 @@ pub fn router() -> Router<AppState> {
 
 /// This document.
 #[utoipa::path(get, path = "/openapi.json", tag = "health", operation_id = "openapi_document", responses((status = 200, description = "the OpenAPI 3.1 document", content_type = "application/json")))]
-pub async fn openapi() -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "application/json")], openapi_json())
+pub async fn openapi(axum::extract::State(state): axum::extract::State<AppState>) -> impl IntoResponse {
+    let limits = FlagLimits {
+        max_time_limit_s: state.config.limits.max_time_limit_s,
+        max_chains: state.config.limits.max_chains,
+        max_training_steps: state.config.training_limits.max_total_steps,
+    };
+    ([(header::CONTENT_TYPE, "application/json")], openapi_json_for(&limits))
 }

@@ -61,8 +61,14 @@ impl utoipa::Modify for BearerAuth {
     }
 }
 
+/// The checked-in document: every limit a server flag sets at its default.
 pub fn openapi_json() -> String {
+    openapi_json_for(&super::contract::FlagLimits::default())
+}
+
+/// The document of a server whose flags set `limits` (what `GET /openapi.json` serves).
+pub fn openapi_json_for(limits: &super::contract::FlagLimits) -> String {
     let mut doc = serde_json::to_value(ApiDoc::openapi()).expect("the OpenAPI document serializes");
-    super::contract::declare(&mut doc);
+    super::contract::declare(&mut doc, limits);
     serde_json::to_string_pretty(&doc).expect("the OpenAPI document serializes") + "\n"
 }
