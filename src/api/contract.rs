@@ -43,11 +43,9 @@ pub fn declare(doc: &mut Value, flags: &FlagLimits) {
     for a in drl::algorithms::all() {
         schemas[hyperparameters_name(a.name)] = own_hyperparameters(a);
     }
-    for (field, constraint) in option_constraints(flags) {
-        merge(&mut schemas["SolveOptions"]["properties"][field], &constraint);
-    }
-    for (field, example) in option_examples() {
-        merge(&mut schemas["SolveOptions"]["properties"][field], &example);
+    let options: Vec<(&str, Value)> = option_constraints(flags).into_iter().chain(option_examples()).collect();
+    for (field, extra) in &options {
+        merge(&mut schemas["SolveOptions"]["properties"][field], extra);
     }
     let instance = instance_schema();
     let problem_names = json!({"type": "string", "enum": problem_names()});
@@ -67,7 +65,9 @@ pub fn declare(doc: &mut Value, flags: &FlagLimits) {
 
     let algorithms =
         json!({"type": "string", "enum": drl::algorithms::all().iter().map(|a| a.name).collect::<Vec<_>>()});
-    let env = env_schema();
+    // Every env is built once here to read its spaces; the rules below share the list.
+    let envs = training::envs();
+    let env = env_schema(&envs);
     for request in ["TrainingRequest", "PopulationRequest"] {
         let properties = &mut schemas[request]["properties"];
         merge(&mut properties["algorithm"], &algorithms);
@@ -75,7 +75,7 @@ pub fn declare(doc: &mut Value, flags: &FlagLimits) {
         merge(&mut properties["seed"], &json!({"maximum": MAX_SEED}));
         // The algorithm's own (`hyperparameters.<algorithm>`) by the `if`/`then` rules below.
         merge(&mut properties["hyperparameters"], &json!({"default": null}));
-        schemas[request]["allOf"] = Value::Array(algorithm_rules(request == "PopulationRequest"));
+        schemas[request]["allOf"] = Value::Array(algorithm_rules(&envs, request == "PopulationRequest"));
     }
     schemas["TrainingRequest"]["example"] = json!({"algorithm": "ppo_discrete", "env": "CartPole-v1", "total_steps": 1000,
         "seed": 0, "eval_every": 500, "eval_episodes": 2});
@@ -117,9 +117,9 @@ pub fn declare(doc: &mut Value, flags: &FlagLimits) {
                 merge(&mut parameter["schema"], &problem_names);
                 merge(&mut parameter["schema"], &json!({"example": "maxcut"}));
             }
-            for (field, extra) in option_constraints(flags).into_iter().chain(option_examples()) {
-                if field == name {
-                    merge(&mut parameter["schema"], &extra);
+            for (field, extra) in &options {
+                if *field == name {
+                    merge(&mut parameter["schema"], extra);
                 }
             }
         }
@@ -181,8 +181,7 @@ fn instance_schema() -> Value {
 /// What each algorithm takes (JSON Schema `if`/`then`, which generated clients' models ignore):
 /// the envs of its action space and agent count, its own hyperparameters (for a population,
 /// also the ones it explores); `env_config` only for envs that take parameters.
-fn algorithm_rules(population: bool) -> Vec<Value> {
-    let envs = training::envs();
+fn algorithm_rules(envs: &[training::EnvInfo], population: bool) -> Vec<Value> {
     let mut rules: Vec<Value> = drl::algorithms::all()
         .iter()
         .map(|a| {
@@ -246,8 +245,8 @@ fn titled(mut schema: Value, title: &str) -> Value {
 }
 
 /// A listed env id or `gymnasium:<id>` (any env Gymnasium can make).
-fn env_schema() -> Value {
-    let ids: Vec<String> = training::envs().into_iter().map(|e| e.id).collect();
+fn env_schema(envs: &[training::EnvInfo]) -> Value {
+    let ids: Vec<&str> = envs.iter().map(|e| e.id.as_str()).collect();
     json!({"anyOf": [{"type": "string", "enum": ids}, {"type": "string", "pattern": GYMNASIUM_PATTERN}]})
 }
 

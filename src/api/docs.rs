@@ -34,10 +34,12 @@ pub fn router() -> Router<AppState> {
 /// This document.
 #[utoipa::path(get, path = "/openapi.json", tag = "health", operation_id = "openapi_document", responses((status = 200, description = "the OpenAPI 3.1 document", content_type = "application/json")))]
 pub async fn openapi(axum::extract::State(state): axum::extract::State<AppState>) -> impl IntoResponse {
-    let limits = FlagLimits {
-        max_time_limit_s: state.config.limits.max_time_limit_s,
-        max_chains: state.config.limits.max_chains,
-        max_training_steps: state.config.training_limits.max_total_steps,
-    };
-    ([(header::CONTENT_TYPE, "application/json")], openapi_json_for(&limits))
+    let document = state.openapi.get_or_init(|| {
+        openapi_json_for(&FlagLimits {
+            max_time_limit_s: state.config.limits.max_time_limit_s,
+            max_chains: state.config.limits.max_chains,
+            max_training_steps: state.config.training_limits.max_total_steps,
+        })
+    });
+    ([(header::CONTENT_TYPE, "application/json")], document.clone())
 }

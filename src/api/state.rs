@@ -132,6 +132,9 @@ pub struct AppState {
     pub solve: SolveContext,
     /// The learner role's agent, replay and published weights.
     pub learner: Option<Arc<crate::drl::apex::learner::Shared>>,
+    /// `GET /openapi.json`'s document, built on its first request (it reads every env's spaces)
+    /// and served from here after: it depends only on this server's flags.
+    pub openapi: Arc<std::sync::OnceLock<String>>,
     ready: Arc<AtomicBool>,
 }
 
@@ -169,6 +172,7 @@ impl AppState {
             jobs,
             solve,
             learner,
+            openapi: Arc::default(),
             ready: Arc::new(AtomicBool::new(true)),
         })
     }
