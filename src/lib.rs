@@ -2,14 +2,12 @@
 //! by learned policies plus parallel Hamiltonian-regularized search for minimum-energy states.
 
 pub mod api;
-pub mod bench;
 pub mod drl;
+pub mod hooks;
 pub mod jobs;
 pub mod models;
 pub mod policies;
 pub mod problems;
-/// Progress bars of the command line.
-pub mod progress;
 pub mod search;
 pub mod seed;
 pub mod store;

@@ -9,6 +9,7 @@ use crate::drl::env::orgym::inventory::InventoryConfig;
 use crate::drl::env::orgym::portfolio::PortfolioConfig;
 use crate::drl::env::orgym::tsp::TspConfig;
 use crate::drl::env::orgym::OrGymConfig;
+use crate::hooks::RunHooks;
 use crate::models::{write_model, Manifest, ModelRecord};
 use crate::problems::cs::lista::{ListaConfig, ListaPolicy, ListaTraining};
 use crate::problems::mimo::policy::{MimoPolicy, PolicyConfig, TrainingConfig};
@@ -115,15 +116,15 @@ impl PolicyRequest {
 }
 
 /// Trains, validates and writes `out/<name>` (default name: `default_name`); returns the manifest.
-pub fn train(request: &PolicyRequest, out: &Path, name: Option<&str>) -> Result<Manifest> {
+pub fn train(request: &PolicyRequest, out: &Path, name: Option<&str>, hooks: &RunHooks) -> Result<Manifest> {
     let name = name.map_or_else(|| request.default_name(), str::to_string);
     let command = request.command(&name);
     let start = Instant::now();
     match request {
         PolicyRequest::Mimo { config, training } => {
-            let (policy, curve) = MimoPolicy::train(config.clone(), training, tch::Device::Cpu)?;
+            let (policy, curve) = MimoPolicy::train(config.clone(), training, tch::Device::Cpu, hooks)?;
             let train_s = start.elapsed().as_secs_f64();
-            let validation = crate::bench::mimo::validate_policy(&policy, 200, training.seed.wrapping_add(1_000_003));
+            let validation = policy.validate(200, training.seed.wrapping_add(1_000_003));
             let record = ModelRecord {
                 problem: "mimo",
                 architecture: serde_json::to_value(&policy.config)?,
@@ -135,9 +136,9 @@ pub fn train(request: &PolicyRequest, out: &Path, name: Option<&str>) -> Result<
             write_model(out, &name, &policy.store, record)
         }
         PolicyRequest::CompressiveSensing { config, training } => {
-            let (policy, curve) = ListaPolicy::train(config.clone(), training, tch::Device::Cpu)?;
+            let (policy, curve) = ListaPolicy::train(config.clone(), training, tch::Device::Cpu, hooks)?;
             let train_s = start.elapsed().as_secs_f64();
-            let validation = crate::bench::cs::validate_policy(&policy, 20, training.seed.wrapping_add(1_000_003));
+            let validation = policy.validate(20, training.seed.wrapping_add(1_000_003));
             let record = ModelRecord {
                 problem: "compressive_sensing",
                 architecture: serde_json::to_value(&policy.config)?,
@@ -148,7 +149,7 @@ pub fn train(request: &PolicyRequest, out: &Path, name: Option<&str>) -> Result<
             write_model(out, &name, &policy.store, record)
         }
         PolicyRequest::TensorNetwork { config, training } => {
-            let (policy, curve) = PairPolicy::train(config.clone(), training, tch::Device::Cpu)?;
+            let (policy, curve) = PairPolicy::train(config.clone(), training, tch::Device::Cpu, hooks)?;
             let train_s = start.elapsed().as_secs_f64();
             let validation = tnco::validate(
                 &policy.scorer(),
@@ -166,7 +167,7 @@ pub fn train(request: &PolicyRequest, out: &Path, name: Option<&str>) -> Result<
             write_model(out, &name, &policy.store, record)
         }
         PolicyRequest::Ising { config, training } => {
-            let (policy, curve) = IsingPolicy::train(config.clone(), training, tch::Device::Cpu)?;
+            let (policy, curve) = IsingPolicy::train(config.clone(), training, tch::Device::Cpu, hooks)?;
             let train_s = start.elapsed().as_secs_f64();
             let validation =
                 crate::search::ising_policy::validate(&policy, training, 30, 16, training.seed.wrapping_add(1_000_003));
@@ -179,7 +180,7 @@ pub fn train(request: &PolicyRequest, out: &Path, name: Option<&str>) -> Result<
             };
             write_model(out, &name, &policy.store, record)
         }
-        PolicyRequest::OrGym { env, steps, seed } => train_orgym(env, *steps, *seed, out, &name, &command),
+        PolicyRequest::OrGym { env, steps, seed } => train_orgym(env, *steps, *seed, out, &name, &command, hooks),
     }
 }
 
@@ -277,7 +278,7 @@ impl OrGymFamily {
     /// The manifest's validation entry: its key and value, on 200 episodes from a seed no
     /// training run or monitor uses.
     fn validate(&self, run_dir: &Path) -> Result<(&'static str, serde_json::Value)> {
-        use crate::bench::orgym;
+        use crate::problems::orgym::validation as orgym;
         const SEED: u64 = 5_000_000_003;
         Ok(match self {
             OrGymFamily::Knapsack(variant) => {
@@ -320,7 +321,15 @@ fn knapsack_config(
 /// Trains the policy in a scratch run folder under `out`, validates it against the env's
 /// reference on episodes disjoint from training's and the monitor's, and promotes the policy
 /// files to `out/<name>` with a manifest that hashes them (the registry's `drl` models).
-fn train_orgym(env: &str, steps: usize, seed: u64, out: &Path, name: &str, command: &str) -> Result<Manifest> {
+fn train_orgym(
+    env: &str,
+    steps: usize,
+    seed: u64,
+    out: &Path,
+    name: &str,
+    command: &str,
+    hooks: &RunHooks,
+) -> Result<Manifest> {
     let family = OrGymFamily::of(env)?;
     let run_dir = out.join(format!(".{name}.run"));
     let _ = std::fs::remove_dir_all(&run_dir);
@@ -337,7 +346,7 @@ fn train_orgym(env: &str, steps: usize, seed: u64, out: &Path, name: &str, comma
         overrides: hyperparameters.clone(),
         env_config: family.env_config(),
         out_dir: Some(run_dir.clone()),
-        hooks: crate::progress::training_hooks(),
+        hooks: hooks.clone(),
         ..Default::default()
     })?;
     let train_s = start.elapsed().as_secs_f64();

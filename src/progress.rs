@@ -1,7 +1,9 @@
 //! Progress on the command line: one bar on stderr while `train`, `solve`, `bench` or
-//! `train-policy` runs, drawn only when stderr is a terminal. The library reports through the free
-//! functions below; without a bar they cost one uncontended lock and do nothing, so the service,
-//! the tests and piped runs never draw one (their stdout stays the JSON alone).
+//! `train-policy` runs, drawn only when stderr is a terminal. The library reports through its
+//! hooks (`training_hooks`, the search's `on_incumbent`), the benchmarks through the free
+//! functions below; without a bar they cost one uncontended lock and do nothing, so piped runs
+//! never draw one (their stdout stays the JSON alone). The bar is the terminal's, so it is the
+//! process's: it lives here, in the binary, and the library holds no such state.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -121,16 +123,20 @@ pub fn line(text: impl Into<String>) {
 }
 
 /// Training hooks that move the bar: env steps, and the latest evaluation as its figure.
-pub fn training_hooks() -> crate::drl::hooks::RunHooks {
-    crate::drl::hooks::RunHooks {
+pub fn training_hooks() -> rlsolver::hooks::RunHooks {
+    rlsolver::hooks::RunHooks {
         on_progress: Some(std::sync::Arc::new(|step| position(step as u64))),
         on_evaluation: Some(std::sync::Arc::new(|evaluation| figure(describe_evaluation(evaluation)))),
         cancel: None,
     }
 }
 
-/// "return 195.30 ± 4.10 at step 20000" from an evaluation (single- or multi-agent).
+/// "return 195.30 ± 4.10 at step 20000" from an evaluation (single- or multi-agent), or a
+/// supervised trainer's figure ("sum rate 12.34").
 fn describe_evaluation(evaluation: &serde_json::Value) -> String {
+    if let Some(figure) = evaluation.get("figure").and_then(serde_json::Value::as_str) {
+        return figure.to_string();
+    }
     let number = |key: &str| evaluation.get(key).and_then(serde_json::Value::as_f64);
     match (number("return_mean"), number("return_std")) {
         (Some(mean), Some(std)) => format!("return {mean:.2} ± {std:.2} at step {}", evaluation["step"]),

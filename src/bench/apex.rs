@@ -5,9 +5,9 @@
 //! final greedy return. Next to it, the single-process run with the same updates (its env steps
 //! set by the algorithm's update ratio), on the same seeds.
 
-use crate::api::state::{Role, ServerConfig};
-use crate::drl::apex::ApexConfig;
 use anyhow::{Context, Result};
+use rlsolver::api::state::{Role, ServerConfig};
+use rlsolver::drl::apex::ApexConfig;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -54,7 +54,7 @@ fn split_run(rollouts: usize, seed: u64, updates: usize) -> Result<Measured> {
         tokio::runtime::Runtime::new()?.block_on(async move {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
             address.send(listener.local_addr()?)?;
-            crate::api::serve_until(listener, config, async move {
+            rlsolver::api::serve_until(listener, config, async move {
                 let _ = stopped.await;
             })
             .await
@@ -100,7 +100,7 @@ fn split_run(rollouts: usize, seed: u64, updates: usize) -> Result<Measured> {
 
 /// The single-process run with `updates` updates: (env steps/s, updates/s, final return, wall s).
 fn single_run(seed: u64, updates: usize) -> Result<Measured> {
-    let algorithm = crate::drl::algorithms::find(ALGORITHM)?;
+    let algorithm = rlsolver::drl::algorithms::find(ALGORITHM)?;
     let hyperparameters = algorithm.configure(&json!({"learning_starts": LEARNING_STARTS}))?;
     let (train_every, per_train) = (
         hyperparameters["train_every"].as_u64().unwrap_or(1) as usize,
@@ -108,17 +108,17 @@ fn single_run(seed: u64, updates: usize) -> Result<Measured> {
     );
     // Updates come in bursts of `per_train` every `train_every` env steps after the warm-up.
     let steps = LEARNING_STARTS + updates.div_ceil(per_train) * train_every;
-    let mut config = crate::drl::run::TrainConfig::new(ALGORITHM, ENV, steps, seed);
+    let mut config = rlsolver::drl::run::TrainConfig::new(ALGORITHM, ENV, steps, seed);
     config.overrides = json!({"learning_starts": LEARNING_STARTS});
     config.eval_every = steps;
     config.eval_episodes = 1;
     let started = Instant::now();
     let out = std::env::temp_dir().join(format!("rlsolver-bench-apex-single-{}-{seed}", std::process::id()));
     config.out_dir = Some(out.clone());
-    let outcome = crate::drl::run::train(&config)?;
+    let outcome = rlsolver::drl::run::train(&config)?;
     let wall = started.elapsed().as_secs_f64();
-    let eval_seed = crate::drl::run::evaluation_seed(seed, 0);
-    let (ret, _) = crate::drl::run::score_checkpoint(&out, EVAL_EPISODES, eval_seed)?;
+    let eval_seed = rlsolver::drl::run::evaluation_seed(seed, 0);
+    let (ret, _) = rlsolver::drl::run::score_checkpoint(&out, EVAL_EPISODES, eval_seed)?;
     let _ = std::fs::remove_dir_all(&out);
     let done_updates = (outcome.steps.saturating_sub(LEARNING_STARTS) / train_every) * per_train;
     Ok((outcome.steps as f64 / outcome.train_s, done_updates as f64 / outcome.train_s, ret, wall))

@@ -8,12 +8,12 @@
 
 use super::maxcut::named_graphs;
 use super::median_and_worst;
-use crate::problems::maxcut::generate::torus_gset;
-use crate::problems::maxcut::{parse_gset, MaxCutInstance};
-use crate::problems::{device_name, IsingProblem, Limits};
-use crate::search::chains::Backend;
-use crate::search::{minimize, SearchParams};
 use anyhow::Result;
+use rlsolver::problems::maxcut::generate::torus_gset;
+use rlsolver::problems::maxcut::{parse_gset, MaxCutInstance};
+use rlsolver::problems::{device_name, IsingProblem, Limits};
+use rlsolver::search::chains::Backend;
+use rlsolver::search::{minimize, SearchParams};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use tch::Device;

@@ -6,10 +6,10 @@
 //! updates per second (chains x spins x steps / seconds).
 
 use super::maxcut::{best_known, instance_files};
-use crate::problems::maxcut::{parse_gset, MaxCutInstance};
-use crate::problems::{IsingProblem, Limits};
-use crate::search::bifurcation::{simulated_bifurcation, BifurcationParams, CouplingMatrix, Dynamics};
 use anyhow::{Context, Result};
+use rlsolver::problems::maxcut::{parse_gset, MaxCutInstance};
+use rlsolver::problems::{IsingProblem, Limits};
+use rlsolver::search::bifurcation::{simulated_bifurcation, BifurcationParams, CouplingMatrix, Dynamics};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;

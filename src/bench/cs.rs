@@ -2,12 +2,11 @@
 //! m = 50, k-sparse x with N(0, 1) entries, y = A x; success = relative error below 1e-3),
 //! success rates of OMP, ISTA, FISTA and our search per k, with mean seconds per instance.
 
-use crate::problems::cs::lista::ListaPolicy;
-use crate::problems::cs::recovery::{gaussian_instance, least_squares, relative_error, top_k};
-use crate::problems::cs::{parse_json, BASELINES};
-use crate::problems::{Instance, Limits};
-use crate::search::SearchParams;
 use anyhow::Result;
+use rlsolver::problems::cs::recovery::{gaussian_instance, relative_error};
+use rlsolver::problems::cs::{parse_json, BASELINES};
+use rlsolver::problems::{Instance, Limits};
+use rlsolver::search::SearchParams;
 use serde_json::json;
 use std::fmt::Write as _;
 
@@ -46,8 +45,8 @@ pub fn run_cs(config: &CsBenchConfig) -> Result<String> {
     writeln!(report, "|---|{}---|---|", "---|".repeat(BASELINES.len()))?;
     // The shipped models, as the server would load them.
     let registry =
-        crate::models::ModelRegistry::load_dir(&crate::models::default_dir(), crate::problems::policy_loaders);
-    let models = crate::problems::Models { registry: &registry, requested: None };
+        rlsolver::models::ModelRegistry::load_dir(&rlsolver::models::default_dir(), rlsolver::problems::policy_loaders);
+    let models = rlsolver::problems::Models { registry: &registry, requested: None };
     for &k in &config.sparsities {
         let mut successes = vec![0usize; BASELINES.len() + 1];
         let mut seconds = 0.0;
@@ -62,7 +61,7 @@ pub fn run_cs(config: &CsBenchConfig) -> Result<String> {
             let instance = parse_json(&json!({"A": rows, "y": y, "sparsity": k}), &Limits::default())?;
             let params =
                 SearchParams { time_limit_s: config.time_limit_s, seed: config.seed, ..SearchParams::default() };
-            let estimate = |report: crate::problems::SolveReport| -> Vec<f64> {
+            let estimate = |report: rlsolver::problems::SolveReport| -> Vec<f64> {
                 serde_json::from_value(report.solution["x"].clone()).expect("x")
             };
             for (b, name) in BASELINES.iter().enumerate() {
@@ -88,32 +87,4 @@ pub fn run_cs(config: &CsBenchConfig) -> Result<String> {
         )?;
     }
     Ok(report)
-}
-
-/// The LISTA policy on fresh Gaussian instances of its shape, per k in 5, 10, .., 30: the raw
-/// estimate's mean normalized error (dB), and the share of instances recovered (relative error
-/// < 1e-3) after the least-squares refit on its k largest entries.
-pub fn validate_policy(policy: &ListaPolicy, per_k: usize, seed: u64) -> serde_json::Value {
-    let (m, n) = (policy.config.measurements, policy.config.unknowns);
-    let rows: Vec<serde_json::Value> = (1..=6)
-        .map(|step| 5 * step)
-        .filter(|&k| k < m)
-        .map(|k| {
-            let (mut nmse, mut recovered) = (0.0, 0usize);
-            for i in 0..per_k {
-                let (a, x, y) = gaussian_instance(m, n, k, seed.wrapping_mul(7_919).wrapping_add((k * 10_000 + i) as u64));
-                let estimate = policy.estimate(&a, &y);
-                nmse += relative_error(&estimate, &x).powi(2);
-                let support = top_k(&estimate, k);
-                let (values, _) = least_squares(&a, &y, &support);
-                let mut refit = vec![0.0; n];
-                for (s, v) in support.iter().zip(values) {
-                    refit[*s] = v;
-                }
-                recovered += usize::from(relative_error(&refit, &x) < 1e-3);
-            }
-            json!({"k": k, "nmse_db": 10.0 * (nmse / per_k as f64).log10(), "recovered_after_refit": recovered as f64 / per_k as f64})
-        })
-        .collect();
-    json!(rows)
 }

@@ -8,11 +8,11 @@
 //!   at each batch size and with the native loop (the algorithm's own batch).
 
 use super::median;
-use crate::drl::env::tensor_classic::{TensorClassic, TensorClassicEnv};
-use crate::drl::env::{self, ActionSpace};
-use crate::drl::run::{train, train_on_device, TrainConfig};
-use crate::search::tensor_anneal::hashed_uniform;
 use anyhow::Result;
+use rlsolver::drl::env::tensor_classic::{TensorClassic, TensorClassicEnv};
+use rlsolver::drl::env::{self, ActionSpace};
+use rlsolver::drl::run::{train, train_on_device, TrainConfig};
+use rlsolver::search::tensor_anneal::hashed_uniform;
 use std::fmt::Write as _;
 use std::time::Instant;
 use tch::{Device, Kind, Tensor};
@@ -132,7 +132,7 @@ pub fn run_device_envs(config: &DeviceEnvsBenchConfig) -> Result<String> {
                 Ok(outcome.reached_target_at.map(|steps| (outcome.train_s, steps)))
             })
             .collect::<Result<_>>()?;
-        let envs = crate::drl::algorithms::find(algorithm)?.num_envs;
+        let envs = rlsolver::drl::algorithms::find(algorithm)?.num_envs;
         writeln!(report, "| {algorithm} | {id} | {threshold} | native | {envs} | {} |", threshold_cell(&native))?;
         for &batch in &config.training_batches {
             let runs: Vec<Option<(f64, usize)>> = config

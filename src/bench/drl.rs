@@ -4,11 +4,11 @@
 //! the same run. Medians over repeats/seeds; ratios = peer time / our time (or our rate / peer
 //! rate), so above 1 means we are faster.
 
-use crate::drl::env::{self, ActionSpace, ENV_IDS};
-use crate::drl::run::{train, TrainConfig};
 use anyhow::Result;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rlsolver::drl::env::{self, ActionSpace, ENV_IDS};
+use rlsolver::drl::run::{train, TrainConfig};
 use serde::Deserialize;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -12,12 +12,12 @@
 
 use super::maxcut::named_graphs;
 use super::median_and_worst;
-use crate::problems::maxcut::generate::{random_gset, torus_gset};
-use crate::problems::maxcut::{baselines, parse_gset};
-use crate::problems::{IsingProblem, Limits};
-use crate::search::ising_policy::find_in;
-use crate::search::{minimize, SearchParams};
 use anyhow::{Context, Result};
+use rlsolver::problems::maxcut::generate::{random_gset, torus_gset};
+use rlsolver::problems::maxcut::{baselines, parse_gset};
+use rlsolver::problems::{IsingProblem, Limits};
+use rlsolver::search::ising_policy::find_in;
+use rlsolver::search::{minimize, SearchParams};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -54,7 +54,7 @@ fn cell(values: &mut [f64], higher_is_better: bool, decimals: usize) -> String {
 /// Runs the benchmark with the registry's (`models/`) Ising policy; returns the markdown report.
 pub fn run_ising_policy(config: &IsingPolicyBenchConfig) -> Result<String> {
     let registry =
-        crate::models::ModelRegistry::load_dir(&crate::models::default_dir(), crate::problems::policy_loaders);
+        rlsolver::models::ModelRegistry::load_dir(&rlsolver::models::default_dir(), rlsolver::problems::policy_loaders);
     let (policy, model) = find_in(&registry).context("no Ising policy in the model registry (make models)")?;
     let policy = policy.lock().expect("policy lock");
     let model_name = &model.manifest.name;
@@ -107,7 +107,7 @@ pub fn run_ising_policy(config: &IsingPolicyBenchConfig) -> Result<String> {
             let without = search(Vec::new(), Duration::ZERO);
             let (cut_with, cut_without) = (graph.cut_value(&with.spins), graph.cut_value(&without.spins));
             let target = best.unwrap_or(cut_with.max(cut_without));
-            let reach = |outcome: &crate::search::SearchOutcome, offset: Duration| {
+            let reach = |outcome: &rlsolver::search::SearchOutcome, offset: Duration| {
                 let energy = graph.energy_for_objective(target);
                 outcome
                     .history

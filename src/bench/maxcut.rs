@@ -3,10 +3,10 @@
 //! and, in brackets, the worst.
 
 use super::median;
-use crate::problems::maxcut::{parse_gset, MaxCutInstance};
-use crate::problems::{device_name, IsingProblem, Limits};
-use crate::search::{minimize, SearchParams};
 use anyhow::{Context, Result};
+use rlsolver::problems::maxcut::{parse_gset, MaxCutInstance};
+use rlsolver::problems::{device_name, IsingProblem, Limits};
+use rlsolver::search::{minimize, SearchParams};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -1,10 +1,10 @@
 //! `rlsolver bench mimo`: average sum rate over a channel set (the shared K = N = 8 Rayleigh set
 //! by default) at each power, for every baseline and for the search at a time limit per channel.
 
-use crate::problems::mimo::{parse_json, MimoInstance, BASELINES};
-use crate::problems::{Instance, Limits};
-use crate::search::SearchParams;
 use anyhow::{Context, Result};
+use rlsolver::problems::mimo::{parse_json, MimoInstance, BASELINES};
+use rlsolver::problems::{Instance, Limits};
+use rlsolver::search::SearchParams;
 use serde_json::json;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -58,8 +58,8 @@ pub fn run_mimo(config: &MimoBenchConfig) -> Result<String> {
     writeln!(report, "|---|---|{}---|---|---|", "---|".repeat(BASELINES.len()))?;
     // The shipped models, as the server would load them.
     let registry =
-        crate::models::ModelRegistry::load_dir(&crate::models::default_dir(), crate::problems::policy_loaders);
-    let models = crate::problems::Models { registry: &registry, requested: None };
+        rlsolver::models::ModelRegistry::load_dir(&rlsolver::models::default_dir(), rlsolver::problems::policy_loaders);
+    let models = rlsolver::problems::Models { registry: &registry, requested: None };
     for &power in &config.powers {
         let instances = load(config, power)?;
         let params = SearchParams { time_limit_s: config.time_limit_s, seed: config.seed, ..SearchParams::default() };
@@ -88,38 +88,4 @@ pub fn run_mimo(config: &MimoBenchConfig) -> Result<String> {
         )?;
     }
     Ok(report)
-}
-
-/// Mean sum rates of the policy, RZF and WMMSE on `count` fresh CN(0, 1) channels of the
-/// policy's size (seeded), and the policy's inference time for a batch of 100 channels.
-pub fn validate_policy(
-    policy: &crate::problems::mimo::policy::MimoPolicy,
-    count: usize,
-    seed: u64,
-) -> serde_json::Value {
-    use crate::problems::mimo::beamforming::{mmse, sum_rate, wmmse};
-    use crate::problems::mimo::policy::rayleigh_channels;
-    use rand::SeedableRng;
-    let c = &policy.config;
-    let h = rayleigh_channels(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed), count, c.users, c.antennas);
-    let learned = policy.mean_rate(&h);
-    let (mut rzf, mut wm) = (0.0, 0.0);
-    for i in 0..count as i64 {
-        let hi = h.get(i);
-        let start = mmse(&hi, c.power, c.noise);
-        rzf += sum_rate(&hi, &start, c.noise).double_value(&[0]);
-        wm += sum_rate(&hi, &wmmse(&hi, c.power, c.noise, &start, crate::problems::mimo::WMMSE_ITERATIONS), c.noise)
-            .double_value(&[0]);
-    }
-    let batch = h.narrow(0, 0, 100.min(count as i64));
-    let timer = std::time::Instant::now();
-    let repeats = 20;
-    for _ in 0..repeats {
-        let _ = tch::no_grad(|| policy.beamformers(&batch));
-    }
-    let ms = timer.elapsed().as_secs_f64() * 1e3 / repeats as f64;
-    json!({
-        "channels": count, "seed": seed, "policy": learned, "rzf": rzf / count as f64, "wmmse": wm / count as f64,
-        "policy_over_wmmse": learned / (wm / count as f64), "inference_ms_per_100_channels": ms,
-    })
 }

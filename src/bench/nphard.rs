@@ -9,11 +9,11 @@
 //! known), and bisection of graphs with two planted halves (the planted cut bounds the optimum).
 
 use super::median;
-use crate::models::ModelRegistry;
-use crate::problems::{graph, graph_partitioning, independent_set, number_partitioning};
-use crate::problems::{Limits, Models, ProblemInput, SolveReport};
-use crate::search::SearchParams;
 use anyhow::{Context, Result};
+use rlsolver::models::ModelRegistry;
+use rlsolver::problems::{graph, graph_partitioning, independent_set, number_partitioning};
+use rlsolver::problems::{Limits, Models, ProblemInput, SolveReport};
+use rlsolver::search::SearchParams;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -104,8 +104,8 @@ fn run_suite(
     if !config.only.is_empty() && !config.only.iter().any(|p| p == suite.problem) {
         return Ok(());
     }
-    let problem = crate::problems::find(suite.problem).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let registry = ModelRegistry::empty(crate::problems::policy_loaders);
+    let problem = rlsolver::problems::find(suite.problem).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let registry = ModelRegistry::empty(rlsolver::problems::policy_loaders);
     let models = Models { registry: &registry, requested: None };
     let longest = config.time_limits_s.iter().copied().fold(0.0, f64::max);
     // At least as good as `value`.
@@ -139,7 +139,7 @@ fn run_suite(
         let (goal, shown_goal) = match known {
             Known::Optimum(best) => (Some(*best), format!("{best}")),
             Known::Planted(value) => (Some(*value), format!("<= {value} (planted)")),
-            Known::Proved => match runs.iter().find(|r| r.status == crate::search::StopReason::Optimal) {
+            Known::Proved => match runs.iter().find(|r| r.status == rlsolver::search::StopReason::Optimal) {
                 Some(r) => (Some(r.objective), format!("{} (proved by ours)", r.objective)),
                 None => (None, "unknown".to_string()),
             },

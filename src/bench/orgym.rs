@@ -5,36 +5,36 @@
 //! changed ones (larger knapsacks, a longer online horizon); then env throughput at B = 1 and
 //! B = 4096 against or-gymnasium's own env stepped by `benches/peers/orgym_peer.py` in the run.
 
-use crate::drl::env::orgym::binpacking::{BinPackingConfig, BinPackingVecEnv, IDS as BIN_PACKING_IDS};
-use crate::drl::env::orgym::binpacking_reference::{
-    allowed_levels, best_fit_action, rollout as binpacking_rollout, sum_of_squares_action, Packing,
-};
-use crate::drl::env::orgym::inventory::{Chain, InventoryConfig, IDS as INVENTORY_IDS};
-use crate::drl::env::orgym::inventory_reference::{
-    base_stock_action, best_base_stock, rollout as inventory_rollout, shrinking_horizon_returns,
-};
-use crate::drl::env::orgym::knapsack::{KnapsackConfig, KnapsackVecEnv, Variant};
-use crate::drl::env::orgym::knapsack_reference::{best_threshold, greedy_action, online_bellman_value, rollout};
-use crate::drl::env::orgym::newsvendor::{NewsvendorConfig, NewsvendorVecEnv};
-use crate::drl::env::orgym::newsvendor_reference::{
-    critical_fractile_order, economics_of, plans as newsvendor_plans, rollout as newsvendor_rollout,
-};
-use crate::drl::env::orgym::portfolio::{Portfolio, PortfolioConfig};
-use crate::drl::env::orgym::portfolio_reference::{
-    oracle_wealths, rollout as portfolio_rollout, shrinking_horizon_rollout as portfolio_shrinking_horizon,
-};
-use crate::drl::env::orgym::tsp::{TspConfig, Walk, IDS as TSP_IDS};
-use crate::drl::env::orgym::tsp_reference::{reference_returns as tsp_reference_returns, rollout as tsp_rollout};
-use crate::drl::env::orgym::vehicle_routing::{Dispatch, VehicleRoutingConfig};
-use crate::drl::env::orgym::vehicle_routing_reference::{dispatcher_returns, rollout as routing_rollout};
-use crate::drl::env::orgym::vmpacking::{DataCenter, VmPackingConfig, IDS as VM_IDS};
-use crate::drl::env::orgym::vmpacking_reference::{rollout as vm_rollout, rule_returns, Rule};
-use crate::drl::env::orgym::{first_episode_returns, random_allowed, OrGymConfig, OrGymEpisode, OrGymVecEnv};
-use crate::drl::env::VecEnv;
-use crate::drl::run::{greedy_actions, load_policy_for};
 use anyhow::Result;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rlsolver::drl::env::orgym::binpacking::{BinPackingConfig, BinPackingVecEnv, IDS as BIN_PACKING_IDS};
+use rlsolver::drl::env::orgym::binpacking_reference::{
+    allowed_levels, best_fit_action, rollout as binpacking_rollout, sum_of_squares_action, Packing,
+};
+use rlsolver::drl::env::orgym::inventory::{Chain, InventoryConfig, IDS as INVENTORY_IDS};
+use rlsolver::drl::env::orgym::inventory_reference::{rollout as inventory_rollout, shrinking_horizon_returns};
+use rlsolver::drl::env::orgym::knapsack::{KnapsackConfig, KnapsackVecEnv, Variant};
+use rlsolver::drl::env::orgym::knapsack_reference::{best_threshold, greedy_action, online_bellman_value, rollout};
+use rlsolver::drl::env::orgym::newsvendor::NewsvendorConfig;
+use rlsolver::drl::env::orgym::newsvendor_reference::rollout as newsvendor_rollout;
+use rlsolver::drl::env::orgym::portfolio::{Portfolio, PortfolioConfig};
+use rlsolver::drl::env::orgym::portfolio_reference::{
+    oracle_wealths, rollout as portfolio_rollout, shrinking_horizon_rollout as portfolio_shrinking_horizon,
+};
+use rlsolver::drl::env::orgym::tsp::{TspConfig, Walk, IDS as TSP_IDS};
+use rlsolver::drl::env::orgym::tsp_reference::{reference_returns as tsp_reference_returns, rollout as tsp_rollout};
+use rlsolver::drl::env::orgym::vehicle_routing::{Dispatch, VehicleRoutingConfig};
+use rlsolver::drl::env::orgym::vehicle_routing_reference::{dispatcher_returns, rollout as routing_rollout};
+use rlsolver::drl::env::orgym::vmpacking::{DataCenter, VmPackingConfig, IDS as VM_IDS};
+use rlsolver::drl::env::orgym::vmpacking_reference::{rollout as vm_rollout, rule_returns, Rule};
+use rlsolver::drl::env::orgym::{random_allowed, OrGymConfig};
+use rlsolver::drl::env::VecEnv;
+use rlsolver::drl::run::{greedy_actions, load_policy_for};
+use rlsolver::problems::orgym::validation::{
+    inventory_base_stock, mean_ci, newsvendor_policy_returns, newsvendor_references, percent_of, policy_returns,
+    wastes, TUNING_SEED,
+};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -42,8 +42,6 @@ use std::time::Instant;
 /// Evaluation episodes start from this seed (training runs use small seeds; the training
 /// monitor evaluates on 1_000_003).
 pub const EVALUATION_SEED: u64 = 7_000_000_001;
-/// The fixed-threshold policy is tuned on these episodes, not on the evaluation ones.
-const TUNING_SEED: u64 = 11;
 
 #[derive(Debug, Clone)]
 pub struct OrGymBenchConfig {
@@ -87,30 +85,6 @@ impl Default for OrGymBenchConfig {
 /// The folder a variant's shipped policy lives in.
 pub fn model_dir(models: &Path, variant: Variant) -> PathBuf {
     models.join(format!("orgym-{}", variant.id().to_lowercase()))
-}
-
-/// Mean and 95% confidence half-width (normal approximation).
-fn mean_ci(values: &[f64]) -> (f64, f64) {
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
-    (mean, 1.96 * (var / n).sqrt())
-}
-
-/// The mean percentage of the reference (and its 95% half-width) a policy folder reaches on
-/// `episodes` episodes of `env_config` from `seed`.
-pub fn validate(dir: &Path, env_config: &KnapsackConfig, episodes: usize, seed: u64) -> Result<(f64, f64)> {
-    let probe = KnapsackVecEnv::new(env_config.clone(), 1);
-    let mut agent = load_policy_for(dir, tch::Device::Cpu, &probe)?;
-    let (returns, references) =
-        rollout(env_config, episodes, seed, &mut |obs, dim| greedy_actions(&mut agent, obs, dim));
-    Ok(percent_of(&returns, &references))
-}
-
-fn percent_of(returns: &[f64], references: &[f64]) -> (f64, f64) {
-    let ratios: Vec<f64> =
-        returns.iter().zip(references).filter(|(_, r)| **r > 0.0).map(|(x, r)| 100.0 * x / r).collect();
-    mean_ci(&ratios)
 }
 
 /// "mean ± ci | % of reference ± ci" cells of one policy's returns.
@@ -209,7 +183,7 @@ fn quality(config: &OrGymBenchConfig, variants: &[Variant], report: &mut String)
 /// a continuous one): the median of 5
 /// repeats of at least 0.3 s each.
 fn our_rate(id: &str, b: usize) -> f64 {
-    let mut env = crate::drl::env::make(id, b).expect("registered env");
+    let mut env = rlsolver::drl::env::make(id, b).expect("registered env");
     let space = env.action_space();
     let dim = env.observation_dim();
     let mask = env.layout().action_mask;
@@ -220,14 +194,14 @@ fn our_rate(id: &str, b: usize) -> f64 {
             let (start, mut steps) = (Instant::now(), 0usize);
             while start.elapsed().as_secs_f64() < 0.3 {
                 let actions: Vec<f32> = match &space {
-                    crate::drl::env::ActionSpace::Discrete { n } => obs
+                    rlsolver::drl::env::ActionSpace::Discrete { n } => obs
                         .chunks(dim)
                         .map(|row| match mask {
                             Some(first) => random_allowed(&row[first..first + n], &mut rng),
                             None => rng.gen_range(0..*n) as f32,
                         })
                         .collect(),
-                    crate::drl::env::ActionSpace::Continuous { low, high } => (0..b)
+                    rlsolver::drl::env::ActionSpace::Continuous { low, high } => (0..b)
                         .flat_map(|_| low.iter().zip(high).map(|(&l, &h)| rng.gen_range(l..=h)).collect::<Vec<_>>())
                         .collect(),
                 };
@@ -292,33 +266,6 @@ fn binpacking_settings(id: &str) -> Vec<(String, BinPackingConfig)> {
     vec![(describe(&default), default), (describe(&changed), changed)]
 }
 
-/// Mean waste and its 95% half-width of a bin-packing policy folder on `episodes` episodes of
-/// `env_config` from `seed`, with sum of squares' on the same episodes, and the policy's
-/// failed episodes (an impossible action).
-pub fn validate_binpacking(
-    dir: &Path,
-    env_config: &BinPackingConfig,
-    episodes: usize,
-    seed: u64,
-) -> Result<serde_json::Value> {
-    let probe = BinPackingVecEnv::new(env_config.clone(), 1);
-    let mut agent = load_policy_for(dir, tch::Device::Cpu, &probe)?;
-    let policy = binpacking_rollout(env_config, episodes, seed, &mut |obs, dim| greedy_actions(&mut agent, obs, dim));
-    let ss = binpacking_rollout(env_config, episodes, seed, &mut |obs, dim| {
-        obs.chunks(dim).map(|row| sum_of_squares_action(env_config, row)).collect()
-    });
-    let (waste, ci) = mean_ci(&wastes(&policy));
-    let (ss_waste, ss_ci) = mean_ci(&wastes(&ss));
-    Ok(serde_json::json!({
-        "policy_waste": [waste, ci], "sum_of_squares_waste": [ss_waste, ss_ci],
-        "failed_episodes": policy.iter().filter(|p| p.failed).count(),
-    }))
-}
-
-fn wastes(packings: &[Packing]) -> Vec<f64> {
-    packings.iter().map(|p| -p.episode_return).collect()
-}
-
 /// "waste ± ci (failed)" of one policy's episodes: minus the return, so the -100 of an
 /// impossible action counts.
 fn waste_cell(packings: &[Packing]) -> String {
@@ -381,58 +328,6 @@ fn binpacking_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<
     Ok(())
 }
 
-/// Per-episode returns of a newsvendor policy folder (greedy: the Gaussian's mean).
-fn newsvendor_policy_returns(
-    dir: &Path,
-    env_config: &NewsvendorConfig,
-    episodes: usize,
-    seed: u64,
-) -> Result<Vec<f64>> {
-    let probe = NewsvendorVecEnv::new(env_config.clone(), 1);
-    let mut agent = load_policy_for(dir, tch::Device::Cpu, &probe)?;
-    Ok(newsvendor_rollout(env_config, episodes, seed, &mut |obs, dim, _| greedy_actions(&mut agent, obs, dim)))
-}
-
-/// The newsvendor's references on the same episodes: the textbook critical fractile's returns,
-/// the optimal (clock-aware DP) policy's returns and its expected returns (None where an
-/// episode's demand is beyond the DP's grid).
-struct NewsvendorReferences {
-    fractile: Vec<f64>,
-    optimal: Vec<f64>,
-    expected_optimal: Vec<f64>,
-}
-
-fn newsvendor_references(env_config: &NewsvendorConfig, episodes: usize, seed: u64) -> NewsvendorReferences {
-    let fractile = newsvendor_rollout(env_config, episodes, seed, &mut |obs, dim, _| {
-        obs.chunks(dim).map(|row| critical_fractile_order(&economics_of(row)) as f32).collect()
-    });
-    let plans = newsvendor_plans(env_config, episodes, seed);
-    let optimal = newsvendor_rollout(env_config, episodes, seed, &mut |obs, dim, t| {
-        obs.chunks(dim)
-            .zip(&plans)
-            .map(|(row, plan)| plan.as_ref().map_or(0.0, |p| p.order(t, row.get(5).copied().unwrap_or(0.0))))
-            .collect()
-    });
-    let expected_optimal = plans.iter().flatten().map(|p| p.expected_return).collect();
-    NewsvendorReferences { fractile, optimal, expected_optimal }
-}
-
-/// The mean return (95% half-width) of a newsvendor policy folder on `episodes` episodes of
-/// `env_config` from `seed`, with the critical fractile's and the optimal policy's.
-pub fn validate_newsvendor(
-    dir: &Path,
-    env_config: &NewsvendorConfig,
-    episodes: usize,
-    seed: u64,
-) -> Result<serde_json::Value> {
-    let policy = newsvendor_policy_returns(dir, env_config, episodes, seed)?;
-    let references = newsvendor_references(env_config, episodes, seed);
-    Ok(serde_json::json!({
-        "policy": mean_ci(&policy), "critical_fractile": mean_ci(&references.fractile),
-        "optimal": mean_ci(&references.optimal), "optimal_expected": mean_ci(&references.expected_optimal).0,
-    }))
-}
-
 /// The newsvendor settings: the defaults, a doubled demand range, and a shorter lead time (the
 /// policy reads 5 + L columns, so it serves L = 5 only; the references run on every row).
 fn newsvendor_settings() -> Vec<(String, NewsvendorConfig)> {
@@ -483,37 +378,6 @@ fn newsvendor_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<
         crate::progress::row_done(format!("Newsvendor-v0 {label} done"));
     }
     Ok(())
-}
-
-/// Per-episode returns of a policy folder (greedy) on `episodes` episodes of `env_config` from
-/// `seed`, any OR-Gym env.
-fn policy_returns<E: OrGymEpisode>(dir: &Path, env_config: &E::Config, episodes: usize, seed: u64) -> Result<Vec<f64>> {
-    let probe = OrGymVecEnv::<E>::new(env_config.clone(), 1);
-    let mut agent = load_policy_for(dir, tch::Device::Cpu, &probe)?;
-    Ok(first_episode_returns::<E>(env_config, episodes, seed, &mut |_, obs, dim| greedy_actions(&mut agent, obs, dim)))
-}
-
-/// The best base-stock levels (tuned on `TUNING_SEED`'s episodes) and their returns on the
-/// evaluation episodes.
-fn inventory_base_stock(env_config: &InventoryConfig, episodes: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
-    let (levels, _) = best_base_stock(env_config, 200, TUNING_SEED);
-    let returns = inventory_rollout(env_config, episodes, seed, &mut |env, _, _| {
-        (0..env.num_envs()).flat_map(|i| base_stock_action(env_config, env.episode(i), &levels)).collect()
-    });
-    (levels, returns)
-}
-
-/// The mean return (95% half-width) of an inventory policy folder on `episodes` episodes of
-/// `env_config` from `seed`, with the best base-stock policy's.
-pub fn validate_inventory(
-    dir: &Path,
-    env_config: &InventoryConfig,
-    episodes: usize,
-    seed: u64,
-) -> Result<serde_json::Value> {
-    let policy = policy_returns::<Chain>(dir, env_config, episodes, seed)?;
-    let (levels, base_stock) = inventory_base_stock(env_config, episodes, seed);
-    Ok(serde_json::json!({"policy": mean_ci(&policy), "base_stock": mean_ci(&base_stock), "base_stock_levels": levels}))
 }
 
 /// The inventory settings: the defaults, then a higher demand rate and shorter lead times.
@@ -570,23 +434,6 @@ fn inventory_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
     Ok(())
 }
 
-/// A PortfolioOpt policy folder's mean wealth and mean percentage of the oracle's (95%
-/// half-widths), with the shrinking-horizon LP's.
-pub fn validate_portfolio(
-    dir: &Path,
-    env_config: &PortfolioConfig,
-    episodes: usize,
-    seed: u64,
-) -> Result<serde_json::Value> {
-    let policy = policy_returns::<Portfolio>(dir, env_config, episodes, seed)?;
-    let (lp, oracle) =
-        (portfolio_shrinking_horizon(env_config, episodes, seed), oracle_wealths(env_config, episodes, seed));
-    Ok(serde_json::json!({
-        "policy": mean_ci(&policy), "policy_percent_of_oracle": percent_of(&policy, &oracle),
-        "shrinking_horizon_lp": mean_ci(&lp), "lp_percent_of_oracle": percent_of(&lp, &oracle), "oracle": mean_ci(&oracle),
-    }))
-}
-
 /// The PortfolioOpt settings: the defaults, doubled price noise, doubled transaction costs.
 fn portfolio_settings() -> Vec<(String, PortfolioConfig)> {
     let default = PortfolioConfig::default();
@@ -641,14 +488,6 @@ fn portfolio_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
     Ok(())
 }
 
-/// A TSP policy folder's mean return (95% half-width) with the routing reference's.
-pub fn validate_tsp(dir: &Path, env_config: &TspConfig, episodes: usize, seed: u64) -> Result<serde_json::Value> {
-    let policy = policy_returns::<Walk>(dir, env_config, episodes, seed)?;
-    Ok(serde_json::json!({
-        "policy": mean_ci(&policy), "reference": mean_ci(&tsp_reference_returns(env_config, episodes, seed)),
-    }))
-}
-
 /// The TSP settings: each id at 50 nodes (the reference's) and 100; TSP-v1 with the length as a
 /// cost (`negate_distance`), which the routing reference minimizes.
 fn tsp_settings() -> Vec<(&'static str, String, TspConfig)> {
@@ -690,8 +529,8 @@ fn tsp_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
                     let walk = env.episode(i);
                     let valid: Vec<usize> = (0..env_config.nodes)
                         .filter(|&m| match &walk.graph {
-                            crate::drl::env::orgym::tsp::Graph::Sparse(adjacency) => adjacency[walk.current][m],
-                            crate::drl::env::orgym::tsp::Graph::Euclidean(_) => walk.visits[m] == 0,
+                            rlsolver::drl::env::orgym::tsp::Graph::Sparse(adjacency) => adjacency[walk.current][m],
+                            rlsolver::drl::env::orgym::tsp::Graph::Euclidean(_) => walk.visits[m] == 0,
                         })
                         .collect();
                     if valid.is_empty() {
@@ -718,22 +557,6 @@ fn tsp_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
         crate::progress::row_done(format!("{id} {label} done"));
     }
     Ok(())
-}
-
-/// A VM-packing policy folder's mean return (95% half-width) with first fit's and best fit's.
-pub fn validate_vmpacking(
-    dir: &Path,
-    env_config: &VmPackingConfig,
-    episodes: usize,
-    seed: u64,
-) -> Result<serde_json::Value> {
-    let policy = policy_returns::<DataCenter>(dir, env_config, episodes, seed)?;
-    Ok(serde_json::json!({
-        "policy": mean_ci(&policy),
-        "first_fit": mean_ci(&rule_returns(env_config, episodes, seed, Rule::FirstFit)),
-        "best_fit": mean_ci(&rule_returns(env_config, episodes, seed, Rule::BestFit)),
-        "overloads": policy.iter().filter(|&&r| r <= -1000.0).count(),
-    }))
 }
 
 /// The VM-packing settings: the id's defaults, then CPU demands twice as large.
@@ -780,19 +603,6 @@ fn vmpacking_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<(
     Ok(())
 }
 
-/// A VehicleRouting policy folder's mean return (95% half-width) with the dispatcher's.
-pub fn validate_vehicle_routing(
-    dir: &Path,
-    env_config: &VehicleRoutingConfig,
-    episodes: usize,
-    seed: u64,
-) -> Result<serde_json::Value> {
-    let policy = policy_returns::<Dispatch>(dir, env_config, episodes, seed)?;
-    Ok(serde_json::json!({
-        "policy": mean_ci(&policy), "dispatcher": mean_ci(&dispatcher_returns(env_config, episodes, seed)),
-    }))
-}
-
 fn routing_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
     let n = config.episodes;
     writeln!(
@@ -832,7 +642,7 @@ fn routing_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<()>
 
 pub fn run_orgym(config: &OrGymBenchConfig) -> Result<String> {
     if let Some(unknown) = config.only.iter().find(|s| !SECTIONS.contains(&s.as_str())) {
-        anyhow::bail!("{}", crate::suggest::unknown("section", unknown, SECTIONS.iter().copied()));
+        anyhow::bail!("{}", rlsolver::suggest::unknown("section", unknown, SECTIONS.iter().copied()));
     }
     let wanted = |section: &str| config.only.is_empty() || config.only.iter().any(|s| s == section);
     let n = config.episodes;

@@ -6,13 +6,13 @@
 //! median member against the independent runs' median and best, over seeds (median and worst),
 //! and the wall time of one population with 1 and 2 job workers.
 
-use crate::jobs::population::{member_seed, PopulationRequest, Scheme};
-use crate::jobs::training::TrainingRequest;
-use crate::jobs::{JobManager, JobsConfig, TRAINING};
-use crate::models::ModelRegistry;
-use crate::problems::{Limits, ProblemSet, SolveContext};
-use crate::store::{relative_folder, Store};
 use anyhow::{bail, Context, Result};
+use rlsolver::jobs::population::{member_seed, PopulationRequest, Scheme};
+use rlsolver::jobs::training::TrainingRequest;
+use rlsolver::jobs::{JobManager, JobsConfig, TRAINING};
+use rlsolver::models::ModelRegistry;
+use rlsolver::problems::{Limits, ProblemSet, SolveContext};
+use rlsolver::store::{relative_folder, Store};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -104,7 +104,7 @@ async fn service(dir: &Path, workers: usize) -> Result<Arc<JobManager>> {
     let store = Store::open(dir).await?;
     let solve = SolveContext {
         problems: ProblemSet::builtin(),
-        models: Arc::new(ModelRegistry::empty(crate::problems::policy_loaders)),
+        models: Arc::new(ModelRegistry::empty(rlsolver::problems::policy_loaders)),
         limits: Limits::default(),
     };
     let config = JobsConfig { workers, max_queued: 64, ..JobsConfig::default() };
@@ -127,7 +127,7 @@ async fn population(dir: &Path, workers: usize, request: &PopulationRequest) -> 
     }
     let wall = started.elapsed().as_secs_f64();
     let board = jobs.store().entries(&record.id).await?;
-    let latest = crate::jobs::population::latest_per_member(&board);
+    let latest = rlsolver::jobs::population::latest_per_member(&board);
     let dirs = latest.iter().map(|e| Ok(dir.join(relative_folder(&e.checkpoint)?))).collect::<Result<Vec<_>>>()?;
     Ok((dirs, wall))
 }
@@ -167,7 +167,7 @@ async fn independent(dir: &Path, workers: usize, request: &PopulationRequest) ->
 
 /// Mean return of each checkpoint over the same `episodes` fresh episodes.
 fn final_scores(dirs: &[PathBuf], episodes: usize, seed: u64) -> Result<Vec<f64>> {
-    dirs.iter().map(|dir| Ok(crate::drl::run::score_checkpoint(dir, episodes, seed)?.0)).collect()
+    dirs.iter().map(|dir| Ok(rlsolver::drl::run::score_checkpoint(dir, episodes, seed)?.0)).collect()
 }
 
 fn sorted(mut values: Vec<f64>) -> Vec<f64> {
@@ -221,7 +221,7 @@ pub fn run_population(config: &PopulationBenchConfig) -> Result<String> {
             let dir = config.scratch.join(format!("{}-{seed}", task.name));
             let (pbt_dirs, pbt_wall) = on_runtime(population(&dir.join("pbt"), config.workers, &request))?;
             let (solo_dirs, solo_wall) = on_runtime(independent(&dir.join("independent"), config.workers, &request))?;
-            let final_seed = crate::drl::run::evaluation_seed(seed ^ 0xF1_4A_10_00, 0);
+            let final_seed = rlsolver::drl::run::evaluation_seed(seed ^ 0xF1_4A_10_00, 0);
             let pbt = sorted(final_scores(&pbt_dirs, task.final_episodes, final_seed)?);
             let solo = sorted(final_scores(&solo_dirs, task.final_episodes, final_seed)?);
             let (pbt_best, pbt_median) = (pbt[pbt.len() - 1], super::median(&pbt));

@@ -5,10 +5,10 @@
 //! figures beside them; the branch and bound's proof per lambda (started from our point, so
 //! "proven" means our point is optimal); and the unconstrained frontier against `portef`.
 
-use crate::problems::portfolio::{self, branch_bound, frontier, Goal};
-use crate::problems::{Instance, Limits, Models};
-use crate::search::SearchParams;
 use anyhow::{Context, Result};
+use rlsolver::problems::portfolio::{self, branch_bound, frontier, Goal};
+use rlsolver::problems::{Instance, Limits, Models};
+use rlsolver::search::SearchParams;
 use serde_json::json;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -52,7 +52,7 @@ struct Run {
 }
 
 fn run(instance: &portfolio::Portfolio, method: &str, seed: u64, time_limit_s: f64) -> Result<Run> {
-    let registry = crate::models::ModelRegistry::empty(crate::problems::policy_loaders);
+    let registry = rlsolver::models::ModelRegistry::empty(rlsolver::problems::policy_loaders);
     let models = Models { registry: &registry, requested: None };
     let params = SearchParams { time_limit_s, seed, ..SearchParams::default() };
     let started = Instant::now();
@@ -161,7 +161,7 @@ pub fn run_portfolio(config: &PortfolioBenchConfig) -> Result<String> {
         // its variance (a risk budget), against the file.
         let (mut dv, mut dr, mut checked) = (0.0f64, 0.0f64, 0);
         let all: Vec<usize> = (0..n).collect();
-        let unconstrained = portfolio::load(crate::problems::ProblemInput::Text(&text), &Limits::default())?;
+        let unconstrained = portfolio::load(rlsolver::problems::ProblemInput::Text(&text), &Limits::default())?;
         for &(r, v) in uef.iter().step_by(config.uef_stride.max(1)) {
             let at_return = unconstrained.solve_held(&all, &Goal::TargetReturn(r), false).context("a UEF point")?;
             let at_variance = unconstrained.solve_held(&all, &Goal::RiskBudget(v), false).context("a UEF point")?;

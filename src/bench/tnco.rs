@@ -8,11 +8,11 @@
 //! or `models/`) with its inference time; ours starts its chains from it too.
 
 use super::median;
-use crate::models::ModelRegistry;
-use crate::problems::tensor_network::{self, generate::random_circuit};
-use crate::problems::{Instance, Limits, Models, ProblemInput, SolveReport};
-use crate::search::SearchParams;
 use anyhow::{Context, Result};
+use rlsolver::models::ModelRegistry;
+use rlsolver::problems::tensor_network::{self, generate::random_circuit};
+use rlsolver::problems::{Instance, Limits, Models, ProblemInput, SolveReport};
+use rlsolver::search::SearchParams;
 use serde_json::Value;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -53,7 +53,7 @@ fn peer(python: &Path, script: &Path, args: &[String]) -> Result<Value> {
 /// Runs the benchmark; returns the markdown report.
 pub fn run_tnco(config: &TncoBenchConfig) -> Result<String> {
     // The shipped models: the search starts its chains from the policy's rollout as a request does.
-    let registry = ModelRegistry::load_dir(&crate::models::default_dir(), crate::problems::policy_loaders);
+    let registry = ModelRegistry::load_dir(&rlsolver::models::default_dir(), rlsolver::problems::policy_loaders);
     let models = Models { registry: &registry, requested: None };
     let limits = Limits { max_time_limit_s: f64::INFINITY, ..Limits::default() };
     let mut networks: Vec<(String, PathBuf)> = std::fs::read_dir(&config.instances)

@@ -7,11 +7,11 @@
 //! estimated from the training period's daily returns. Reported: cumulative return, annualized
 //! Sharpe ratio and maximum drawdown of the test period, median (worst) over seeds.
 
-use crate::drl::env::stock_trading::{StockTradingConfig, StockTradingVecEnv, ID};
-use crate::drl::env::VecEnv;
-use crate::drl::run::{greedy_actions, load_policy_for, train, TrainConfig};
-use crate::problems::portfolio::{self, Goal};
 use anyhow::{Context, Result};
+use rlsolver::drl::env::stock_trading::{StockTradingConfig, StockTradingVecEnv, ID};
+use rlsolver::drl::env::VecEnv;
+use rlsolver::drl::run::{greedy_actions, load_policy_for, train, TrainConfig};
+use rlsolver::problems::portfolio::{self, Goal};
 use serde_json::json;
 use std::fmt::Write as _;
 

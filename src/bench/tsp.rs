@@ -2,10 +2,10 @@
 //! README table): ours at each time limit over several seeds (median and worst gap), and the
 //! nearest-neighbour + 2-opt baseline from the same run.
 
-use crate::problems::tsp;
-use crate::problems::{Instance, Limits, Models, ProblemInput};
-use crate::search::SearchParams;
 use anyhow::{Context, Result};
+use rlsolver::problems::tsp;
+use rlsolver::problems::{Instance, Limits, Models, ProblemInput};
+use rlsolver::search::SearchParams;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -38,7 +38,7 @@ pub fn optima(readme: &str) -> Vec<(String, f64)> {
 
 pub fn run_tsp(config: &TspBenchConfig) -> Result<String> {
     let readme = std::fs::read_to_string(config.data.join("README.md")).context("the folder's README.md")?;
-    let registry = crate::models::ModelRegistry::empty(crate::problems::policy_loaders);
+    let registry = rlsolver::models::ModelRegistry::empty(rlsolver::problems::policy_loaders);
     let models = Models { registry: &registry, requested: None };
     let mut report = String::new();
     let columns: String = config.time_limits_s.iter().map(|t| format!(" ours {t} s: gap % median (worst) |")).collect();

@@ -12,7 +12,7 @@ pub mod buffer;
 pub mod common;
 pub mod ensemble;
 pub mod env;
-pub mod hooks;
+pub use crate::hooks;
 pub mod hterm;
 pub mod hyper;
 pub mod marl;

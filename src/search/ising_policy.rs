@@ -294,6 +294,7 @@ impl IsingPolicy {
         config: IsingPolicyConfig,
         training: &IsingPolicyTraining,
         device: Device,
+        hooks: &crate::hooks::RunHooks,
     ) -> Result<(Self, Vec<(usize, f64)>)> {
         let policy = crate::seed::seeded(training.seed, || IsingPolicy::new(config, device));
         let mut optimizer = nn::Adam::default().build(&policy.store, training.learning_rate)?;
@@ -312,11 +313,11 @@ impl IsingPolicy {
             optimizer.clip_grad_norm(1.0);
             optimizer.step();
             window.push(loss.double_value(&[]));
-            crate::progress::position(step as u64 + 1);
+            hooks.progress(step + 1);
             if (step + 1) % every == 0 {
                 let mean = window.iter().sum::<f64>() / window.len() as f64;
                 curve.push((step + 1, mean));
-                crate::progress::figure(format!("normalized energy {mean:.4}"));
+                hooks.figure(step + 1, format!("normalized energy {mean:.4}"));
                 window.clear();
             }
         }
@@ -429,9 +430,9 @@ mod tests {
 
         let training =
             IsingPolicyTraining { steps: 60, chains: 4, learning_rate: 1e-2, min_nodes: 30, max_nodes: 80, seed: 1 };
-        let (trained, curve) = IsingPolicy::train(config.clone(), &training, Device::Cpu).unwrap();
+        let (trained, curve) = IsingPolicy::train(config.clone(), &training, Device::Cpu, &Default::default()).unwrap();
         assert_eq!(curve.len(), 10);
-        let (again, _) = IsingPolicy::train(config, &training, Device::Cpu).unwrap();
+        let (again, _) = IsingPolicy::train(config, &training, Device::Cpu, &Default::default()).unwrap();
         assert_eq!(trained.sample(&model, 4, 2), again.sample(&model, 4, 2), "same seed, same policy");
         let mean_energy = |p: &IsingPolicy| {
             let x = tch::no_grad(|| p.forward(&graph, &p.starts(model.num_spins(), 8, 5)));

@@ -168,6 +168,7 @@ impl ListaPolicy {
         config: ListaConfig,
         training: &ListaTraining,
         device: Device,
+        hooks: &crate::hooks::RunHooks,
     ) -> Result<(ListaPolicy, Vec<(usize, f64)>)> {
         let policy = ListaPolicy::new(config, device);
         let mut optimizer = nn::Adam::default().build(&policy.store, training.learning_rate)?;
@@ -181,11 +182,11 @@ impl ListaPolicy {
             optimizer.zero_grad();
             loss.backward();
             optimizer.step();
-            crate::progress::position(step as u64 + 1);
+            hooks.progress(step + 1);
             if (step + 1) % (training.steps / 10).max(1) == 0 {
                 let nmse_db = 10.0 * loss.double_value(&[]).log10();
                 curve.push((step + 1, nmse_db));
-                crate::progress::figure(format!("NMSE {nmse_db:.2} dB"));
+                hooks.figure(step + 1, format!("NMSE {nmse_db:.2} dB"));
             }
         }
         Ok((policy, curve))
@@ -224,6 +225,38 @@ pub fn load(manifest: &Manifest, dir: &Path) -> Result<LoadedPolicy> {
     Ok(Box::new(Mutex::new(policy)))
 }
 
+impl ListaPolicy {
+    /// The LISTA policy on fresh Gaussian instances of its shape, per k in 5, 10, .., 30: the raw
+    /// estimate's mean normalized error (dB), and the share of instances recovered (relative error
+    /// < 1e-3) after the least-squares refit on its k largest entries.
+    pub fn validate(&self, per_k: usize, seed: u64) -> serde_json::Value {
+        use crate::problems::cs::recovery::{gaussian_instance, least_squares, relative_error, top_k};
+        let policy = self;
+        let (m, n) = (policy.config.measurements, policy.config.unknowns);
+        let rows: Vec<serde_json::Value> = (1..=6)
+            .map(|step| 5 * step)
+            .filter(|&k| k < m)
+            .map(|k| {
+                let (mut nmse, mut recovered) = (0.0, 0usize);
+                for i in 0..per_k {
+                    let (a, x, y) = gaussian_instance(m, n, k, seed.wrapping_mul(7_919).wrapping_add((k * 10_000 + i) as u64));
+                    let estimate = policy.estimate(&a, &y);
+                    nmse += relative_error(&estimate, &x).powi(2);
+                    let support = top_k(&estimate, k);
+                    let (values, _) = least_squares(&a, &y, &support);
+                    let mut refit = vec![0.0; n];
+                    for (s, v) in support.iter().zip(values) {
+                        refit[*s] = v;
+                    }
+                    recovered += usize::from(relative_error(&refit, &x) < 1e-3);
+                }
+                serde_json::json!({"k": k, "nmse_db": 10.0 * (nmse / per_k as f64).log10(), "recovered_after_refit": recovered as f64 / per_k as f64})
+            })
+            .collect();
+        serde_json::json!(rows)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -236,7 +269,7 @@ mod tests {
         let (a, y, x) = gaussian_batch(&mut rng, 256, &config, 2, 4);
         let untrained =
             tch::no_grad(|| ListaPolicy::new(config.clone(), Device::Cpu).nmse(&a, &y, &x)).double_value(&[]);
-        let (policy, _) = ListaPolicy::train(config, &training, Device::Cpu).unwrap();
+        let (policy, _) = ListaPolicy::train(config, &training, Device::Cpu, &Default::default()).unwrap();
         let trained = tch::no_grad(|| policy.nmse(&a, &y, &x)).double_value(&[]);
         assert!(trained < 0.5 * untrained, "trained NMSE {trained} vs untrained {untrained}");
         // Scaling y (and so x) by 1000 scales the estimate by 1000.

@@ -143,6 +143,7 @@ impl MimoPolicy {
         config: PolicyConfig,
         training: &TrainingConfig,
         device: Device,
+        hooks: &crate::hooks::RunHooks,
     ) -> Result<(MimoPolicy, Vec<(usize, f64)>)> {
         let policy = crate::seed::seeded(training.seed, || MimoPolicy::new(config, device));
         let mut optimizer = nn::Adam::default().build(&policy.store, training.learning_rate)?;
@@ -154,11 +155,11 @@ impl MimoPolicy {
             optimizer.zero_grad();
             (-&rate).backward();
             optimizer.step();
-            crate::progress::position(step as u64 + 1);
+            hooks.progress(step + 1);
             if (step + 1) % (training.steps / 10).max(1) == 0 {
                 let rate = rate.double_value(&[]);
                 curve.push((step + 1, rate));
-                crate::progress::figure(format!("sum rate {rate:.4}"));
+                hooks.figure(step + 1, format!("sum rate {rate:.4}"));
             }
         }
         Ok((policy, curve))
@@ -214,6 +215,39 @@ pub fn load(manifest: &Manifest, dir: &Path) -> Result<LoadedPolicy> {
     Ok(Box::new(Mutex::new(policy)))
 }
 
+impl MimoPolicy {
+    /// Mean sum rates of the policy, RZF and WMMSE on `count` fresh CN(0, 1) channels of the
+    /// policy's size (seeded), and the policy's inference time for a batch of 100 channels.
+    pub fn validate(&self, count: usize, seed: u64) -> serde_json::Value {
+        let policy = self;
+        use crate::problems::mimo::beamforming::{mmse, sum_rate, wmmse};
+        use rand::SeedableRng;
+        let c = &policy.config;
+        let h = rayleigh_channels(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed), count, c.users, c.antennas);
+        let learned = policy.mean_rate(&h);
+        let (mut rzf, mut wm) = (0.0, 0.0);
+        for i in 0..count as i64 {
+            let hi = h.get(i);
+            let start = mmse(&hi, c.power, c.noise);
+            rzf += sum_rate(&hi, &start, c.noise).double_value(&[0]);
+            wm +=
+                sum_rate(&hi, &wmmse(&hi, c.power, c.noise, &start, crate::problems::mimo::WMMSE_ITERATIONS), c.noise)
+                    .double_value(&[0]);
+        }
+        let batch = h.narrow(0, 0, 100.min(count as i64));
+        let timer = std::time::Instant::now();
+        let repeats = 20;
+        for _ in 0..repeats {
+            let _ = tch::no_grad(|| policy.beamformers(&batch));
+        }
+        let ms = timer.elapsed().as_secs_f64() * 1e3 / repeats as f64;
+        serde_json::json!({
+            "channels": count, "seed": seed, "policy": learned, "rzf": rzf / count as f64, "wmmse": wm / count as f64,
+            "policy_over_wmmse": learned / (wm / count as f64), "inference_ms_per_100_channels": ms,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,7 +276,7 @@ mod tests {
         let before = MimoPolicy::new(config.clone(), Device::Cpu);
         let validation = rayleigh_channels(&mut ChaCha8Rng::seed_from_u64(99), 256, 4, 4);
         let training = TrainingConfig { steps: 150, batch: 128, learning_rate: 3e-3, seed: 2 };
-        let (after, _) = MimoPolicy::train(config, &training, Device::Cpu).unwrap();
+        let (after, _) = MimoPolicy::train(config, &training, Device::Cpu, &Default::default()).unwrap();
         let (r0, r1) = (before.mean_rate(&validation), after.mean_rate(&validation));
         assert!(r1 > r0 + 0.05, "trained {r1} vs initial {r0}");
     }

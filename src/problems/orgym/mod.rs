@@ -12,6 +12,7 @@ pub mod knapsack;
 pub mod newsvendor;
 pub mod portfolio;
 pub mod tsp;
+pub mod validation;
 pub mod vehicle_routing;
 pub mod vmpacking;
 

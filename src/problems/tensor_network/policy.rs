@@ -356,7 +356,12 @@ impl PairPolicy {
 
     /// REINFORCE with the shared baseline (module doc); returns the policy and the training
     /// curve: per step, the mean log10 cost of the sampled rollouts minus greedy's.
-    pub fn train(config: PolicyConfig, training: &PolicyTraining, device: Device) -> Result<(PairPolicy, Vec<f64>)> {
+    pub fn train(
+        config: PolicyConfig,
+        training: &PolicyTraining,
+        device: Device,
+        hooks: &crate::hooks::RunHooks,
+    ) -> Result<(PairPolicy, Vec<f64>)> {
         // The hidden layers' initial weights come from torch's generator.
         let policy = crate::seed::seeded(training.seed, || PairPolicy::new(config, device));
         let mut optimizer = nn::Adam::default().build(&policy.store, training.learning_rate)?;
@@ -391,8 +396,8 @@ impl PairPolicy {
             let mean_gap =
                 episodes.iter().enumerate().map(|(j, (c, _))| c - greedy[j / k]).sum::<f64>() / episodes.len() as f64;
             curve.push(mean_gap);
-            crate::progress::position(curve.len() as u64);
-            crate::progress::figure(format!("log10 gap to greedy {mean_gap:.4}"));
+            hooks.progress(curve.len());
+            hooks.figure(curve.len(), format!("log10 gap to greedy {mean_gap:.4}"));
             let mut loss = Tensor::zeros([], (Kind::Float, device));
             for ((_, episode), advantage) in episodes.iter().zip(&advantages) {
                 if episode.chosen.is_empty() || *advantage == 0.0 {
@@ -508,13 +513,14 @@ mod tests {
             max_cycles: 8,
             ..PolicyTraining::default()
         };
-        let (policy, curve) = PairPolicy::train(PolicyConfig::default(), &training, Device::Cpu).unwrap();
+        let (policy, curve) =
+            PairPolicy::train(PolicyConfig::default(), &training, Device::Cpu, &Default::default()).unwrap();
         assert_eq!(curve.len(), 25);
         // The same seed gives the same weights.
         let short = PolicyTraining { steps: 3, ..training.clone() };
         let weights = |p: &PairPolicy| Vec::<f32>::try_from(p.store.variables()["l1.weight"].flatten(0, -1)).unwrap();
-        let (once, _) = PairPolicy::train(PolicyConfig::default(), &short, Device::Cpu).unwrap();
-        let (twice, _) = PairPolicy::train(PolicyConfig::default(), &short, Device::Cpu).unwrap();
+        let (once, _) = PairPolicy::train(PolicyConfig::default(), &short, Device::Cpu, &Default::default()).unwrap();
+        let (twice, _) = PairPolicy::train(PolicyConfig::default(), &short, Device::Cpu, &Default::default()).unwrap();
         assert_eq!(weights(&once), weights(&twice));
         let trained = validate(&policy.scorer(), &training, 16, 77);
         let untrained = validate(&PairPolicy::new(PolicyConfig::default(), Device::Cpu).scorer(), &training, 16, 77);

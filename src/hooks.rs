@@ -1,6 +1,7 @@
 //! How a caller watches and stops a training run from outside its loop (the job service streams
-//! evaluations and progress, and cancels): callbacks plus a cancel flag, checked once per
-//! iteration of the loop.
+//! evaluations and progress, and cancels; the command line moves its progress bar): callbacks
+//! plus a cancel flag, checked once per iteration of the loop. Deep-RL runs (`drl`) and the
+//! supervised policy trainers (`policies`) report through the same hooks.
 
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -43,6 +44,14 @@ impl RunHooks {
     pub fn evaluation(&self, evaluation: &impl Serialize) {
         if let Some(f) = &self.on_evaluation {
             f(&serde_json::to_value(evaluation).unwrap_or_default());
+        }
+    }
+
+    /// A supervised trainer's running figure at `step` (e.g. "sum rate 12.3456"), reported as
+    /// an evaluation with a `figure` field.
+    pub fn figure(&self, step: usize, figure: String) {
+        if let Some(f) = &self.on_evaluation {
+            f(&serde_json::json!({"step": step, "figure": figure}));
         }
     }
 }

@@ -1,0 +1,34 @@
+//! `rlsolver evaluate`: a checkpoint's mean return over deterministic episodes.
+
+use anyhow::Result;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct EvaluateArgs {
+    /// Folder written by `train --out`.
+    #[arg(long)]
+    checkpoint: PathBuf,
+    #[arg(long, default_value_t = 10)]
+    episodes: usize,
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+}
+
+pub fn run(args: EvaluateArgs) -> Result<()> {
+    let (mut learner, env_id) = rlsolver::drl::run::load_checkpoint(&args.checkpoint, tch::Device::Cpu)?;
+    let env_config = rlsolver::drl::run::checkpoint_env_config(&args.checkpoint)?;
+    let (mean, std) = rlsolver::drl::run::evaluate_learner(
+        &mut learner,
+        &env_id,
+        &env_config,
+        args.episodes,
+        args.seed,
+        tch::Device::Cpu,
+    )?;
+    println!(
+        "{}",
+        serde_json::json!({"env": env_id, "episodes": args.episodes, "return_mean": mean, "return_std": std})
+    );
+    Ok(())
+}
