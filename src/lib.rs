@@ -8,6 +8,7 @@ pub mod jobs;
 pub mod models;
 pub mod policies;
 pub mod problems;
+pub mod program;
 pub mod search;
 pub mod seed;
 pub mod store;

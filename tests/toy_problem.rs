@@ -2,14 +2,15 @@
 //! the energy: a toy weighted independent set (penalties in the Hamiltonian, a repair step, the
 //! repaired set's weight as the objective), added to a server's problem set by this test alone
 //! and solved end to end over HTTP. The streamed incumbents carry the decoded objective, and
-//! every answer is re-scored here.
+//! every answer is re-scored here. A new problem is its module plus one row of a `ProblemSet`:
+//! this file is all of it.
 
 mod common;
 
 use rlsolver::api::state::ServerConfig;
 use rlsolver::problems::ising::IsingModel;
 use rlsolver::problems::{
-    HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, ProblemSet, SolveReport,
+    HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, ProblemSet, SolveReport,
 };
 use rlsolver::search::{SearchParams, StopReason};
 use serde_json::{json, Value};
@@ -108,17 +109,13 @@ impl Instance for ToyInstance {
 }
 
 impl Problem for ToyIndependentSet {
-    fn name(&self) -> &'static str {
-        "toy_independent_set"
-    }
-    fn summary(&self) -> &'static str {
-        "test-only weighted independent set: penalties, repair, repaired weight"
-    }
-    fn formats(&self) -> &'static [&'static str] {
-        &["json"]
-    }
-    fn baselines(&self) -> &'static [&'static str] {
-        &[]
+    fn info(&self) -> ProblemInfo {
+        ProblemInfo {
+            name: "toy_independent_set",
+            summary: "test-only weighted independent set: penalties, repair, repaired weight",
+            formats: &["json"],
+            baselines: &[],
+        }
     }
     fn instance_schema(&self) -> Value {
         json!({"type": "object", "required": ["weights", "edges"]})

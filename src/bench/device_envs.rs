@@ -12,7 +12,7 @@ use anyhow::Result;
 use rlsolver::drl::env::tensor_classic::{TensorClassic, TensorClassicEnv};
 use rlsolver::drl::env::{self, ActionSpace};
 use rlsolver::drl::run::{train, train_on_device, TrainConfig};
-use rlsolver::search::tensor_anneal::hashed_uniform;
+use rlsolver::seed::hashed_uniform;
 use std::fmt::Write as _;
 use std::time::Instant;
 use tch::{Device, Kind, Tensor};

@@ -157,9 +157,9 @@ pub fn spins_to_bits(spins: &[i8]) -> Vec<bool> {
 pub trait PenaltyProblem: Send + Sync + 'static {
     /// Registry name, for the report.
     fn name(&self) -> &'static str;
-    /// The penalty Hamiltonian H with E(x) = H(s) + `energy_constant` (E is the QUBO's energy).
-    fn ising(&self) -> &IsingModel;
-    fn energy_constant(&self) -> f64;
+    /// The penalty Hamiltonian H and the constant c with E(x) = H(s) + c (E is the QUBO's
+    /// energy; `Qubo::to_ising` gives both).
+    fn hamiltonian(&self) -> (&IsingModel, f64);
     /// A feasible selection made from any state (the search's spins as bits).
     fn repair(&self, x: &[bool]) -> Vec<bool>;
     /// The objective of a feasible selection.
@@ -170,8 +170,12 @@ pub trait PenaltyProblem: Send + Sync + 'static {
     fn energy_for_objective(&self, objective: f64) -> f64;
     /// The selection in the user's terms (`{"nodes": [...]}`, ...).
     fn decode(&self, x: &[bool]) -> serde_json::Value;
-    /// The named baseline's feasible selection and its time to best; None for an unknown name.
-    fn run_baseline(&self, name: &str, time_limit: Duration, seed: u64) -> Option<(Vec<bool>, Duration)>;
+    /// The named baseline's feasible selection and its time to best; None for an unknown name
+    /// (the default: the problem's baselines run on its own instance, not on the penalty model).
+    fn run_baseline(&self, name: &str, time_limit: Duration, seed: u64) -> Option<(Vec<bool>, Duration)> {
+        let _ = (name, time_limit, seed);
+        None
+    }
     fn size_summary(&self) -> String;
     /// The problem's own move set run by the engine (`search::moves`), when it has one that
     /// beats spin flips on H; its outcome's energy is in H's units. None: `search::minimize` on H.
@@ -203,7 +207,7 @@ impl<P: PenaltyProblem> Repaired<P> {
 
     fn report(&self, x: Vec<bool>, params: &SearchParams, outcome: ReportParts) -> SolveReport {
         let problem = &self.0;
-        let (model, constant) = (problem.ising(), problem.energy_constant());
+        let (model, constant) = problem.hamiltonian();
         let spins: Vec<i8> = x.iter().map(|&on| if on { 1 } else { -1 }).collect();
         SolveReport {
             problem: problem.name().to_string(),
@@ -260,10 +264,12 @@ impl<P: PenaltyProblem> Instance for Repaired<P> {
             })),
             cancel: params.hooks.cancel.clone(),
         };
-        let target_energy = params.target_energy.map(|e| e - self.0.energy_constant());
+        let target_energy = params.target_energy.map(|e| e - self.0.hamiltonian().1);
         let search = SearchParams { hooks, target_energy, ..params.clone() };
-        let outcome =
-            self.0.dedicated_search(&search).unwrap_or_else(|| crate::search::minimize(self.0.ising(), &search));
+        let outcome = self
+            .0
+            .dedicated_search(&search)
+            .unwrap_or_else(|| crate::search::minimize(self.0.hamiltonian().0, &search));
         let mut best = std::mem::replace(
             &mut *best.lock().expect("no panics while held"),
             Best { x: None, objective: worst, history: Vec::new() },

@@ -345,14 +345,36 @@ pub enum ProblemInput<'a> {
     Text(&'a str),
 }
 
-/// A registered problem.
-pub trait Problem: Send + Sync {
-    fn name(&self) -> &'static str;
-    fn summary(&self) -> &'static str;
+/// What a registry row says of its problem: the listings, `rlsolver problems` and the OpenAPI
+/// document read it.
+#[derive(Debug, Clone, Copy)]
+pub struct ProblemInfo {
+    /// The registry name (the solve path's `{name}`).
+    pub name: &'static str,
+    /// One line: what is optimised.
+    pub summary: &'static str,
     /// Accepted input formats, e.g. `json`, `gset`.
-    fn formats(&self) -> &'static [&'static str];
+    pub formats: &'static [&'static str],
     /// Names of the classical baselines, usable as `method`.
-    fn baselines(&self) -> &'static [&'static str];
+    pub baselines: &'static [&'static str],
+}
+
+/// A registered problem: its `ProblemInfo`, its instance format and loader, and optionally its
+/// policies and generator.
+pub trait Problem: Send + Sync {
+    fn info(&self) -> ProblemInfo;
+    fn name(&self) -> &'static str {
+        self.info().name
+    }
+    fn summary(&self) -> &'static str {
+        self.info().summary
+    }
+    fn formats(&self) -> &'static [&'static str] {
+        self.info().formats
+    }
+    fn baselines(&self) -> &'static [&'static str] {
+        self.info().baselines
+    }
     /// JSON schema of the JSON instance format.
     fn instance_schema(&self) -> serde_json::Value;
     fn load(&self, input: ProblemInput<'_>, limits: &Limits) -> Result<Box<dyn Instance>, ProblemError>;

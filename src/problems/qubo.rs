@@ -15,7 +15,7 @@
 
 use super::binary::Qubo;
 use super::ising::IsingModel;
-use super::{device_name, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use super::{device_name, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use crate::search::{SearchOutcome, SearchParams};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -475,25 +475,18 @@ pub static QUBO: QuboProblem = QuboProblem { name: "qubo", default_vartype: Vart
 pub static ISING: QuboProblem = QuboProblem { name: "ising", default_vartype: Vartype::Spin };
 
 impl Problem for QuboProblem {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn summary(&self) -> &'static str {
-        match self.default_vartype {
-            Vartype::Binary => {
-                "Any QUBO / binary quadratic model (dimod BQM, MQLib text, plain JSON): minimise its energy"
-            }
-            Vartype::Spin => "Any Ising model (dimod BQM or plain JSON, SPIN by default): minimise its energy",
+    fn info(&self) -> ProblemInfo {
+        ProblemInfo {
+            name: self.name,
+            summary: match self.default_vartype {
+                Vartype::Binary => {
+                    "Any QUBO / binary quadratic model (dimod BQM, MQLib text, plain JSON): minimise its energy"
+                }
+                Vartype::Spin => "Any Ising model (dimod BQM or plain JSON, SPIN by default): minimise its energy",
+            },
+            formats: &["json", "mqlib"],
+            baselines: &[],
         }
-    }
-
-    fn formats(&self) -> &'static [&'static str] {
-        &["json", "mqlib"]
-    }
-
-    fn baselines(&self) -> &'static [&'static str] {
-        &[]
     }
 
     fn instance_schema(&self) -> Value {

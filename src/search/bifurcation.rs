@@ -15,10 +15,10 @@
 //!
 //! The spins sign(x) are read every `check_every` steps (the only host synchronisation), and each
 //! chain keeps the best state it passed through. Every random number is hashed from the seed
-//! (`tensor_anneal::hashed_uniform`), so a seed reproduces a run on the same device.
+//! (`seed::hashed_uniform`), so a seed reproduces a run on the same device.
 
 use crate::search::ising::IsingTensors;
-use crate::search::tensor_anneal::hashed_uniform;
+use crate::seed::hashed_uniform;
 use tch::{Kind, Tensor};
 
 /// Which dynamics.

@@ -26,7 +26,6 @@ pub mod lockstep;
 pub mod moves;
 pub mod policy;
 /// Convex programs (LP, QP, SOCP) by Clarabel, for the exact references and relaxations.
-pub mod program;
 pub mod proposal;
 pub mod tabu;
 /// Colour-class parallel tempering as batched tensors.

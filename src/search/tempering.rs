@@ -17,7 +17,7 @@
 //! reproduces a run on the same device.
 
 use crate::search::ising::{IsingModel, IsingTensors};
-use crate::search::tensor_anneal::hashed_uniform;
+use crate::seed::hashed_uniform;
 use tch::{Device, Kind, Tensor};
 
 /// Every knob of the tempering dynamics; `Default` documents the defaults.

@@ -3,19 +3,8 @@
 //! local fields exact with one product against the dense couplings.
 
 use crate::search::ising::IsingTensors;
+use crate::seed::hashed_uniform;
 use tch::{Kind, Tensor};
-
-/// Uniform numbers in [0, 1) from a counter-based hash (splitmix64 finalizer) of
-/// (seed, counter, element index): seeded, identical on every device, and free of torch's
-/// process-global generator, so concurrent solves stay reproducible.
-pub fn hashed_uniform(index: &Tensor, seed: u64, counter: u64) -> Tensor {
-    let offset = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(counter.wrapping_mul(0xD1B5_4A32_D192_ED03));
-    let mut z = index + offset as i64;
-    z = z.bitwise_xor_tensor(&z.bitwise_right_shift_tensor_scalar(30)) * (0xBF58_476D_1CE4_E5B9u64 as i64);
-    z = z.bitwise_xor_tensor(&z.bitwise_right_shift_tensor_scalar(27)) * (0x94D0_49BB_1331_11EBu64 as i64);
-    z = z.bitwise_xor_tensor(&z.bitwise_right_shift_tensor_scalar(31));
-    z.bitwise_and((1i64 << 24) - 1).to_kind(Kind::Float) / (1u64 << 24) as f64
-}
 
 /// Advances a batch of chains. `spins` [B, n] float +-1; `fields` [B, n] their local fields
 /// (J s + h); `log_odds` [n] of the policy in gauge s_0 = +1; `gauge` [B, 1] maps it into each

@@ -10,7 +10,7 @@
 //! but not the native envs' episodes; MountainCarContinuous's reset position is rounded to
 //! float32 (gymnasium keeps the first step's state in float64: a difference below 1e-8).
 
-use crate::search::tensor_anneal::hashed_uniform;
+use crate::seed::hashed_uniform;
 use std::f64::consts::PI;
 use tch::{Device, Kind, Tensor};
 

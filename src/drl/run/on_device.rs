@@ -204,7 +204,7 @@ mod tests {
         let (t, b) = (7usize, 5usize);
         let u = |k: u64| {
             let index = Tensor::arange((t * b) as i64, (Kind::Int64, tch::Device::Cpu));
-            crate::search::tensor_anneal::hashed_uniform(&index, 9, k).view([t as i64, b as i64])
+            crate::seed::hashed_uniform(&index, 9, k).view([t as i64, b as i64])
         };
         let (rewards, values, next_values) = (u(0), u(1), u(2));
         let done = u(3).lt(0.3);

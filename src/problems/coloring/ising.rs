@@ -14,7 +14,6 @@ use crate::problems::binary::{PenaltyProblem, Qubo, MAX_PENALTY_COUPLINGS};
 use crate::problems::ProblemError;
 use crate::search::ising::IsingModel;
 use serde_json::Value;
-use std::time::Duration;
 
 pub struct OneHotColoring {
     instance: ColoringInstance,
@@ -73,12 +72,8 @@ impl PenaltyProblem for OneHotColoring {
         "graph_coloring"
     }
 
-    fn ising(&self) -> &IsingModel {
-        &self.model
-    }
-
-    fn energy_constant(&self) -> f64 {
-        self.constant
+    fn hamiltonian(&self) -> (&IsingModel, f64) {
+        (&self.model, self.constant)
     }
 
     fn repair(&self, x: &[bool]) -> Vec<bool> {
@@ -100,10 +95,6 @@ impl PenaltyProblem for OneHotColoring {
 
     fn decode(&self, x: &[bool]) -> Value {
         self.instance.solution(&self.colors_of(x))
-    }
-
-    fn run_baseline(&self, _name: &str, _time_limit: Duration, _seed: u64) -> Option<(Vec<bool>, Duration)> {
-        None
     }
 
     fn size_summary(&self) -> String {

@@ -19,7 +19,7 @@
 pub mod ising;
 
 use super::graph::{parse_dimacs, parse_json as parse_graph_json, Graph};
-use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use crate::search::moves::{minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
 use rand::Rng;
@@ -383,20 +383,14 @@ impl Instance for ColoringInstance {
 pub struct GraphColoring;
 
 impl Problem for GraphColoring {
-    fn name(&self) -> &'static str {
-        "graph_coloring"
-    }
-
-    fn summary(&self) -> &'static str {
-        "Graph colouring: a proper colouring with the fewest colours, or the fewest conflicts with k colours"
-    }
-
-    fn formats(&self) -> &'static [&'static str] {
-        &["json", "dimacs"]
-    }
-
-    fn baselines(&self) -> &'static [&'static str] {
-        &["dsatur", "ising"]
+    fn info(&self) -> ProblemInfo {
+        ProblemInfo {
+            name: "graph_coloring",
+            summary:
+                "Graph colouring: a proper colouring with the fewest colours, or the fewest conflicts with k colours",
+            formats: &["json", "dimacs"],
+            baselines: &["dsatur", "ising"],
+        }
     }
 
     /// DIMACS: `nodes` nodes, `edges` edges between `colors` planted colour classes plus a

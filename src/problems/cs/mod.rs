@@ -6,7 +6,7 @@
 pub mod lista;
 pub mod recovery;
 
-use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use crate::models::{ModelRegistry, RegisteredModel};
 use crate::search::{SearchParams, StopReason};
 use lista::ListaPolicy;
@@ -314,24 +314,17 @@ pub fn default_model(registry: &ModelRegistry, measurements: usize, unknowns: us
 }
 
 impl Problem for CompressiveSensing {
+    fn info(&self) -> ProblemInfo {
+        ProblemInfo {
+            name: "compressive_sensing",
+            summary: "Sparse recovery: the sparse x with y = A x (+ noise), from the measurements y and the matrix A",
+            formats: &["json"],
+            baselines: BASELINES,
+        }
+    }
+
     fn policy_loader(&self) -> Option<crate::models::PolicyLoader> {
         Some(lista::load)
-    }
-
-    fn name(&self) -> &'static str {
-        "compressive_sensing"
-    }
-
-    fn summary(&self) -> &'static str {
-        "Sparse recovery: the sparse x with y = A x (+ noise), from the measurements y and the matrix A"
-    }
-
-    fn formats(&self) -> &'static [&'static str] {
-        &["json"]
-    }
-
-    fn baselines(&self) -> &'static [&'static str] {
-        BASELINES
     }
 
     fn instance_schema(&self) -> serde_json::Value {

@@ -13,7 +13,6 @@ use crate::problems::binary::{square_of_sum, PenaltyProblem, MAX_DENSE_SPINS};
 use crate::problems::ProblemError;
 use crate::search::ising::IsingModel;
 use serde_json::Value;
-use std::time::Duration;
 
 pub struct Bisection {
     graph: PartitionGraph,
@@ -95,12 +94,8 @@ impl PenaltyProblem for Bisection {
         "graph_partitioning"
     }
 
-    fn ising(&self) -> &IsingModel {
-        &self.model
-    }
-
-    fn energy_constant(&self) -> f64 {
-        self.constant
+    fn hamiltonian(&self) -> (&IsingModel, f64) {
+        (&self.model, self.constant)
     }
 
     fn repair(&self, x: &[bool]) -> Vec<bool> {
@@ -118,10 +113,6 @@ impl PenaltyProblem for Bisection {
 
     fn decode(&self, x: &[bool]) -> Value {
         self.graph.solution(&Self::parts_of(x))
-    }
-
-    fn run_baseline(&self, _name: &str, _time_limit: Duration, _seed: u64) -> Option<(Vec<bool>, Duration)> {
-        None
     }
 
     fn size_summary(&self) -> String {

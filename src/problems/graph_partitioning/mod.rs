@@ -26,7 +26,7 @@
 pub mod ising;
 
 use super::graph::check_node_count;
-use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use crate::search::moves::{cycle_temperature, minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
 use rand::seq::SliceRandom;
@@ -620,20 +620,13 @@ pub fn parse_json(value: &Value, limits: &Limits) -> Result<PartitionGraph, Prob
 pub struct GraphPartitioning;
 
 impl Problem for GraphPartitioning {
-    fn name(&self) -> &'static str {
-        "graph_partitioning"
-    }
-
-    fn summary(&self) -> &'static str {
-        "Balanced graph partitioning: parts of bounded size with the least weight of edges between them"
-    }
-
-    fn formats(&self) -> &'static [&'static str] {
-        &["json", "metis"]
-    }
-
-    fn baselines(&self) -> &'static [&'static str] {
-        &["bfs", "ising"]
+    fn info(&self) -> ProblemInfo {
+        ProblemInfo {
+            name: "graph_partitioning",
+            summary: "Balanced graph partitioning: parts of bounded size with the least weight of edges between them",
+            formats: &["json", "metis"],
+            baselines: &["bfs", "ising"],
+        }
     }
 
     /// METIS: `nodes` nodes in two planted halves, `edges` inside them and `cut` across.

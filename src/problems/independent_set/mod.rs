@@ -22,7 +22,7 @@ pub mod numvc;
 use super::binary::{PenaltyProblem, Qubo, Repaired};
 use super::graph::{parse_dimacs, parse_json, Graph};
 use super::ising::IsingModel;
-use super::{Instance, Limits, Problem, ProblemError, ProblemInput};
+use super::{Instance, Limits, Problem, ProblemError, ProblemInfo, ProblemInput};
 use crate::search::hooks::SearchHooks;
 use crate::search::moves::{minimize_with, MoveSet};
 use crate::search::{SearchOutcome, SearchParams};
@@ -187,12 +187,8 @@ impl PenaltyProblem for SetInstance {
         self.kind.name()
     }
 
-    fn ising(&self) -> &IsingModel {
-        &self.model
-    }
-
-    fn energy_constant(&self) -> f64 {
-        self.constant
+    fn hamiltonian(&self) -> (&IsingModel, f64) {
+        (&self.model, self.constant)
     }
 
     fn repair(&self, x: &[bool]) -> Vec<bool> {
@@ -343,26 +339,19 @@ pub static MIN_VERTEX_COVER: SetProblem = SetProblem(SetKind::VertexCover);
 pub static MAX_CLIQUE: SetProblem = SetProblem(SetKind::Clique);
 
 impl Problem for SetProblem {
-    fn name(&self) -> &'static str {
-        self.0.name()
-    }
-
-    fn summary(&self) -> &'static str {
-        match self.0 {
-            SetKind::IndependentSet => {
-                "Maximum (weight) independent set: the heaviest set of pairwise non-adjacent nodes"
-            }
-            SetKind::VertexCover => "Minimum (weight) vertex cover: the lightest set of nodes touching every edge",
-            SetKind::Clique => "Maximum (weight) clique: the heaviest set of pairwise adjacent nodes",
+    fn info(&self) -> ProblemInfo {
+        ProblemInfo {
+            name: self.0.name(),
+            summary: match self.0 {
+                SetKind::IndependentSet => {
+                    "Maximum (weight) independent set: the heaviest set of pairwise non-adjacent nodes"
+                }
+                SetKind::VertexCover => "Minimum (weight) vertex cover: the lightest set of nodes touching every edge",
+                SetKind::Clique => "Maximum (weight) clique: the heaviest set of pairwise adjacent nodes",
+            },
+            formats: &["json", "dimacs"],
+            baselines: &["greedy"],
         }
-    }
-
-    fn formats(&self) -> &'static [&'static str] {
-        &["json", "dimacs"]
-    }
-
-    fn baselines(&self) -> &'static [&'static str] {
-        &["greedy"]
     }
 
     /// Max independent set, DIMACS: `nodes` groups of a forced model RB graph as BHOSLIB's

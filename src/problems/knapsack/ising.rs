@@ -15,7 +15,6 @@ use crate::problems::binary::{slack_bits, slack_coefficients, PenaltyProblem, Qu
 use crate::problems::ProblemError;
 use crate::search::ising::IsingModel;
 use serde_json::Value;
-use std::time::Duration;
 
 pub struct SlackKnapsack {
     instance: KnapsackInstance,
@@ -68,12 +67,8 @@ impl PenaltyProblem for SlackKnapsack {
         "knapsack"
     }
 
-    fn ising(&self) -> &IsingModel {
-        &self.model
-    }
-
-    fn energy_constant(&self) -> f64 {
-        self.constant
+    fn hamiltonian(&self) -> (&IsingModel, f64) {
+        (&self.model, self.constant)
     }
 
     /// The repacked items, each dimension's slack set to its free capacity (residue 0).
@@ -97,10 +92,6 @@ impl PenaltyProblem for SlackKnapsack {
 
     fn decode(&self, x: &[bool]) -> Value {
         self.instance.solution(&self.items_of(x))
-    }
-
-    fn run_baseline(&self, _name: &str, _time_limit: Duration, _seed: u64) -> Option<(Vec<bool>, Duration)> {
-        None
     }
 
     fn size_summary(&self) -> String {

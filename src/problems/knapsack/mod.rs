@@ -18,7 +18,7 @@
 
 pub mod ising;
 
-use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use crate::search::moves::{cycle_temperature, minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
 use rand::Rng;
@@ -501,20 +501,13 @@ pub fn parse_json(value: &Value, limits: &Limits) -> Result<KnapsackInstance, Pr
 pub struct Knapsack;
 
 impl Problem for Knapsack {
-    fn name(&self) -> &'static str {
-        "knapsack"
-    }
-
-    fn summary(&self) -> &'static str {
-        "0/1 knapsack, one or several capacities: the most valuable selection of items that fits"
-    }
-
-    fn formats(&self) -> &'static [&'static str] {
-        &["json", "pisinger", "mknap"]
-    }
-
-    fn baselines(&self) -> &'static [&'static str] {
-        &["dp", "greedy", "ising"]
+    fn info(&self) -> ProblemInfo {
+        ProblemInfo {
+            name: "knapsack",
+            summary: "0/1 knapsack, one or several capacities: the most valuable selection of items that fits",
+            formats: &["json", "pisinger", "mknap"],
+            baselines: &["dp", "greedy", "ising"],
+        }
     }
 
     fn instance_schema(&self) -> Value {

@@ -6,7 +6,7 @@ pub mod generate;
 mod parse;
 
 use super::ising::IsingModel;
-use super::{Instance, IsingProblem, Limits, Problem, ProblemError, ProblemInput};
+use super::{Instance, IsingProblem, Limits, Problem, ProblemError, ProblemInfo, ProblemInput};
 use serde_json::json;
 use std::time::Duration;
 
@@ -79,20 +79,13 @@ pub const BASELINES: &[&str] = &["greedy", "sa", "rank2", "policy"];
 pub struct MaxCut;
 
 impl Problem for MaxCut {
-    fn name(&self) -> &'static str {
-        "maxcut"
-    }
-
-    fn summary(&self) -> &'static str {
-        "Weighted Max-Cut: split the nodes in two sides maximising the total weight of crossing edges"
-    }
-
-    fn formats(&self) -> &'static [&'static str] {
-        &["json", "gset"]
-    }
-
-    fn baselines(&self) -> &'static [&'static str] {
-        BASELINES
+    fn info(&self) -> ProblemInfo {
+        ProblemInfo {
+            name: "maxcut",
+            summary: "Weighted Max-Cut: split the nodes in two sides maximising the total weight of crossing edges",
+            formats: &["json", "gset"],
+            baselines: BASELINES,
+        }
     }
 
     /// Gset text: `nodes` nodes, `edges` distinct edges, weights drawn from `weights`.

@@ -6,7 +6,7 @@
 pub mod beamforming;
 pub mod policy;
 
-use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use crate::models::{ModelRegistry, RegisteredModel};
 use crate::search::{SearchParams, StopReason};
 use beamforming::{mmse, mrt, parallel_gradient_search, sum_rate, wmmse, zero_forcing, COMPLEX};
@@ -380,24 +380,17 @@ pub fn default_model(registry: &ModelRegistry, users: usize, antennas: usize, po
 }
 
 impl Problem for Mimo {
+    fn info(&self) -> ProblemInfo {
+        ProblemInfo {
+            name: "mimo",
+            summary: "Downlink MISO beamforming: a beamformer for K users and N antennas maximising the sum rate under a power budget",
+            formats: &["json"],
+            baselines: BASELINES,
+        }
+    }
+
     fn policy_loader(&self) -> Option<crate::models::PolicyLoader> {
         Some(policy::load)
-    }
-
-    fn name(&self) -> &'static str {
-        "mimo"
-    }
-
-    fn summary(&self) -> &'static str {
-        "Downlink MISO beamforming: a beamformer for K users and N antennas maximising the sum rate under a power budget"
-    }
-
-    fn formats(&self) -> &'static [&'static str] {
-        &["json"]
-    }
-
-    fn baselines(&self) -> &'static [&'static str] {
-        BASELINES
     }
 
     fn instance_schema(&self) -> serde_json::Value {

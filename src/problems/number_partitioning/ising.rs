@@ -10,7 +10,6 @@ use crate::problems::binary::{square_of_sum, PenaltyProblem, MAX_DENSE_SPINS};
 use crate::problems::ProblemError;
 use crate::search::ising::IsingModel;
 use serde_json::Value;
-use std::time::Duration;
 
 pub struct SquaredResidue {
     instance: PartitionInstance,
@@ -42,12 +41,8 @@ impl PenaltyProblem for SquaredResidue {
         "number_partitioning"
     }
 
-    fn ising(&self) -> &IsingModel {
-        &self.model
-    }
-
-    fn energy_constant(&self) -> f64 {
-        self.constant
+    fn hamiltonian(&self) -> (&IsingModel, f64) {
+        (&self.model, self.constant)
     }
 
     fn repair(&self, x: &[bool]) -> Vec<bool> {
@@ -64,10 +59,6 @@ impl PenaltyProblem for SquaredResidue {
 
     fn decode(&self, x: &[bool]) -> Value {
         self.instance.solution(x)
-    }
-
-    fn run_baseline(&self, _name: &str, _time_limit: Duration, _seed: u64) -> Option<(Vec<bool>, Duration)> {
-        None
     }
 
     fn size_summary(&self) -> String {

@@ -26,7 +26,7 @@ mod differencing;
 pub mod ising;
 pub mod schroeppel_shamir;
 
-use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use crate::search::moves::{cycle_temperature, minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
 use rand::Rng;
@@ -331,20 +331,13 @@ pub fn parse_json(value: &Value, limits: &Limits) -> Result<PartitionInstance, P
 pub struct NumberPartitioning;
 
 impl Problem for NumberPartitioning {
-    fn name(&self) -> &'static str {
-        "number_partitioning"
-    }
-
-    fn summary(&self) -> &'static str {
-        "Number partitioning: two sets of the given integers with sums as equal as possible"
-    }
-
-    fn formats(&self) -> &'static [&'static str] {
-        &["json"]
-    }
-
-    fn baselines(&self) -> &'static [&'static str] {
-        &["anneal", "kk", "ckk", "ising"]
+    fn info(&self) -> ProblemInfo {
+        ProblemInfo {
+            name: "number_partitioning",
+            summary: "Number partitioning: two sets of the given integers with sums as equal as possible",
+            formats: &["json"],
+            baselines: &["anneal", "kk", "ckk", "ising"],
+        }
     }
 
     /// JSON: `nodes` numbers of `edges` bits each (bits = numbers is the hard phase).

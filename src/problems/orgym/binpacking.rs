@@ -4,14 +4,12 @@
 //! bins' contents, the waste, and the sum-of-squares heuristic's waste on the same items (the
 //! reference) with the offline lower bound. Baselines: `sum_of_squares`, `best_fit`, `random`.
 
-use super::{config_from, shipped_policy, unknown_baseline};
+use super::{config_from, with_policy, EpisodeSolve};
 use crate::drl::env::orgym::binpacking::{BinPackingConfig, BinPackingVecEnv, IDS};
 use crate::drl::env::orgym::binpacking_reference::{allowed_levels, best_fit_action, sum_of_squares_action};
 use crate::drl::env::orgym::random_allowed;
 use crate::drl::env::VecEnv;
-use crate::drl::run::greedy_actions;
-use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
-use crate::search::SearchParams;
+use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use rand::SeedableRng;
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -28,21 +26,17 @@ pub static BIN_PACKING: [OrGymBinPacking; 6] = [
     OrGymBinPacking(IDS[5]),
 ];
 
+/// `policy` and the reference policies, each usable as `method`.
+const BASELINES: &[&str] = &["policy", "sum_of_squares", "best_fit", "random"];
+
 impl Problem for OrGymBinPacking {
-    fn name(&self) -> &'static str {
-        self.0
-    }
-
-    fn summary(&self) -> &'static str {
-        "OR-Gym online bin packing (Balaji et al.): one episode by the shipped policy, with sum-of-squares' waste on the same items"
-    }
-
-    fn formats(&self) -> &'static [&'static str] {
-        &["json"]
-    }
-
-    fn baselines(&self) -> &'static [&'static str] {
-        &["policy", "sum_of_squares", "best_fit", "random"]
+    fn info(&self) -> ProblemInfo {
+        ProblemInfo {
+            name: self.0,
+            summary: "OR-Gym online bin packing (Balaji et al.): one episode by the shipped policy, with sum-of-squares' waste on the same items",
+            formats: &["json"],
+            baselines: BASELINES,
+        }
     }
 
     fn instance_schema(&self) -> Value {
@@ -62,7 +56,7 @@ impl Problem for OrGymBinPacking {
     fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
         let config =
             config_from(BinPackingConfig::by_id(self.0).expect("registered id"), input, BinPackingConfig::validate)?;
-        Ok(Box::new(BinPackingEpisode { id: self.0, config }))
+        Ok(Box::new(super::Episode(BinPackingEpisode { id: self.0, config })))
     }
 }
 
@@ -141,6 +135,32 @@ impl BinPackingEpisode {
     fn sum_of_squares(&self, seed: u64) -> Packed {
         self.run(seed, &mut |row| sum_of_squares_action(&self.config, row))
     }
+}
+
+impl EpisodeSolve for BinPackingEpisode {
+    type Run = Packed;
+    const FALLBACK: &'static str = "sum_of_squares";
+
+    fn baselines(&self) -> &'static [&'static str] {
+        BASELINES
+    }
+
+    fn policy_run(&self, models: &Models<'_>, seed: u64) -> Result<(Self::Run, String), String> {
+        let probe = BinPackingVecEnv::new(self.config.clone(), 1);
+        with_policy(models, self.id, &probe, |act| self.run(seed, &mut |row| act(row)[0]))
+    }
+
+    fn baseline(&self, name: &str, seed: u64) -> Option<Self::Run> {
+        Some(match name {
+            "sum_of_squares" => self.sum_of_squares(seed),
+            "best_fit" => self.run(seed, &mut |row| best_fit_action(&self.config, row)),
+            "random" => {
+                let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x5EED);
+                self.run(seed, &mut |row| random_allowed(&allowed_levels(&self.config, row), &mut rng))
+            }
+            _ => return None,
+        })
+    }
 
     fn report(&self, method: &str, packed: Packed, start: Instant, seed: u64) -> SolveReport {
         let cap = self.config.bin_capacity;
@@ -161,51 +181,6 @@ impl BinPackingEpisode {
             "lower_bound_waste": lower_bound,
         });
         super::episode_report(self.id, packed.episode_return, solution, packed.actions.len(), start, seed)
-    }
-}
-
-impl Instance for BinPackingEpisode {
-    /// The shipped (or requested) policy's episode; without one that takes these parameters,
-    /// sum of squares', said so in `solution.method`.
-    fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
-        let start = Instant::now();
-        let probe = BinPackingVecEnv::new(self.config.clone(), 1);
-        match shipped_policy(&models, self.id, &probe) {
-            Ok((mut agent, name)) => {
-                let dim = probe.observation_dim();
-                let packed = self.run(params.seed, &mut |row| greedy_actions(&mut agent, row, dim)[0]);
-                self.report(&format!("policy {name}"), packed, start, params.seed)
-            }
-            Err(why) => {
-                self.report(&format!("sum_of_squares ({why})"), self.sum_of_squares(params.seed), start, params.seed)
-            }
-        }
-    }
-
-    fn solve_baseline(
-        &self,
-        name: &str,
-        params: &SearchParams,
-        models: Models<'_>,
-    ) -> Result<SolveReport, ProblemError> {
-        let start = Instant::now();
-        let packed = match name {
-            "policy" => return Ok(self.solve(params, models)),
-            "sum_of_squares" => self.sum_of_squares(params.seed),
-            "best_fit" => self.run(params.seed, &mut |row| best_fit_action(&self.config, row)),
-            "random" => {
-                let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(params.seed ^ 0x5EED);
-                self.run(params.seed, &mut |row| random_allowed(&allowed_levels(&self.config, row), &mut rng))
-            }
-            _ => {
-                return Err(unknown_baseline(&OrGymBinPacking(self.id), name));
-            }
-        };
-        Ok(self.report(name, packed, start, params.seed))
-    }
-
-    fn target_energy(&self, objective: f64) -> f64 {
-        -objective
     }
 
     fn size_summary(&self) -> String {

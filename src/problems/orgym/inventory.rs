@@ -6,14 +6,12 @@
 //! shrinking-horizon LP's (re-planned each period on mean demand). Baselines: `base_stock`,
 //! `shrinking_horizon_lp`, `zero`.
 
-use super::{config_from, shipped_policy, unknown_baseline};
+use super::{config_from, with_policy, EpisodeSolve};
 use crate::drl::env::orgym::inventory::{InventoryConfig, InventoryVecEnv, PeriodLog, IDS};
 use crate::drl::env::orgym::inventory_reference::{base_stock_action, best_base_stock, shrinking_horizon_action};
 use crate::drl::env::orgym::OrGymConfig;
 use crate::drl::env::VecEnv;
-use crate::drl::run::greedy_actions;
-use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
-use crate::search::SearchParams;
+use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use serde_json::{json, Value};
 use std::time::Instant;
 
@@ -26,21 +24,17 @@ pub struct OrGymInventory(pub &'static str);
 /// One row per registered id.
 pub static INVENTORY: [OrGymInventory; 2] = [OrGymInventory(IDS[0].0), OrGymInventory(IDS[1].0)];
 
+/// `policy` and the reference policies, each usable as `method`.
+const BASELINES: &[&str] = &["policy", "base_stock", "shrinking_horizon_lp", "zero"];
+
 impl Problem for OrGymInventory {
-    fn name(&self) -> &'static str {
-        self.0
-    }
-
-    fn summary(&self) -> &'static str {
-        "OR-Gym multi-echelon inventory management: one episode by the shipped policy, with the best base-stock policy's return on the same demands"
-    }
-
-    fn formats(&self) -> &'static [&'static str] {
-        &["json"]
-    }
-
-    fn baselines(&self) -> &'static [&'static str] {
-        &["policy", "base_stock", "shrinking_horizon_lp", "zero"]
+    fn info(&self) -> ProblemInfo {
+        ProblemInfo {
+            name: self.0,
+            summary: "OR-Gym multi-echelon inventory management: one episode by the shipped policy, with the best base-stock policy's return on the same demands",
+            formats: &["json"],
+            baselines: BASELINES,
+        }
     }
 
     fn instance_schema(&self) -> Value {
@@ -68,7 +62,7 @@ impl Problem for OrGymInventory {
     fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
         let config =
             config_from(InventoryConfig::by_id(self.0).expect("registered id"), input, InventoryConfig::validate)?;
-        Ok(Box::new(InventoryEpisode { id: self.0, config, levels: Default::default() }))
+        Ok(Box::new(super::Episode(InventoryEpisode { id: self.0, config, levels: Default::default() })))
     }
 }
 
@@ -120,6 +114,30 @@ impl InventoryEpisode {
             shrinking_horizon_action(&self.config, chain).unwrap_or_else(|| vec![0.0; self.config.stages()])
         })
     }
+}
+
+impl EpisodeSolve for InventoryEpisode {
+    type Run = Vec<PeriodLog>;
+    const FALLBACK: &'static str = "base_stock";
+
+    fn baselines(&self) -> &'static [&'static str] {
+        BASELINES
+    }
+
+    fn policy_run(&self, models: &Models<'_>, seed: u64) -> Result<(Self::Run, String), String> {
+        let featured = self.config.policy_observation();
+        let probe = InventoryVecEnv::new(featured.clone(), 1);
+        with_policy(models, self.id, &probe, |act| self.run_observing(&featured, seed, &mut |row, _| act(row)))
+    }
+
+    fn baseline(&self, name: &str, seed: u64) -> Option<Self::Run> {
+        Some(match name {
+            "base_stock" => self.base_stock(seed).0,
+            "shrinking_horizon_lp" => self.shrinking_horizon(seed),
+            "zero" => self.run(seed, &mut |_, _| vec![0.0; self.config.stages()]),
+            _ => return None,
+        })
+    }
 
     fn report(&self, method: &str, log: Vec<PeriodLog>, start: Instant, seed: u64) -> SolveReport {
         let total: f64 = log.iter().map(|p| p.reward).sum();
@@ -138,48 +156,6 @@ impl InventoryEpisode {
             },
         });
         super::episode_report(self.id, total, solution, log.len(), start, seed)
-    }
-}
-
-impl Instance for InventoryEpisode {
-    /// The shipped (or requested) policy's episode; without one that takes these parameters
-    /// (other stages or lead times change the observation's width), the base-stock policy's.
-    fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
-        let start = Instant::now();
-        let featured = self.config.policy_observation();
-        let probe = InventoryVecEnv::new(featured.clone(), 1);
-        match shipped_policy(&models, self.id, &probe) {
-            Ok((mut agent, name)) => {
-                let dim = probe.observation_dim();
-                let log =
-                    self.run_observing(&featured, params.seed, &mut |row, _| greedy_actions(&mut agent, row, dim));
-                self.report(&format!("policy {name}"), log, start, params.seed)
-            }
-            Err(why) => self.report(&format!("base_stock ({why})"), self.base_stock(params.seed).0, start, params.seed),
-        }
-    }
-
-    fn solve_baseline(
-        &self,
-        name: &str,
-        params: &SearchParams,
-        models: Models<'_>,
-    ) -> Result<SolveReport, ProblemError> {
-        let start = Instant::now();
-        let log = match name {
-            "policy" => return Ok(self.solve(params, models)),
-            "base_stock" => self.base_stock(params.seed).0,
-            "shrinking_horizon_lp" => self.shrinking_horizon(params.seed),
-            "zero" => self.run(params.seed, &mut |_, _| vec![0.0; self.config.stages()]),
-            _ => {
-                return Err(unknown_baseline(&OrGymInventory(self.id), name));
-            }
-        };
-        Ok(self.report(name, log, start, params.seed))
-    }
-
-    fn target_energy(&self, objective: f64) -> f64 {
-        -objective
     }
 
     fn size_summary(&self) -> String {

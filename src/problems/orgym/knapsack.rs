@@ -6,14 +6,12 @@
 //! v3: accept at value/weight >= 2, about the tuned threshold), `random` (a uniformly random
 //! allowed action) and, for v0-v2, `dp` (the optimum's items, in order).
 
-use super::{config_error, env_parameters, shipped_policy};
+use super::{config_error, env_parameters, with_policy, EpisodeSolve};
 use crate::drl::env::orgym::knapsack::{KnapsackConfig, KnapsackItems, KnapsackVecEnv, Variant};
 use crate::drl::env::orgym::knapsack_reference::{greedy_action, offline_optimum, optimum};
 use crate::drl::env::orgym::OrGymConfig;
 use crate::drl::env::VecEnv;
-use crate::drl::run::greedy_actions;
-use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
-use crate::search::SearchParams;
+use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use rand::SeedableRng;
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -30,31 +28,26 @@ pub static KNAPSACK_V2: OrGymKnapsack = OrGymKnapsack(Variant::Bounded);
 pub static KNAPSACK_V3: OrGymKnapsack = OrGymKnapsack(Variant::Online);
 
 impl Problem for OrGymKnapsack {
-    fn name(&self) -> &'static str {
-        self.0.id()
-    }
-
-    fn summary(&self) -> &'static str {
-        match self.0 {
-            Variant::Unbounded => {
-                "OR-Gym Knapsack-v0 (unbounded): one episode by the shipped policy, with the DP optimum"
-            }
-            Variant::Binary => "OR-Gym Knapsack-v1 (0/1): one episode by the shipped policy, with the DP optimum",
-            Variant::Bounded => "OR-Gym Knapsack-v2 (bounded): one episode by the shipped policy, with the DP optimum",
-            Variant::Online => {
-                "OR-Gym Knapsack-v3 (online): one episode by the shipped policy, with the offline optimum"
-            }
-        }
-    }
-
-    fn formats(&self) -> &'static [&'static str] {
-        &["json"]
-    }
-
-    fn baselines(&self) -> &'static [&'static str] {
-        match self.0 {
-            Variant::Online => &["policy", "greedy", "random"],
-            _ => &["policy", "greedy", "random", "dp"],
+    fn info(&self) -> ProblemInfo {
+        ProblemInfo {
+            name: self.0.id(),
+            summary: match self.0 {
+                Variant::Unbounded => {
+                    "OR-Gym Knapsack-v0 (unbounded): one episode by the shipped policy, with the DP optimum"
+                }
+                Variant::Binary => "OR-Gym Knapsack-v1 (0/1): one episode by the shipped policy, with the DP optimum",
+                Variant::Bounded => {
+                    "OR-Gym Knapsack-v2 (bounded): one episode by the shipped policy, with the DP optimum"
+                }
+                Variant::Online => {
+                    "OR-Gym Knapsack-v3 (online): one episode by the shipped policy, with the offline optimum"
+                }
+            },
+            formats: &["json"],
+            baselines: match self.0 {
+                Variant::Online => &["policy", "greedy", "random"],
+                _ => &["policy", "greedy", "random", "dp"],
+            },
         }
     }
 
@@ -88,7 +81,7 @@ impl Problem for OrGymKnapsack {
         let config: KnapsackConfig = serde_json::from_value(Value::Object(value))
             .map_err(|e| ProblemError::invalid("instance", e.to_string()))?;
         config.validate().map_err(config_error)?;
-        Ok(Box::new(KnapsackEpisode { config }))
+        Ok(Box::new(super::Episode(KnapsackEpisode { config })))
     }
 }
 
@@ -143,6 +136,53 @@ impl KnapsackEpisode {
         Episode { actions, rewards, placed, reference, instance, shown: shown.into_iter().take(steps).collect() }
     }
 
+    fn greedy(&self, seed: u64) -> Episode {
+        let threshold = ONLINE_GREEDY_THRESHOLD;
+        self.run(seed, &mut |row| greedy_action(&self.config, row, threshold))
+    }
+}
+
+impl EpisodeSolve for KnapsackEpisode {
+    type Run = Episode;
+    const FALLBACK: &'static str = "greedy";
+
+    fn baselines(&self) -> &'static [&'static str] {
+        OrGymKnapsack(self.config.variant).baselines()
+    }
+
+    fn policy_run(&self, models: &Models<'_>, seed: u64) -> Result<(Self::Run, String), String> {
+        let featured = self.config.policy_observation();
+        let probe = KnapsackVecEnv::new(featured.clone(), 1);
+        with_policy(models, self.config.variant.id(), &probe, |act| {
+            self.run_observing(&featured, seed, &mut |row| act(row)[0])
+        })
+    }
+
+    fn baseline(&self, name: &str, seed: u64) -> Option<Self::Run> {
+        Some(match (name, self.config.variant) {
+            ("greedy", _) => self.greedy(seed),
+            ("random", _) => {
+                let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x5EED);
+                let n = self.config.action_count();
+                self.run(seed, &mut |row| crate::drl::env::orgym::random_allowed(&row[..n], &mut rng))
+            }
+            ("dp", variant) if variant != Variant::Online => {
+                let mut env = KnapsackVecEnv::new(self.config.clone(), 1);
+                env.reset(seed);
+                let (_, counts) = optimum(env.instance(0), variant, self.config.capacity);
+                let mut plan: Vec<usize> =
+                    counts.iter().enumerate().flat_map(|(i, &c)| std::iter::repeat_n(i, c as usize)).collect();
+                plan.reverse();
+                // After the plan, an unplaceable item ends the episode as the env requires.
+                self.run(seed, &mut |row| match plan.pop() {
+                    Some(item) => item as f32,
+                    None => (0..self.config.items).find(|&i| row[i] < 0.5).unwrap_or(0) as f32,
+                })
+            }
+            _ => return None,
+        })
+    }
+
     fn report(&self, method: &str, episode: Episode, start: Instant, seed: u64) -> SolveReport {
         let total: f64 = episode.rewards.iter().map(|&r| f64::from(r)).sum();
         let mut counts = vec![0u32; self.config.items];
@@ -168,76 +208,6 @@ impl KnapsackEpisode {
             solution["instance"] = json!(episode.instance);
         }
         super::episode_report(self.config.variant.id(), total, solution, episode.actions.len(), start, seed)
-    }
-
-    fn greedy(&self, seed: u64) -> Episode {
-        let threshold = ONLINE_GREEDY_THRESHOLD;
-        self.run(seed, &mut |row| greedy_action(&self.config, row, threshold))
-    }
-}
-
-impl Instance for KnapsackEpisode {
-    /// The shipped (or requested) policy's episode; without a model, the greedy's, said so in
-    /// `solution.method`.
-    fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
-        let start = Instant::now();
-        let featured = self.config.policy_observation();
-        let probe = KnapsackVecEnv::new(featured.clone(), 1);
-        match shipped_policy(&models, self.config.variant.id(), &probe) {
-            Ok((mut agent, name)) => {
-                let dim = probe.observation_dim();
-                let act = &mut |row: &[f32]| greedy_actions(&mut agent, row, dim)[0];
-                let episode = self.run_observing(&featured, params.seed, act);
-                self.report(&format!("policy {name}"), episode, start, params.seed)
-            }
-            Err(why) => self.report(&format!("greedy ({why})"), self.greedy(params.seed), start, params.seed),
-        }
-    }
-
-    fn solve_baseline(
-        &self,
-        name: &str,
-        params: &SearchParams,
-        models: Models<'_>,
-    ) -> Result<SolveReport, ProblemError> {
-        let start = Instant::now();
-        let episode = match (name, self.config.variant) {
-            ("policy", _) => return Ok(self.solve(params, models)),
-            ("greedy", _) => self.greedy(params.seed),
-            ("random", _) => {
-                let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(params.seed ^ 0x5EED);
-                let n = self.config.action_count();
-                self.run(params.seed, &mut |row| crate::drl::env::orgym::random_allowed(&row[..n], &mut rng))
-            }
-            ("dp", variant) if variant != Variant::Online => {
-                let mut env = KnapsackVecEnv::new(self.config.clone(), 1);
-                env.reset(params.seed);
-                let (_, counts) = optimum(env.instance(0), variant, self.config.capacity);
-                let mut plan: Vec<usize> =
-                    counts.iter().enumerate().flat_map(|(i, &c)| std::iter::repeat_n(i, c as usize)).collect();
-                plan.reverse();
-                // After the plan, an unplaceable item ends the episode as the env requires.
-                self.run(params.seed, &mut |row| match plan.pop() {
-                    Some(item) => item as f32,
-                    None => (0..self.config.items).find(|&i| row[i] < 0.5).unwrap_or(0) as f32,
-                })
-            }
-            _ => {
-                return Err(ProblemError::invalid(
-                    "method",
-                    crate::suggest::unknown(
-                        "baseline",
-                        name,
-                        OrGymKnapsack(self.config.variant).baselines().iter().copied(),
-                    ),
-                ))
-            }
-        };
-        Ok(self.report(name, episode, start, params.seed))
-    }
-
-    fn target_energy(&self, objective: f64) -> f64 {
-        -objective
     }
 
     fn size_summary(&self) -> String {

@@ -74,9 +74,88 @@ fn config_from<C: serde::Serialize + serde::de::DeserializeOwned>(
     })
 }
 
-/// A `method` naming no baseline of `problem`, with the closest one.
-fn unknown_baseline(problem: &dyn crate::problems::Problem, name: &str) -> ProblemError {
-    ProblemError::invalid("method", crate::suggest::unknown("baseline", name, problem.baselines().iter().copied()))
+/// One OR-Gym env's episode as a solve: what the envs differ in. `Episode` makes it an
+/// `Instance`: the shipped (or requested) policy plays the episode, or the fallback baseline when
+/// no policy takes these parameters (said so in `solution.method`); a baseline plays it when the
+/// request names one.
+trait EpisodeSolve: Send + Sync {
+    /// One rolled-out episode, as `report` reads it.
+    type Run;
+    /// The baseline that plays when no policy does.
+    const FALLBACK: &'static str;
+    /// The baselines (besides `policy`) this episode's problem lists.
+    fn baselines(&self) -> &'static [&'static str];
+    /// The policy's episode from `seed` and the policy's name; Err says why no policy plays.
+    fn policy_run(&self, models: &Models<'_>, seed: u64) -> Result<(Self::Run, String), String>;
+    /// A baseline's episode from `seed`; None for a name this episode has no baseline of.
+    fn baseline(&self, name: &str, seed: u64) -> Option<Self::Run>;
+    /// The answer: the episode's decisions, its return and the env's reference.
+    fn report(&self, method: &str, run: Self::Run, start: Instant, seed: u64) -> SolveReport;
+    fn size_summary(&self) -> String;
+
+    /// A named baseline's answer.
+    fn baseline_report(&self, name: &str, seed: u64, start: Instant) -> Result<SolveReport, ProblemError> {
+        match self.baseline(name, seed) {
+            Some(run) => Ok(self.report(name, run, start, seed)),
+            None => Err(ProblemError::invalid(
+                "method",
+                crate::suggest::unknown("baseline", name, self.baselines().iter().copied()),
+            )),
+        }
+    }
+
+    /// The answer when no policy plays (`why`).
+    fn fallback_report(&self, why: &str, seed: u64, start: Instant) -> SolveReport {
+        let run = self.baseline(Self::FALLBACK, seed).expect("the fallback is one of the baselines");
+        self.report(&format!("{} ({why})", Self::FALLBACK), run, start, seed)
+    }
+}
+
+/// An `EpisodeSolve` as an `Instance`.
+struct Episode<E>(E);
+
+impl<E: EpisodeSolve> crate::problems::Instance for Episode<E> {
+    fn solve(&self, params: &crate::search::SearchParams, models: Models<'_>) -> SolveReport {
+        let start = Instant::now();
+        match self.0.policy_run(&models, params.seed) {
+            Ok((run, name)) => self.0.report(&format!("policy {name}"), run, start, params.seed),
+            Err(why) => self.0.fallback_report(&why, params.seed, start),
+        }
+    }
+
+    fn solve_baseline(
+        &self,
+        name: &str,
+        params: &crate::search::SearchParams,
+        models: Models<'_>,
+    ) -> Result<SolveReport, ProblemError> {
+        match name {
+            "policy" => Ok(self.solve(params, models)),
+            _ => self.0.baseline_report(name, params.seed, Instant::now()),
+        }
+    }
+
+    /// The search would maximise the return.
+    fn target_energy(&self, objective: f64) -> f64 {
+        -objective
+    }
+
+    fn size_summary(&self) -> String {
+        self.0.size_summary()
+    }
+}
+
+/// The shipped (or requested) policy's greedy actions on `probe`'s observations, handed to
+/// `play` (which rolls the episode out with them); Err says why there is no policy.
+fn with_policy<R>(
+    models: &Models<'_>,
+    env_id: &str,
+    probe: &dyn VecEnv,
+    play: impl FnOnce(&mut dyn FnMut(&[f32]) -> Vec<f32>) -> R,
+) -> Result<(R, String), String> {
+    let (mut agent, name) = shipped_policy(models, env_id, probe)?;
+    let dim = probe.observation_dim();
+    Ok((play(&mut |row| crate::drl::run::greedy_actions(&mut agent, row, dim)), name))
 }
 
 /// An env parameter out of range as the HTTP error it is (413 for a size limit, else 422).

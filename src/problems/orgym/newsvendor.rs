@@ -4,15 +4,13 @@
 //! on the same demands the optimal policy's return (dynamic programming with the clock) and the
 //! textbook critical fractile's. Baselines: `optimal`, `critical_fractile`, `zero`.
 
-use super::{config_from, shipped_policy, unknown_baseline};
+use super::{config_from, with_policy, EpisodeSolve};
 use crate::drl::env::orgym::newsvendor::{NewsvendorConfig, NewsvendorVecEnv, Period};
 use crate::drl::env::orgym::newsvendor_reference::{
     critical_fractile_order, economics_of, OptimalPlan, MAX_DP_WORK, MAX_GRID,
 };
 use crate::drl::env::VecEnv;
-use crate::drl::run::greedy_actions;
-use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
-use crate::search::SearchParams;
+use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use serde_json::{json, Value};
 use std::time::Instant;
 
@@ -22,21 +20,17 @@ pub static NEWSVENDOR: OrGymNewsvendor = OrGymNewsvendor;
 
 const ID: &str = "Newsvendor-v0";
 
+/// `policy` and the reference policies, each usable as `method`.
+const BASELINES: &[&str] = &["policy", "optimal", "critical_fractile", "zero"];
+
 impl Problem for OrGymNewsvendor {
-    fn name(&self) -> &'static str {
-        ID
-    }
-
-    fn summary(&self) -> &'static str {
-        "OR-Gym multi-period newsvendor with lead time: one episode by the shipped policy, with the optimal policy's return on the same demands"
-    }
-
-    fn formats(&self) -> &'static [&'static str] {
-        &["json"]
-    }
-
-    fn baselines(&self) -> &'static [&'static str] {
-        &["policy", "optimal", "critical_fractile", "zero"]
+    fn info(&self) -> ProblemInfo {
+        ProblemInfo {
+            name: ID,
+            summary: "OR-Gym multi-period newsvendor with lead time: one episode by the shipped policy, with the optimal policy's return on the same demands",
+            formats: &["json"],
+            baselines: BASELINES,
+        }
     }
 
     fn instance_schema(&self) -> Value {
@@ -68,7 +62,7 @@ impl Problem for OrGymNewsvendor {
 
     fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
         let config = config_from(NewsvendorConfig::default(), input, NewsvendorConfig::validate)?;
-        Ok(Box::new(NewsvendorEpisode { config }))
+        Ok(Box::new(super::Episode(NewsvendorEpisode { config })))
     }
 }
 
@@ -122,10 +116,6 @@ impl NewsvendorEpisode {
         Some((run, plan.expected_return))
     }
 
-    fn report(&self, method: &str, run: Run, start: Instant, seed: u64) -> SolveReport {
-        self.report_against(method, run, self.optimal(seed), start, seed)
-    }
-
     /// The answer with the optimal policy's episode on the same seed already at hand.
     fn report_against(
         &self,
@@ -156,66 +146,64 @@ impl NewsvendorEpisode {
     }
 }
 
-impl Instance for NewsvendorEpisode {
-    /// The shipped (or requested) policy's episode; without one that takes these parameters
-    /// (another lead time changes the observation's width), the optimal policy's.
-    fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
-        let start = Instant::now();
+impl EpisodeSolve for NewsvendorEpisode {
+    type Run = Run;
+    const FALLBACK: &'static str = "critical_fractile";
+
+    fn baselines(&self) -> &'static [&'static str] {
+        BASELINES
+    }
+
+    fn policy_run(&self, models: &Models<'_>, seed: u64) -> Result<(Self::Run, String), String> {
         let probe = NewsvendorVecEnv::new(self.config.clone(), 1);
-        let fallback = |why: String| match self.optimal(params.seed) {
-            Some(optimal) => {
-                let run = optimal.0.clone();
-                self.report_against(&format!("optimal ({why})"), run, Some(optimal), start, params.seed)
-            }
-            None => self.report(&format!("critical_fractile ({why})"), self.fractile(params.seed), start, params.seed),
-        };
-        match shipped_policy(&models, ID, &probe) {
-            Ok((mut agent, name)) => {
-                let dim = probe.observation_dim();
-                let run = self.run(params.seed, &mut |row, _| greedy_actions(&mut agent, row, dim)[0]);
-                self.report(&format!("policy {name}"), run, start, params.seed)
-            }
-            Err(why) => fallback(why),
-        }
+        with_policy(models, ID, &probe, |act| self.run(seed, &mut |row, _| act(row)[0]))
     }
 
-    fn solve_baseline(
-        &self,
-        name: &str,
-        params: &SearchParams,
-        models: Models<'_>,
-    ) -> Result<SolveReport, ProblemError> {
-        let start = Instant::now();
-        let run = match name {
-            "policy" => return Ok(self.solve(params, models)),
-            "optimal" => match self.optimal(params.seed) {
-                Some(optimal) => {
-                    let run = optimal.0.clone();
-                    return Ok(self.report_against(name, run, Some(optimal), start, params.seed));
-                }
-                None => {
-                    let message = format!(
-                        "the optimal policy's DP takes mean demands up to about {} and steps x grid^2 up to {:e}; this episode is larger",
-                        MAX_GRID * 7 / 8,
-                        MAX_DP_WORK
-                    );
-                    return Err(ProblemError::invalid("method", message));
-                }
-            },
-            "critical_fractile" => self.fractile(params.seed),
-            "zero" => self.run(params.seed, &mut |_, _| 0.0),
-            _ => {
-                return Err(unknown_baseline(&OrGymNewsvendor, name));
-            }
-        };
-        Ok(self.report(name, run, start, params.seed))
+    fn baseline(&self, name: &str, seed: u64) -> Option<Self::Run> {
+        Some(match name {
+            "critical_fractile" => self.fractile(seed),
+            "zero" => self.run(seed, &mut |_, _| 0.0),
+            "optimal" => self.optimal(seed)?.0,
+            _ => return None,
+        })
     }
 
-    fn target_energy(&self, objective: f64) -> f64 {
-        -objective
+    fn report(&self, method: &str, run: Run, start: Instant, seed: u64) -> SolveReport {
+        self.report_against(method, run, self.optimal(seed), start, seed)
     }
 
     fn size_summary(&self) -> String {
         format!("{} steps, lead time {}", self.config.step_limit, self.config.lead_time)
+    }
+
+    /// The optimal policy's episode with its expected return; beyond the DP's limits, an error.
+    fn baseline_report(&self, name: &str, seed: u64, start: Instant) -> Result<SolveReport, ProblemError> {
+        if name != "optimal" {
+            return match self.baseline(name, seed) {
+                Some(run) => Ok(self.report(name, run, start, seed)),
+                None => Err(ProblemError::invalid("method", format!("unknown baseline '{name}'"))),
+            };
+        }
+        let Some(optimal) = self.optimal(seed) else {
+            let message = format!(
+                "the optimal policy's DP takes mean demands up to about {} and steps x grid^2 up to {:e}; this episode is larger",
+                MAX_GRID * 7 / 8,
+                MAX_DP_WORK
+            );
+            return Err(ProblemError::invalid("method", message));
+        };
+        let run = optimal.0.clone();
+        Ok(self.report_against(name, run, Some(optimal), start, seed))
+    }
+
+    /// The optimal policy's episode when the DP fits, else the critical fractile's.
+    fn fallback_report(&self, why: &str, seed: u64, start: Instant) -> SolveReport {
+        match self.optimal(seed) {
+            Some(optimal) => {
+                let run = optimal.0.clone();
+                self.report_against(&format!("optimal ({why})"), run, Some(optimal), start, seed)
+            }
+            None => self.report(&format!("critical_fractile ({why})"), self.fractile(seed), start, seed),
+        }
     }
 }

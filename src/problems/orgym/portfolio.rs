@@ -5,14 +5,12 @@
 //! bound) and the shrinking-horizon LP's. Baselines: `shrinking_horizon_lp`, `oracle` (its
 //! plan executed), `hold_cash`.
 
-use super::{config_from, shipped_policy, unknown_baseline};
+use super::{config_from, with_policy, EpisodeSolve};
 use crate::drl::env::orgym::portfolio::{Portfolio, PortfolioConfig, PortfolioVecEnv, Trades};
 use crate::drl::env::orgym::portfolio_reference::{as_action, plan, shrinking_horizon_action};
 use crate::drl::env::orgym::OrGymConfig;
 use crate::drl::env::VecEnv;
-use crate::drl::run::greedy_actions;
-use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
-use crate::search::SearchParams;
+use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use serde_json::{json, Value};
 use std::time::Instant;
 
@@ -22,21 +20,17 @@ pub static PORTFOLIO_OPT: OrGymPortfolio = OrGymPortfolio;
 
 const ID: &str = "PortfolioOpt-v0";
 
+/// `policy` and the reference policies, each usable as `method`.
+const BASELINES: &[&str] = &["policy", "shrinking_horizon_lp", "oracle", "hold_cash"];
+
 impl Problem for OrGymPortfolio {
-    fn name(&self) -> &'static str {
-        ID
-    }
-
-    fn summary(&self) -> &'static str {
-        "OR-Gym multi-period asset allocation with transaction costs: one episode by the shipped policy, with the perfect-information oracle's and the shrinking-horizon LP's wealth on the same prices"
-    }
-
-    fn formats(&self) -> &'static [&'static str] {
-        &["json"]
-    }
-
-    fn baselines(&self) -> &'static [&'static str] {
-        &["policy", "shrinking_horizon_lp", "oracle", "hold_cash"]
+    fn info(&self) -> ProblemInfo {
+        ProblemInfo {
+            name: ID,
+            summary: "OR-Gym multi-period asset allocation with transaction costs: one episode by the shipped policy, with the perfect-information oracle's and the shrinking-horizon LP's wealth on the same prices",
+            formats: &["json"],
+            baselines: BASELINES,
+        }
     }
 
     fn instance_schema(&self) -> Value {
@@ -58,7 +52,7 @@ impl Problem for OrGymPortfolio {
 
     fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
         let config = config_from(PortfolioConfig::default(), input, PortfolioConfig::validate)?;
-        Ok(Box::new(PortfolioEpisode { config }))
+        Ok(Box::new(super::Episode(PortfolioEpisode { config })))
     }
 }
 
@@ -125,6 +119,30 @@ impl PortfolioEpisode {
             None => vec![0.0; self.config.assets()],
         })
     }
+}
+
+impl EpisodeSolve for PortfolioEpisode {
+    type Run = Run;
+    const FALLBACK: &'static str = "shrinking_horizon_lp";
+
+    fn baselines(&self) -> &'static [&'static str] {
+        BASELINES
+    }
+
+    fn policy_run(&self, models: &Models<'_>, seed: u64) -> Result<(Self::Run, String), String> {
+        let featured = self.config.policy_observation();
+        let probe = PortfolioVecEnv::new(featured.clone(), 1);
+        with_policy(models, ID, &probe, |act| self.run_observing(&featured, seed, &mut |row, _| act(row)))
+    }
+
+    fn baseline(&self, name: &str, seed: u64) -> Option<Self::Run> {
+        Some(match name {
+            "shrinking_horizon_lp" => self.shrinking_horizon(seed),
+            "oracle" => self.oracle(seed),
+            "hold_cash" => self.run(seed, &mut |_, _| vec![0.0; self.config.assets()]),
+            _ => return None,
+        })
+    }
 
     fn report(&self, method: &str, run: Run, start: Instant, seed: u64) -> SolveReport {
         let wealth = run.wealth();
@@ -144,51 +162,6 @@ impl PortfolioEpisode {
             "reference": {"oracle_wealth": oracle, "shrinking_horizon_lp_wealth": lp},
         });
         super::episode_report(ID, wealth, solution, run.periods.len(), start, seed)
-    }
-}
-
-impl Instance for PortfolioEpisode {
-    /// The shipped (or requested) policy's episode; without one that takes these parameters
-    /// (another number of assets changes the observation's width), the shrinking-horizon LP's.
-    fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
-        let start = Instant::now();
-        let featured = self.config.policy_observation();
-        let probe = PortfolioVecEnv::new(featured.clone(), 1);
-        match shipped_policy(&models, ID, &probe) {
-            Ok((mut agent, name)) => {
-                let dim = probe.observation_dim();
-                let act = &mut |row: &[f32], _: &Portfolio| greedy_actions(&mut agent, row, dim);
-                let run = self.run_observing(&featured, params.seed, act);
-                self.report(&format!("policy {name}"), run, start, params.seed)
-            }
-            Err(why) => {
-                let run = self.shrinking_horizon(params.seed);
-                self.report(&format!("shrinking_horizon_lp ({why})"), run, start, params.seed)
-            }
-        }
-    }
-
-    fn solve_baseline(
-        &self,
-        name: &str,
-        params: &SearchParams,
-        models: Models<'_>,
-    ) -> Result<SolveReport, ProblemError> {
-        let start = Instant::now();
-        let run = match name {
-            "policy" => return Ok(self.solve(params, models)),
-            "shrinking_horizon_lp" => self.shrinking_horizon(params.seed),
-            "oracle" => self.oracle(params.seed),
-            "hold_cash" => self.run(params.seed, &mut |_, _| vec![0.0; self.config.assets()]),
-            _ => {
-                return Err(unknown_baseline(&OrGymPortfolio, name));
-            }
-        };
-        Ok(self.report(name, run, start, params.seed))
-    }
-
-    fn target_energy(&self, objective: f64) -> f64 {
-        -objective
     }
 
     fn size_summary(&self) -> String {

@@ -8,14 +8,12 @@
 //! `reference` (TSP-v0's breadth-first walk to the nearest unvisited node, TSP-v1's nearest
 //! neighbour + 2-opt path).
 
-use super::{config_from, shipped_policy, unknown_baseline};
+use super::{config_from, with_policy, EpisodeSolve};
 use crate::drl::env::orgym::tsp::{TspConfig, TspVecEnv, Walk, IDS};
 use crate::drl::env::orgym::tsp_reference::reference_move;
 use crate::drl::env::orgym::OrGymConfig;
 use crate::drl::env::VecEnv;
-use crate::drl::run::greedy_actions;
-use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
-use crate::search::SearchParams;
+use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use serde_json::{json, Value};
 use std::time::Instant;
 
@@ -24,21 +22,17 @@ pub struct OrGymTsp(pub &'static str);
 /// One row per registered id.
 pub static TSP_ENVS: [OrGymTsp; 2] = [OrGymTsp(IDS[0].0), OrGymTsp(IDS[1].0)];
 
+/// `policy` and the reference policies, each usable as `method`.
+const BASELINES: &[&str] = &["policy", "reference"];
+
 impl Problem for OrGymTsp {
-    fn name(&self) -> &'static str {
-        self.0
-    }
-
-    fn summary(&self) -> &'static str {
-        "OR-Gym graph walk visiting every node (v0: sparse graph, uniform cost; v1: euclidean): one episode by the shipped policy, or the routing reference without one"
-    }
-
-    fn formats(&self) -> &'static [&'static str] {
-        &["json"]
-    }
-
-    fn baselines(&self) -> &'static [&'static str] {
-        &["policy", "reference"]
+    fn info(&self) -> ProblemInfo {
+        ProblemInfo {
+            name: self.0,
+            summary: "OR-Gym graph walk visiting every node (v0: sparse graph, uniform cost; v1: euclidean): one episode by the shipped policy, or the routing reference without one",
+            formats: &["json"],
+            baselines: BASELINES,
+        }
     }
 
     fn instance_schema(&self) -> Value {
@@ -58,7 +52,7 @@ impl Problem for OrGymTsp {
 
     fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
         let config = config_from(TspConfig::by_id(self.0).expect("registered id"), input, TspConfig::validate)?;
-        Ok(Box::new(TspEpisode { id: self.0, config }))
+        Ok(Box::new(super::Episode(TspEpisode { id: self.0, config })))
     }
 }
 
@@ -104,6 +98,28 @@ impl TspEpisode {
         let mut plan = None;
         self.run(&self.config, seed, &mut |_, walk| reference_move(walk, &mut plan))
     }
+}
+
+impl EpisodeSolve for TspEpisode {
+    type Run = Run;
+    const FALLBACK: &'static str = "reference";
+
+    fn baselines(&self) -> &'static [&'static str] {
+        BASELINES
+    }
+
+    fn policy_run(&self, models: &Models<'_>, seed: u64) -> Result<(Self::Run, String), String> {
+        let featured = self.config.policy_observation();
+        let probe = TspVecEnv::new(featured.clone(), 1);
+        with_policy(models, self.id, &probe, |act| self.run(&featured, seed, &mut |row, _| act(row)[0] as usize))
+    }
+
+    fn baseline(&self, name: &str, seed: u64) -> Option<Self::Run> {
+        Some(match name {
+            "reference" => self.reference(seed),
+            _ => return None,
+        })
+    }
 
     fn report(&self, method: &str, run: Run, start: Instant, seed: u64) -> SolveReport {
         let total = run.total();
@@ -116,45 +132,6 @@ impl TspEpisode {
             "reference": {"return": self.reference(seed).total()},
         });
         super::episode_report(self.id, total, solution, run.steps.len(), start, seed)
-    }
-}
-
-impl Instance for TspEpisode {
-    /// The shipped (or requested) policy's walk; without one, the reference's.
-    fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
-        let start = Instant::now();
-        let featured = self.config.policy_observation();
-        let probe = TspVecEnv::new(featured.clone(), 1);
-        match shipped_policy(&models, self.id, &probe) {
-            Ok((mut agent, name)) => {
-                let dim = probe.observation_dim();
-                let act = &mut |row: &[f32], _: &Walk| greedy_actions(&mut agent, row, dim)[0] as usize;
-                let run = self.run(&featured, params.seed, act);
-                self.report(&format!("policy {name}"), run, start, params.seed)
-            }
-            Err(why) => self.report(&format!("reference ({why})"), self.reference(params.seed), start, params.seed),
-        }
-    }
-
-    fn solve_baseline(
-        &self,
-        name: &str,
-        params: &SearchParams,
-        models: Models<'_>,
-    ) -> Result<SolveReport, ProblemError> {
-        let start = Instant::now();
-        let run = match name {
-            "policy" => return Ok(self.solve(params, models)),
-            "reference" => self.reference(params.seed),
-            _ => {
-                return Err(unknown_baseline(&OrGymTsp(self.id), name));
-            }
-        };
-        Ok(self.report(name, run, start, params.seed))
-    }
-
-    fn target_energy(&self, objective: f64) -> f64 {
-        -objective
     }
 
     fn size_summary(&self) -> String {

@@ -4,13 +4,11 @@
 //! dispatcher's return from the same seed (the orders it sees differ once the actions do:
 //! withdrawals are drawn only for open orders). Baselines: `dispatcher`, `wait`.
 
-use super::{config_from, shipped_policy, unknown_baseline};
+use super::{config_from, with_policy, EpisodeSolve};
 use crate::drl::env::orgym::vehicle_routing::{Dispatch, VehicleRoutingConfig, VehicleRoutingVecEnv};
 use crate::drl::env::orgym::vehicle_routing_reference::dispatcher_action;
 use crate::drl::env::VecEnv;
-use crate::drl::run::greedy_actions;
-use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
-use crate::search::SearchParams;
+use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use serde_json::{json, Value};
 use std::time::Instant;
 
@@ -20,21 +18,17 @@ pub static VEHICLE_ROUTING: OrGymVehicleRouting = OrGymVehicleRouting;
 
 const ID: &str = "VehicleRouting-v0";
 
+/// `policy` and the reference policies, each usable as `method`.
+const BASELINES: &[&str] = &["policy", "dispatcher", "wait"];
+
 impl Problem for OrGymVehicleRouting {
-    fn name(&self) -> &'static str {
-        ID
-    }
-
-    fn summary(&self) -> &'static str {
-        "OR-Gym food-delivery vehicle routing: one episode by the shipped policy, with the greedy dispatcher's return from the same seed"
-    }
-
-    fn formats(&self) -> &'static [&'static str] {
-        &["json"]
-    }
-
-    fn baselines(&self) -> &'static [&'static str] {
-        &["policy", "dispatcher", "wait"]
+    fn info(&self) -> ProblemInfo {
+        ProblemInfo {
+            name: ID,
+            summary: "OR-Gym food-delivery vehicle routing: one episode by the shipped policy, with the greedy dispatcher's return from the same seed",
+            formats: &["json"],
+            baselines: BASELINES,
+        }
     }
 
     fn instance_schema(&self) -> Value {
@@ -59,7 +53,7 @@ impl Problem for OrGymVehicleRouting {
 
     fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
         let config = config_from(VehicleRoutingConfig::default(), input, VehicleRoutingConfig::validate)?;
-        Ok(Box::new(RoutingEpisode { config }))
+        Ok(Box::new(super::Episode(RoutingEpisode { config })))
     }
 }
 
@@ -101,6 +95,28 @@ impl RoutingEpisode {
     fn dispatcher(&self, seed: u64) -> Run {
         self.run(seed, &mut |_, episode| dispatcher_action(episode))
     }
+}
+
+impl EpisodeSolve for RoutingEpisode {
+    type Run = Run;
+    const FALLBACK: &'static str = "dispatcher";
+
+    fn baselines(&self) -> &'static [&'static str] {
+        BASELINES
+    }
+
+    fn policy_run(&self, models: &Models<'_>, seed: u64) -> Result<(Self::Run, String), String> {
+        let probe = VehicleRoutingVecEnv::new(self.config.clone(), 1);
+        with_policy(models, ID, &probe, |act| self.run(seed, &mut |row, _| act(row)[0] as usize))
+    }
+
+    fn baseline(&self, name: &str, seed: u64) -> Option<Self::Run> {
+        Some(match name {
+            "dispatcher" => self.dispatcher(seed),
+            "wait" => self.run(seed, &mut |_, _| 0),
+            _ => return None,
+        })
+    }
 
     fn report(&self, method: &str, run: Run, start: Instant, seed: u64) -> SolveReport {
         let total = run.total();
@@ -115,44 +131,6 @@ impl RoutingEpisode {
             "reference": {"method": "dispatcher", "return": self.dispatcher(seed).total()},
         });
         super::episode_report(ID, total, solution, run.steps.len(), start, seed)
-    }
-}
-
-impl Instance for RoutingEpisode {
-    /// The shipped (or requested) policy's episode; without one, the dispatcher's.
-    fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
-        let start = Instant::now();
-        let probe = VehicleRoutingVecEnv::new(self.config.clone(), 1);
-        match shipped_policy(&models, ID, &probe) {
-            Ok((mut agent, name)) => {
-                let dim = probe.observation_dim();
-                let run = self.run(params.seed, &mut |row, _| greedy_actions(&mut agent, row, dim)[0] as usize);
-                self.report(&format!("policy {name}"), run, start, params.seed)
-            }
-            Err(why) => self.report(&format!("dispatcher ({why})"), self.dispatcher(params.seed), start, params.seed),
-        }
-    }
-
-    fn solve_baseline(
-        &self,
-        name: &str,
-        params: &SearchParams,
-        models: Models<'_>,
-    ) -> Result<SolveReport, ProblemError> {
-        let start = Instant::now();
-        let run = match name {
-            "policy" => return Ok(self.solve(params, models)),
-            "dispatcher" => self.dispatcher(params.seed),
-            "wait" => self.run(params.seed, &mut |_, _| 0),
-            _ => {
-                return Err(unknown_baseline(&OrGymVehicleRouting, name));
-            }
-        };
-        Ok(self.report(name, run, start, params.seed))
-    }
-
-    fn target_energy(&self, objective: f64) -> f64 {
-        -objective
     }
 
     fn size_summary(&self) -> String {

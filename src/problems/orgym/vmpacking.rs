@@ -4,13 +4,11 @@
 //! machines, the return, and on the same draws first fit's and best fit's returns. Baselines:
 //! `first_fit`, `best_fit`.
 
-use super::{config_from, shipped_policy, unknown_baseline};
+use super::{config_from, with_policy, EpisodeSolve};
 use crate::drl::env::orgym::vmpacking::{DataCenter, VmPackingConfig, VmPackingVecEnv, IDS};
 use crate::drl::env::orgym::vmpacking_reference::{rule_action, Rule};
 use crate::drl::env::VecEnv;
-use crate::drl::run::greedy_actions;
-use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
-use crate::search::SearchParams;
+use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use serde_json::{json, Value};
 use std::time::Instant;
 
@@ -19,21 +17,17 @@ pub struct OrGymVmPacking(pub &'static str);
 /// One row per registered id.
 pub static VM_PACKING: [OrGymVmPacking; 2] = [OrGymVmPacking(IDS[0].0), OrGymVmPacking(IDS[1].0)];
 
+/// `policy` and the reference policies, each usable as `method`.
+const BASELINES: &[&str] = &["policy", "first_fit", "best_fit"];
+
 impl Problem for OrGymVmPacking {
-    fn name(&self) -> &'static str {
-        self.0
-    }
-
-    fn summary(&self) -> &'static str {
-        "OR-Gym online virtual-machine packing (v1: VMs end): one episode by the shipped policy, with first fit's and best fit's returns on the same VMs"
-    }
-
-    fn formats(&self) -> &'static [&'static str] {
-        &["json"]
-    }
-
-    fn baselines(&self) -> &'static [&'static str] {
-        &["policy", "first_fit", "best_fit"]
+    fn info(&self) -> ProblemInfo {
+        ProblemInfo {
+            name: self.0,
+            summary: "OR-Gym online virtual-machine packing (v1: VMs end): one episode by the shipped policy, with first fit's and best fit's returns on the same VMs",
+            formats: &["json"],
+            baselines: BASELINES,
+        }
     }
 
     fn instance_schema(&self) -> Value {
@@ -53,7 +47,7 @@ impl Problem for OrGymVmPacking {
     fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
         let config =
             config_from(VmPackingConfig::by_id(self.0).expect("registered id"), input, VmPackingConfig::validate)?;
-        Ok(Box::new(VmEpisode { id: self.0, config }))
+        Ok(Box::new(super::Episode(VmEpisode { id: self.0, config })))
     }
 }
 
@@ -98,6 +92,28 @@ impl VmEpisode {
     fn rule(&self, seed: u64, rule: Rule) -> Run {
         self.run(seed, &mut |_, center| rule_action(&self.config, center, rule))
     }
+}
+
+impl EpisodeSolve for VmEpisode {
+    type Run = Run;
+    const FALLBACK: &'static str = "best_fit";
+
+    fn baselines(&self) -> &'static [&'static str] {
+        BASELINES
+    }
+
+    fn policy_run(&self, models: &Models<'_>, seed: u64) -> Result<(Self::Run, String), String> {
+        let probe = VmPackingVecEnv::new(self.config.clone(), 1);
+        with_policy(models, self.id, &probe, |act| self.run(seed, &mut |row, _| act(row)[0] as usize))
+    }
+
+    fn baseline(&self, name: &str, seed: u64) -> Option<Self::Run> {
+        Some(match name {
+            "first_fit" => self.rule(seed, Rule::FirstFit),
+            "best_fit" => self.rule(seed, Rule::BestFit),
+            _ => return None,
+        })
+    }
 
     fn report(&self, method: &str, run: Run, start: Instant, seed: u64) -> SolveReport {
         let total = run.total();
@@ -115,47 +131,6 @@ impl VmEpisode {
             },
         });
         super::episode_report(self.id, total, solution, run.steps.len(), start, seed)
-    }
-}
-
-impl Instance for VmEpisode {
-    /// The shipped (or requested) policy's episode; without one that takes these parameters
-    /// (another machine count changes the observation's width), best fit's.
-    fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport {
-        let start = Instant::now();
-        let probe = VmPackingVecEnv::new(self.config.clone(), 1);
-        match shipped_policy(&models, self.id, &probe) {
-            Ok((mut agent, name)) => {
-                let dim = probe.observation_dim();
-                let run = self.run(params.seed, &mut |row, _| greedy_actions(&mut agent, row, dim)[0] as usize);
-                self.report(&format!("policy {name}"), run, start, params.seed)
-            }
-            Err(why) => {
-                self.report(&format!("best_fit ({why})"), self.rule(params.seed, Rule::BestFit), start, params.seed)
-            }
-        }
-    }
-
-    fn solve_baseline(
-        &self,
-        name: &str,
-        params: &SearchParams,
-        models: Models<'_>,
-    ) -> Result<SolveReport, ProblemError> {
-        let start = Instant::now();
-        let run = match name {
-            "policy" => return Ok(self.solve(params, models)),
-            "first_fit" => self.rule(params.seed, Rule::FirstFit),
-            "best_fit" => self.rule(params.seed, Rule::BestFit),
-            _ => {
-                return Err(unknown_baseline(&OrGymVmPacking(self.id), name));
-            }
-        };
-        Ok(self.report(name, run, start, params.seed))
-    }
-
-    fn target_energy(&self, objective: f64) -> f64 {
-        -objective
     }
 
     fn size_summary(&self) -> String {

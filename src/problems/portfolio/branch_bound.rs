@@ -10,7 +10,7 @@
 
 use super::qp::{add_weights_program, Allocation};
 use super::{Goal, Portfolio};
-use crate::search::program::Program;
+use crate::program::Program;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::time::{Duration, Instant};

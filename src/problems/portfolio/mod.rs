@@ -37,7 +37,7 @@ pub mod greedy;
 pub mod qp;
 pub mod search;
 
-use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use crate::search::{SearchParams, StopReason};
 use ndarray::Array2;
 use qp::Allocation;
@@ -780,20 +780,13 @@ pub fn load(input: ProblemInput<'_>, limits: &Limits) -> Result<Portfolio, Probl
 pub struct PortfolioProblem;
 
 impl Problem for PortfolioProblem {
-    fn name(&self) -> &'static str {
-        "portfolio"
-    }
-
-    fn summary(&self) -> &'static str {
-        "Mean-variance portfolios with a cardinality constraint (Chang et al. 2000): one lambda, a target return, a risk budget or the frontier"
-    }
-
-    fn formats(&self) -> &'static [&'static str] {
-        &["json", "port"]
-    }
-
-    fn baselines(&self) -> &'static [&'static str] {
-        &["unconstrained", "greedy", "ga", "branch-and-bound"]
+    fn info(&self) -> ProblemInfo {
+        ProblemInfo {
+            name: "portfolio",
+            summary: "Mean-variance portfolios with a cardinality constraint (Chang et al. 2000): one lambda, a target return, a risk budget or the frontier",
+            formats: &["json", "port"],
+            baselines: &["unconstrained", "greedy", "ga", "branch-and-bound"],
+        }
     }
 
     fn instance_schema(&self) -> Value {

@@ -1,9 +1,9 @@
 //! The continuous part: the optimal weights of a fixed set of held assets, an exact convex QP
-//! (an SOCP for a risk budget) solved by Clarabel (`search::program`). Every subset the search,
+//! (an SOCP for a risk budget) solved by Clarabel (`program`). Every subset the search,
 //! the greedy baseline and the branch and bound score goes through `solve_held`.
 
 use super::{Goal, Portfolio};
-use crate::search::program::Program;
+use crate::program::Program;
 
 /// Weights on held assets and what they earn.
 #[derive(Debug, Clone, PartialEq)]

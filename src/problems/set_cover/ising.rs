@@ -14,7 +14,6 @@ use crate::problems::binary::{slack_bits, slack_coefficients, PenaltyProblem, Qu
 use crate::problems::ProblemError;
 use crate::search::ising::IsingModel;
 use serde_json::Value;
-use std::time::Duration;
 
 pub struct SlackCover {
     instance: SetCoverInstance,
@@ -68,12 +67,8 @@ impl PenaltyProblem for SlackCover {
         "set_cover"
     }
 
-    fn ising(&self) -> &IsingModel {
-        &self.model
-    }
-
-    fn energy_constant(&self) -> f64 {
-        self.constant
+    fn hamiltonian(&self) -> (&IsingModel, f64) {
+        (&self.model, self.constant)
     }
 
     /// The completed cover, each row's slack set to its surplus coverage (residue 0).
@@ -97,10 +92,6 @@ impl PenaltyProblem for SlackCover {
 
     fn decode(&self, x: &[bool]) -> Value {
         self.instance.solution(&self.sets_of(x))
-    }
-
-    fn run_baseline(&self, _name: &str, _time_limit: Duration, _seed: u64) -> Option<(Vec<bool>, Duration)> {
-        None
     }
 
     fn size_summary(&self) -> String {

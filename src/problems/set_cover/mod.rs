@@ -18,7 +18,7 @@
 
 pub mod ising;
 
-use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use crate::search::moves::{cycle_temperature, minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
 use rand::Rng;
@@ -498,20 +498,13 @@ pub fn parse_json(value: &Value, limits: &Limits) -> Result<SetCoverInstance, Pr
 pub struct SetCover;
 
 impl Problem for SetCover {
-    fn name(&self) -> &'static str {
-        "set_cover"
-    }
-
-    fn summary(&self) -> &'static str {
-        "Weighted set cover: the cheapest sets whose union is the universe"
-    }
-
-    fn formats(&self) -> &'static [&'static str] {
-        &["json", "orlib"]
-    }
-
-    fn baselines(&self) -> &'static [&'static str] {
-        &["greedy", "ising"]
+    fn info(&self) -> ProblemInfo {
+        ProblemInfo {
+            name: "set_cover",
+            summary: "Weighted set cover: the cheapest sets whose union is the universe",
+            formats: &["json", "orlib"],
+            baselines: &["greedy", "ising"],
+        }
     }
 
     fn instance_schema(&self) -> Value {

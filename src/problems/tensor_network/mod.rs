@@ -32,7 +32,7 @@ pub mod policy;
 pub mod slicing;
 pub mod tree;
 
-use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use crate::search::moves::minimize_with;
 use crate::search::{SearchParams, StopReason};
 use serde_json::{json, Value};
@@ -370,20 +370,13 @@ pub fn load(input: ProblemInput<'_>, limits: &Limits) -> Result<Network, Problem
 pub struct TensorNetwork;
 
 impl Problem for TensorNetwork {
-    fn name(&self) -> &'static str {
-        "tensor_network"
-    }
-
-    fn summary(&self) -> &'static str {
-        "Tensor-network contraction order: the pairwise contraction tree with the fewest multiplications (log10)"
-    }
-
-    fn formats(&self) -> &'static [&'static str] {
-        &["json", "adjacency"]
-    }
-
-    fn baselines(&self) -> &'static [&'static str] {
-        &["greedy", "random-greedy", "policy"]
+    fn info(&self) -> ProblemInfo {
+        ProblemInfo {
+            name: "tensor_network",
+            summary: "Tensor-network contraction order: the pairwise contraction tree with the fewest multiplications (log10)",
+            formats: &["json", "adjacency"],
+            baselines: &["greedy", "random-greedy", "policy"],
+        }
     }
 
     /// einsum JSON: a random circuit of `nodes` qubits on a grid and `edges` cycles.

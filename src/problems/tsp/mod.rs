@@ -21,7 +21,7 @@
 pub mod ils;
 pub mod tour;
 
-use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInput, SolveReport};
+use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use crate::search::moves::minimize_with;
 use crate::search::{SearchParams, StopReason};
 use serde_json::{json, Value};
@@ -434,20 +434,13 @@ pub fn load(input: ProblemInput<'_>, limits: &Limits) -> Result<Tsp, ProblemErro
 pub struct TravellingSalesman;
 
 impl Problem for TravellingSalesman {
-    fn name(&self) -> &'static str {
-        "tsp"
-    }
-
-    fn summary(&self) -> &'static str {
-        "Symmetric travelling salesman: the shortest closed tour (TSPLIB EUC_2D, CEIL_2D, ATT, GEO, explicit matrices)"
-    }
-
-    fn formats(&self) -> &'static [&'static str] {
-        &["json", "tsplib"]
-    }
-
-    fn baselines(&self) -> &'static [&'static str] {
-        &["nn-2opt"]
+    fn info(&self) -> ProblemInfo {
+        ProblemInfo {
+            name: "tsp",
+            summary: "Symmetric travelling salesman: the shortest closed tour (TSPLIB EUC_2D, CEIL_2D, ATT, GEO, explicit matrices)",
+            formats: &["json", "tsplib"],
+            baselines: &["nn-2opt"],
+        }
     }
 
     fn instance_schema(&self) -> Value {

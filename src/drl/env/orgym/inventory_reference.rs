@@ -7,12 +7,12 @@
 //! demand at its mean (the given demand when the config fixes it, which makes the LP the
 //! perfect-information oracle), and the first period's orders are placed.
 //!
-//! The LP is solved by Clarabel (`search::program`, already the portfolio's solver): pure Rust,
+//! The LP is solved by Clarabel (`program`, already the portfolio's solver): pure Rust,
 //! no system library, and an interior-point LP of a few hundred variables takes milliseconds.
 
 use super::inventory::{Chain, InventoryConfig};
 use crate::drl::env::VecEnv;
-use crate::search::program::{Program, Row};
+use crate::program::{Program, Row};
 
 /// The base-stock order of each stage: z_i minus the echelon position sum_{j <= i} (on hand +
 /// in transit - last backlog), at least 0, at most the capacity and the supplier's stock.

@@ -1,5 +1,5 @@
 //! The references a PortfolioOpt policy is judged against, both linear programs solved by
-//! Clarabel (`search::program`):
+//! Clarabel (`program`):
 //! - the perfect-information oracle: the final wealth of the best trades knowing every
 //!   period's prices in advance (an upper bound no policy that sees only today's prices can
 //!   reach);
@@ -13,7 +13,7 @@
 
 use super::portfolio::{Portfolio, PortfolioConfig, PortfolioVecEnv};
 use crate::drl::env::VecEnv;
-use crate::search::program::Program;
+use crate::program::Program;
 
 /// The best plan from the episode's current period on `prices` (assets x all periods; the
 /// columns before the current period are ignored): each remaining period's trades (bought
