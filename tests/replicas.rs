@@ -361,6 +361,16 @@ fn a_population_spreads_over_worker_and_evaluator_replicas_and_survives_a_killed
         rounds.sort();
         assert_eq!(rounds, vec![0, 1, 2], "member {member}");
     }
+    // The last evaluation job files the round that ends the population from inside its run, so
+    // its own row turns `succeeded` a moment after the population does.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let ended = loop {
+        let p = population(&api.base);
+        if p["jobs"]["evaluation"]["running"].is_null() || Instant::now() > deadline {
+            break p;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
     assert_eq!(ended["jobs"]["member"]["succeeded"], 12, "{}", ended["jobs"]);
     assert_eq!(ended["jobs"]["evaluation"]["succeeded"], 12, "{}", ended["jobs"]);
     // Evaluations ran only on the evaluator replica, member rounds only on the workers.
