@@ -331,6 +331,71 @@ pub struct SolveReport {
     pub seed: u64,
 }
 
+/// How a solve ran, whatever ran it: every field of a `SolveReport` besides the answer.
+#[derive(Debug, Clone)]
+pub struct SolveRun {
+    pub status: StopReason,
+    pub elapsed: Duration,
+    /// Best-so-far objective each time it improved.
+    pub history: Vec<HistoryPoint>,
+    pub chains: usize,
+    pub rounds: usize,
+    pub device: String,
+    pub seed: u64,
+}
+
+impl SolveRun {
+    /// A move-set search's run on the CPU, its incumbents' energies in the objective.
+    pub fn of_moves<S>(
+        outcome: &crate::search::moves::MovesOutcome<S>,
+        objective: impl Fn(f64) -> f64,
+        seed: u64,
+    ) -> Self {
+        SolveRun {
+            status: outcome.stop,
+            elapsed: outcome.elapsed,
+            history: history_points(&outcome.history, objective),
+            chains: outcome.chains,
+            rounds: outcome.rounds,
+            device: "cpu".into(),
+            seed,
+        }
+    }
+
+    /// A baseline's single run on the CPU that stopped for `status` after `elapsed`, its best
+    /// `objective` found at `found`.
+    pub fn once(status: StopReason, elapsed: Duration, found: Duration, objective: f64, seed: u64) -> Self {
+        SolveRun {
+            status,
+            elapsed,
+            history: vec![HistoryPoint { elapsed_ms: found.as_secs_f64() * 1e3, objective }],
+            chains: 1,
+            rounds: 0,
+            device: "cpu".into(),
+            seed,
+        }
+    }
+}
+
+impl SolveReport {
+    /// The report of `solution`, with its objective and energy, from `run`.
+    pub fn new(problem: &str, objective: f64, energy: f64, solution: serde_json::Value, run: SolveRun) -> Self {
+        SolveReport {
+            problem: problem.into(),
+            objective,
+            energy,
+            solution,
+            status: run.status,
+            elapsed_ms: run.elapsed.as_secs_f64() * 1e3,
+            history: run.history,
+            chains: run.chains,
+            rounds: run.rounds,
+            device: run.device,
+            seed: run.seed,
+        }
+    }
+}
+
 /// The history of a search's incumbents in the problem's objective.
 pub fn history_points(history: &[Incumbent], objective: impl Fn(f64) -> f64) -> Vec<HistoryPoint> {
     history

@@ -19,7 +19,7 @@
 pub mod ising;
 
 use super::graph::{parse_dimacs, parse_json as parse_graph_json, Graph};
-use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
+use super::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport, SolveRun};
 use crate::search::moves::{minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
 use rand::Rng;
@@ -87,32 +87,17 @@ impl ColoringInstance {
         json!({"colors": colors, "num_colors": used, "conflicts": self.conflicts(colors)})
     }
 
-    fn report(
-        &self,
-        colors: &[u32],
-        status: StopReason,
-        elapsed_ms: f64,
-        history: Vec<HistoryPoint>,
-        counts: (usize, usize),
-        seed: u64,
-    ) -> SolveReport {
-        let objective = match self.colors {
+    /// Conflicts with k colours, else the colours used.
+    fn objective(&self, colors: &[u32]) -> f64 {
+        match self.colors {
             Some(_) => self.conflicts(colors) as f64,
             None => colors.iter().copied().collect::<HashSet<u32>>().len() as f64,
-        };
-        SolveReport {
-            problem: "graph_coloring".into(),
-            objective,
-            energy: objective,
-            solution: self.solution(colors),
-            status,
-            elapsed_ms,
-            history,
-            chains: counts.0,
-            rounds: counts.1,
-            device: "cpu".into(),
-            seed,
         }
+    }
+
+    fn report(&self, colors: &[u32], run: SolveRun) -> SolveReport {
+        let objective = self.objective(colors);
+        SolveReport::new("graph_coloring", objective, objective, self.solution(colors), run)
     }
 }
 
@@ -335,9 +320,7 @@ impl Instance for ColoringInstance {
         // Fixed k: a proper colouring ends the search unless the caller set its own target.
         let target_energy = params.target_energy.or(self.colors.map(|_| 0.0));
         let outcome = minimize_with(&TabuCol { instance: self }, &SearchParams { target_energy, ..params.clone() });
-        let history = super::history_points(&outcome.history, |energy| energy);
-        let elapsed_ms = outcome.elapsed.as_secs_f64() * 1e3;
-        self.report(&outcome.solution, outcome.stop, elapsed_ms, history, (outcome.chains, outcome.rounds), params.seed)
+        self.report(&outcome.solution, SolveRun::of_moves(&outcome, |energy| energy, params.seed))
     }
 
     fn solve_baseline(
@@ -364,10 +347,9 @@ impl Instance for ColoringInstance {
                 }
             }
         }
-        let elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
-        let mut report = self.report(&colors, StopReason::Converged, elapsed_ms, Vec::new(), (1, 0), params.seed);
-        report.history = vec![HistoryPoint { elapsed_ms, objective: report.objective }];
-        Ok(report)
+        let elapsed = start.elapsed();
+        let run = SolveRun::once(StopReason::Converged, elapsed, elapsed, self.objective(&colors), params.seed);
+        Ok(self.report(&colors, run))
     }
 
     fn target_energy(&self, objective: f64) -> f64 {

@@ -26,7 +26,7 @@
 pub mod ising;
 
 use super::graph::check_node_count;
-use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
+use super::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport, SolveRun};
 use crate::search::moves::{cycle_temperature, minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
 use rand::seq::SliceRandom;
@@ -196,29 +196,9 @@ impl PartitionGraph {
         solution
     }
 
-    fn report(
-        &self,
-        parts: &[u32],
-        status: StopReason,
-        elapsed: Duration,
-        history: Vec<HistoryPoint>,
-        counts: (usize, usize),
-        seed: u64,
-    ) -> SolveReport {
+    fn report(&self, parts: &[u32], run: SolveRun) -> SolveReport {
         let cut = self.cut(parts);
-        SolveReport {
-            problem: "graph_partitioning".into(),
-            objective: cut,
-            energy: cut,
-            solution: self.solution(parts),
-            status,
-            elapsed_ms: elapsed.as_secs_f64() * 1e3,
-            history,
-            chains: counts.0,
-            rounds: counts.1,
-            device: "cpu".into(),
-            seed,
-        }
+        SolveReport::new("graph_partitioning", cut, cut, self.solution(parts), run)
     }
 }
 
@@ -347,16 +327,8 @@ impl Instance for PartitionGraph {
         let moves =
             Annealing { graph: self, hot: 2.0 * mean, cold: 0.02 * mean, cycle: (2_000 * self.num_nodes) as u64 };
         let outcome = minimize_with(&moves, params);
-        let history = super::history_points(&outcome.history, |energy| energy);
         // The chains' running cut drifts by rounding; the report re-counts it.
-        self.report(
-            &outcome.solution,
-            outcome.stop,
-            outcome.elapsed,
-            history,
-            (outcome.chains, outcome.rounds),
-            params.seed,
-        )
+        self.report(&outcome.solution, SolveRun::of_moves(&outcome, |energy| energy, params.seed))
     }
 
     fn solve_baseline(
@@ -384,8 +356,7 @@ impl Instance for PartitionGraph {
             }
             restart += 1;
         }
-        let history = vec![HistoryPoint { elapsed_ms: at.as_secs_f64() * 1e3, objective: best_cut }];
-        Ok(self.report(&best, StopReason::TimeLimit, start.elapsed(), history, (1, 0), params.seed))
+        Ok(self.report(&best, SolveRun::once(StopReason::TimeLimit, start.elapsed(), at, best_cut, params.seed)))
     }
 
     fn target_energy(&self, objective: f64) -> f64 {

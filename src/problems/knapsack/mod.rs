@@ -18,13 +18,13 @@
 
 pub mod ising;
 
-use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
+use super::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport, SolveRun};
 use crate::search::moves::{cycle_temperature, minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
 use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde_json::{json, Value};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The largest dynamic programme `dp` runs: items times (capacity + 1).
 pub const MAX_DP_CELLS: usize = 200_000_000;
@@ -152,29 +152,9 @@ impl KnapsackInstance {
         json!({"items": items, "weight": used})
     }
 
-    fn report(
-        &self,
-        x: &[bool],
-        status: StopReason,
-        elapsed: Duration,
-        history: Vec<HistoryPoint>,
-        (chains, rounds): (usize, usize),
-        seed: u64,
-    ) -> SolveReport {
+    fn report(&self, x: &[bool], run: SolveRun) -> SolveReport {
         let value = self.value(x);
-        SolveReport {
-            problem: "knapsack".into(),
-            objective: value,
-            energy: -value,
-            solution: self.solution(x),
-            status,
-            elapsed_ms: elapsed.as_secs_f64() * 1e3,
-            history,
-            chains,
-            rounds,
-            device: "cpu".into(),
-            seed,
-        }
+        SolveReport::new("knapsack", value, -value, self.solution(x), run)
     }
 }
 
@@ -300,9 +280,7 @@ impl Instance for KnapsackInstance {
         };
         let hooks = params.hooks.mapped(|energy| -energy);
         let outcome = minimize_with(&moves, &SearchParams { hooks, ..params.clone() });
-        let x = outcome.solution.clone();
-        let history = super::history_points(&outcome.history, |energy| -energy);
-        self.report(&x, outcome.stop, outcome.elapsed, history, (outcome.chains, outcome.rounds), params.seed)
+        self.report(&outcome.solution, SolveRun::of_moves(&outcome, |energy| -energy, params.seed))
     }
 
     fn solve_baseline(
@@ -322,8 +300,7 @@ impl Instance for KnapsackInstance {
             _ => return Err(ProblemError::invalid("method", format!("unknown baseline '{name}'"))),
         };
         let elapsed = start.elapsed();
-        let history = vec![HistoryPoint { elapsed_ms: elapsed.as_secs_f64() * 1e3, objective: self.value(&x) }];
-        Ok(self.report(&x, status, elapsed, history, (1, 0), params.seed))
+        Ok(self.report(&x, SolveRun::once(status, elapsed, elapsed, self.value(&x), params.seed)))
     }
 
     fn target_energy(&self, objective: f64) -> f64 {

@@ -26,7 +26,9 @@ mod differencing;
 pub mod ising;
 pub mod schroeppel_shamir;
 
-use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
+use super::{
+    HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport, SolveRun,
+};
 use crate::search::moves::{cycle_temperature, minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
 use rand::Rng;
@@ -69,30 +71,13 @@ impl PartitionInstance {
         json!({"sides": sides.iter().map(|&s| u8::from(s)).collect::<Vec<_>>(), "difference": difference.to_string()})
     }
 
-    fn report(
-        &self,
-        sides: &[bool],
-        status: StopReason,
-        elapsed: Duration,
-        history: Vec<HistoryPoint>,
-        counts: (usize, usize),
-        seed: u64,
-    ) -> SolveReport {
+    /// The report; a difference at the parity bound is optimal, whatever stopped the run.
+    fn report(&self, sides: &[bool], mut run: SolveRun) -> SolveReport {
         let difference = self.residue(sides).unsigned_abs();
-        let status = if difference <= self.optimal_difference() { StopReason::Optimal } else { status };
-        SolveReport {
-            problem: "number_partitioning".into(),
-            objective: difference as f64,
-            energy: difference as f64,
-            solution: self.solution(sides),
-            status,
-            elapsed_ms: elapsed.as_secs_f64() * 1e3,
-            history,
-            chains: counts.0,
-            rounds: counts.1,
-            device: "cpu".into(),
-            seed,
+        if difference <= self.optimal_difference() {
+            run.status = StopReason::Optimal;
         }
+        SolveReport::new("number_partitioning", difference as f64, difference as f64, self.solution(sides), run)
     }
 }
 
@@ -190,15 +175,7 @@ impl PartitionInstance {
         // An optimal difference ends the search (it cannot be beaten).
         let target_energy = Some(params.target_energy.unwrap_or(0.0).max(self.optimal_difference() as f64));
         let outcome = minimize_with(&moves, &SearchParams { target_energy, ..params.clone() });
-        let history = super::history_points(&outcome.history, |energy| energy);
-        self.report(
-            &outcome.solution,
-            outcome.stop,
-            outcome.elapsed,
-            history,
-            (outcome.chains, outcome.rounds),
-            params.seed,
-        )
+        self.report(&outcome.solution, SolveRun::of_moves(&outcome, |energy| energy, params.seed))
     }
 
     /// The complete Schroeppel-Shamir sweep on every core (`search` up to
@@ -231,8 +208,12 @@ impl PartitionInstance {
             (true, false) => StopReason::Optimal,
             (false, _) => StopReason::TimeLimit,
         };
-        let history = history.into_inner().expect("sweep history");
-        self.report(&sweep.sides, status, start.elapsed(), history, (sweep.workers, 0), params.seed)
+        let run = SolveRun {
+            history: history.into_inner().expect("sweep history"),
+            chains: sweep.workers,
+            ..SolveRun::once(status, start.elapsed(), Duration::ZERO, 0.0, params.seed)
+        };
+        self.report(&sweep.sides, run)
     }
 }
 
@@ -266,10 +247,8 @@ impl Instance for PartitionInstance {
             }
             _ => return Err(ProblemError::invalid("method", format!("unknown baseline '{name}'"))),
         };
-        let elapsed = start.elapsed();
-        let difference = self.residue(&sides).unsigned_abs() as f64;
-        let history = vec![HistoryPoint { elapsed_ms: elapsed.as_secs_f64() * 1e3, objective: difference }];
-        Ok(self.report(&sides, status, elapsed, history, (1, 0), params.seed))
+        let (elapsed, difference) = (start.elapsed(), self.residue(&sides).unsigned_abs() as f64);
+        Ok(self.report(&sides, SolveRun::once(status, elapsed, elapsed, difference, params.seed)))
     }
 
     fn target_energy(&self, objective: f64) -> f64 {

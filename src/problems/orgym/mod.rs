@@ -29,27 +29,16 @@ use crate::drl::agents::Agent;
 use crate::drl::env::orgym::knapsack::ConfigError;
 use crate::drl::env::VecEnv;
 use crate::drl::run::{load_policy_for, DrlPolicy};
-use crate::problems::{HistoryPoint, Models, ProblemError, ProblemInput, SolveReport};
+use crate::problems::{Models, ProblemError, ProblemInput, SolveReport, SolveRun};
 use crate::search::StopReason;
 use serde_json::{Map, Value};
 use std::time::Instant;
 
 /// The answer of one rolled-out episode: its return as the objective, `rounds` its steps.
 fn episode_report(problem: &str, total: f64, solution: Value, rounds: usize, start: Instant, seed: u64) -> SolveReport {
-    let elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
-    SolveReport {
-        problem: problem.into(),
-        objective: total,
-        energy: -total,
-        solution,
-        status: StopReason::Converged,
-        elapsed_ms,
-        history: vec![HistoryPoint { elapsed_ms, objective: total }],
-        chains: 1,
-        rounds,
-        device: "cpu".into(),
-        seed,
-    }
+    let elapsed = start.elapsed();
+    let run = SolveRun { rounds, ..SolveRun::once(StopReason::Converged, elapsed, elapsed, total, seed) };
+    SolveReport::new(problem, total, -total, solution, run)
 }
 
 /// The request's env parameters as a JSON object (a 422 on `instance` otherwise).

@@ -18,7 +18,7 @@
 
 pub mod ising;
 
-use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
+use super::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport, SolveRun};
 use crate::search::moves::{cycle_temperature, minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
 use rand::Rng;
@@ -123,29 +123,9 @@ impl SetCoverInstance {
         json!({"sets": sets, "cost": self.cost(x)})
     }
 
-    fn report(
-        &self,
-        x: &[bool],
-        status: StopReason,
-        elapsed_ms: f64,
-        history: Vec<HistoryPoint>,
-        counts: (usize, usize),
-        seed: u64,
-    ) -> SolveReport {
+    fn report(&self, x: &[bool], run: SolveRun) -> SolveReport {
         let cost = self.cost(x);
-        SolveReport {
-            problem: "set_cover".into(),
-            objective: cost,
-            energy: cost,
-            solution: self.solution(x),
-            status,
-            elapsed_ms,
-            history,
-            chains: counts.0,
-            rounds: counts.1,
-            device: "cpu".into(),
-            seed,
-        }
+        SolveReport::new("set_cover", cost, cost, self.solution(x), run)
     }
 }
 
@@ -309,16 +289,7 @@ impl MoveSet for DestroyRepair<'_> {
 impl Instance for SetCoverInstance {
     fn solve(&self, params: &SearchParams, _: Models<'_>) -> SolveReport {
         let outcome = minimize_with(&self.moves(), params);
-        let x = outcome.solution.clone();
-        let history = super::history_points(&outcome.history, |energy| energy);
-        self.report(
-            &x,
-            outcome.stop,
-            outcome.elapsed.as_secs_f64() * 1e3,
-            history,
-            (outcome.chains, outcome.rounds),
-            params.seed,
-        )
+        self.report(&outcome.solution, SolveRun::of_moves(&outcome, |energy| energy, params.seed))
     }
 
     fn solve_baseline(
@@ -336,9 +307,8 @@ impl Instance for SetCoverInstance {
         }
         let start = Instant::now();
         let x = self.greedy();
-        let elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
-        let history = vec![HistoryPoint { elapsed_ms, objective: self.cost(&x) }];
-        Ok(self.report(&x, StopReason::Converged, elapsed_ms, history, (1, 0), params.seed))
+        let elapsed = start.elapsed();
+        Ok(self.report(&x, SolveRun::once(StopReason::Converged, elapsed, elapsed, self.cost(&x), params.seed)))
     }
 
     fn target_energy(&self, objective: f64) -> f64 {

@@ -32,7 +32,7 @@ pub mod policy;
 pub mod slicing;
 pub mod tree;
 
-use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
+use super::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport, SolveRun};
 use crate::search::moves::minimize_with;
 use crate::search::{SearchParams, StopReason};
 use serde_json::{json, Value};
@@ -107,38 +107,19 @@ impl Network {
         self.tensors.len()
     }
 
-    fn report(
-        &self,
-        tree: &ContractionTree,
-        status: StopReason,
-        elapsed: Duration,
-        history: Vec<HistoryPoint>,
-        (chains, rounds): (usize, usize),
-        seed: u64,
-    ) -> SolveReport {
+    fn report(&self, tree: &ContractionTree, run: SolveRun) -> SolveReport {
         let slicing = self.slicing(tree);
         let objective = slicing.log2_flops() * std::f64::consts::LOG10_2;
         let sliced: Vec<&str> = slicing.indices.iter().map(|&i| self.labels[i as usize].as_str()).collect();
-        SolveReport {
-            problem: "tensor_network".into(),
-            objective,
-            energy: objective,
-            solution: json!({
-                "path": tree.linear_path(),
-                "cost_log10": objective,
-                "largest_intermediate_log2": slicing.per_slice.log2_largest,
-                "tree": tree.nested(),
-                "sliced_indices": sliced,
-                "slices": slicing.log2_slices.exp2(),
-            }),
-            status,
-            elapsed_ms: elapsed.as_secs_f64() * 1e3,
-            history,
-            chains,
-            rounds,
-            device: "cpu".into(),
-            seed,
-        }
+        let solution = json!({
+            "path": tree.linear_path(),
+            "cost_log10": objective,
+            "largest_intermediate_log2": slicing.per_slice.log2_largest,
+            "tree": tree.nested(),
+            "sliced_indices": sliced,
+            "slices": slicing.log2_slices.exp2(),
+        });
+        SolveReport::new("tensor_network", objective, objective, solution, run)
     }
 }
 
@@ -168,9 +149,7 @@ impl Instance for Network {
             moves = moves.with_policy(scorer);
         }
         let outcome = minimize_with(&moves, params);
-        let history = super::history_points(&outcome.history, |energy| energy);
-        let tree = outcome.solution;
-        self.report(&tree, outcome.stop, outcome.elapsed, history, (outcome.chains, outcome.rounds), params.seed)
+        self.report(&outcome.solution, SolveRun::of_moves(&outcome, |energy| energy, params.seed))
     }
 
     fn solve_baseline(
@@ -198,8 +177,11 @@ impl Instance for Network {
         };
         let elapsed = start.elapsed();
         let objective = self.slicing(&tree).log2_flops() * std::f64::consts::LOG10_2;
-        let history = vec![HistoryPoint { elapsed_ms: elapsed.as_secs_f64() * 1e3, objective }];
-        Ok(self.report(&tree, StopReason::Converged, elapsed, history, (1, tries), params.seed))
+        let run = SolveRun {
+            rounds: tries,
+            ..SolveRun::once(StopReason::Converged, elapsed, elapsed, objective, params.seed)
+        };
+        Ok(self.report(&tree, run))
     }
 
     fn target_energy(&self, objective: f64) -> f64 {

@@ -21,7 +21,7 @@
 pub mod ils;
 pub mod tour;
 
-use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
+use super::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport, SolveRun};
 use crate::search::moves::minimize_with;
 use crate::search::{SearchParams, StopReason};
 use serde_json::{json, Value};
@@ -166,32 +166,10 @@ impl Tsp {
         self.distances.len()
     }
 
-    fn report(
-        &self,
-        order: &[u32],
-        status: StopReason,
-        started: Instant,
-        history: Vec<HistoryPoint>,
-        (chains, rounds): (usize, usize),
-        seed: u64,
-    ) -> SolveReport {
+    fn report(&self, order: &[u32], run: SolveRun) -> SolveReport {
         let length = tour::tour_length(order, &self.distances);
         let tour: Vec<i64> = order.iter().map(|&c| self.ids[c as usize]).collect();
-        let elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
-        let history = if history.is_empty() { vec![HistoryPoint { elapsed_ms, objective: length }] } else { history };
-        SolveReport {
-            problem: "tsp".into(),
-            objective: length,
-            energy: length,
-            solution: json!({"tour": tour, "length": length}),
-            status,
-            elapsed_ms,
-            history,
-            chains,
-            rounds,
-            device: "cpu".into(),
-            seed,
-        }
+        SolveReport::new("tsp", length, length, json!({"tour": tour, "length": length}), run)
     }
 }
 
@@ -200,8 +178,9 @@ impl Instance for Tsp {
         let started = Instant::now();
         let moves = ils::IteratedLocalSearch::new(self);
         let outcome = minimize_with(&moves, params);
-        let history = super::history_points(&outcome.history, |e| e);
-        self.report(&outcome.solution, outcome.stop, started, history, (outcome.chains, outcome.rounds), params.seed)
+        // The elapsed time counts the candidate lists built before the chains started.
+        let run = SolveRun { elapsed: started.elapsed(), ..SolveRun::of_moves(&outcome, |e| e, params.seed) };
+        self.report(&outcome.solution, run)
     }
 
     fn solve_baseline(&self, name: &str, params: &SearchParams, _: Models<'_>) -> Result<SolveReport, ProblemError> {
@@ -211,7 +190,12 @@ impl Instance for Tsp {
                 let mut tour = tour::Tour::new(ils::nearest_neighbour(self, 0), &self.distances);
                 tour.mark_all();
                 tour.optimize(&self.distances, &self.neighbours, false);
-                Ok(self.report(&tour.order, StopReason::Converged, started, Vec::new(), (1, 1), params.seed))
+                let (elapsed, length) = (started.elapsed(), tour::tour_length(&tour.order, &self.distances));
+                let run = SolveRun {
+                    rounds: 1,
+                    ..SolveRun::once(StopReason::Converged, elapsed, elapsed, length, params.seed)
+                };
+                Ok(self.report(&tour.order, run))
             }
             _ => Err(ProblemError::invalid("method", format!("unknown baseline '{name}'"))),
         }
