@@ -106,11 +106,18 @@ fn prioritized_replay_trains_dqn_and_checkpoints_reload_to_the_same_policy() {
     check(&outcome, "CartPole-v1", 60.0);
     let metrics = std::fs::read_to_string(dir.join("metrics.jsonl")).unwrap();
     assert_eq!(metrics.lines().count(), outcome.evaluations.len());
-    let (mut learner, env_id) = rlsolver::drl::run::load_checkpoint(&dir, Device::Cpu).unwrap();
+    let (mut learner, env_id) = rlsolver::drl::run::load_checkpoint(&dir, Device::Cpu, &Default::default()).unwrap();
     let last = outcome.evaluations.last().unwrap();
-    let (mean, _) =
-        rlsolver::drl::run::evaluate_learner(&mut learner, &env_id, &Value::Null, 10, last.eval_seed, Device::Cpu)
-            .unwrap();
+    let (mean, _) = rlsolver::drl::run::evaluate_learner(
+        &mut learner,
+        &env_id,
+        &Value::Null,
+        10,
+        last.eval_seed,
+        Device::Cpu,
+        &Default::default(),
+    )
+    .unwrap();
     assert_eq!(mean, last.return_mean, "reloaded policy differs");
 }
 
@@ -210,14 +217,22 @@ fn env_config_travels_with_the_run() {
     // The default TSP-v1 (50 nodes) has 49 moves: a policy this briefly trained scores about
     // -25 there (README: random valid moves -25.6), below what any 12-node tour can cost.
     assert!(last.return_mean < 0.0 && last.return_mean > -11.0 * 2f64.sqrt(), "{}", last.return_mean);
-    let default_env = rlsolver::drl::env::make_configured("TSP-v1", 1, &Value::Null).unwrap();
-    let configured = rlsolver::drl::env::make_configured("TSP-v1", 1, &env_config).unwrap();
+    let default_env = rlsolver::drl::env::make_configured("TSP-v1", 1, &Value::Null, &Default::default()).unwrap();
+    let configured = rlsolver::drl::env::make_configured("TSP-v1", 1, &env_config, &Default::default()).unwrap();
     assert_ne!(default_env.observation_dim(), configured.observation_dim(), "the config changes the observation");
     let saved = rlsolver::drl::run::checkpoint_env_config(&dir).unwrap();
     assert_eq!(saved, env_config);
-    let (mut learner, env_id) = rlsolver::drl::run::load_checkpoint(&dir, Device::Cpu).unwrap();
-    let (mean, _) =
-        rlsolver::drl::run::evaluate_learner(&mut learner, &env_id, &saved, 10, last.eval_seed, Device::Cpu).unwrap();
+    let (mut learner, env_id) = rlsolver::drl::run::load_checkpoint(&dir, Device::Cpu, &Default::default()).unwrap();
+    let (mean, _) = rlsolver::drl::run::evaluate_learner(
+        &mut learner,
+        &env_id,
+        &saved,
+        10,
+        last.eval_seed,
+        Device::Cpu,
+        &Default::default(),
+    )
+    .unwrap();
     assert_eq!(mean, last.return_mean, "reloaded policy differs");
     let bad = TrainConfig { env_config: json!({"nodes": 1}), ..config("ppo_discrete", "TSP-v1", 512, json!({})) };
     let Err(error) = train(&bad) else { panic!("nodes 1 is refused") };

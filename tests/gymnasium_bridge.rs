@@ -11,29 +11,25 @@ use rlsolver::drl::env::{ActionSpace, VecEnv};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::Once;
 use std::time::Duration;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The venv's Python when it imports `modules`, else None with a printed reason (a failure
-/// under CI=true). Sets the bridge's configuration once: a short step timeout for the hang test.
-fn python_with(modules: &str) -> Option<PathBuf> {
-    static CONFIGURE: Once = Once::new();
+/// The bridge settings of these tests when the venv's Python imports `modules` (its Python, two
+/// workers, a short step timeout for the hang test), else None with a printed reason (a failure
+/// under CI=true).
+fn python_with(modules: &str) -> Option<BridgeConfig> {
     let python = root().join(".venv/bin/python");
-    CONFIGURE.call_once(|| {
-        gymnasium::configure(BridgeConfig {
-            python: python.clone(),
+    let ok = Command::new(&python).args(["-c", &format!("import {modules}")]).status().is_ok_and(|s| s.success());
+    if ok {
+        return Some(BridgeConfig {
+            python,
             max_workers: 2,
             step_timeout: Duration::from_secs(3),
             ..BridgeConfig::default()
-        })
-    });
-    let ok = Command::new(&python).args(["-c", &format!("import {modules}")]).status().is_ok_and(|s| s.success());
-    if ok {
-        return Some(python);
+        });
     }
     if std::env::var("CI").is_ok_and(|v| v == "true") {
         panic!("CI=true but {} cannot import {modules} (make simulators)", python.display());
@@ -87,16 +83,16 @@ fn close(a: &[f32], b: &[f64]) -> bool {
 
 /// Steps `id` through the bridge (5 envs over 2 workers) and through gymnasium directly with
 /// the same seeds and actions; every row of every step must agree.
-fn check_against_gymnasium(python: &PathBuf, id: &str, steps: usize, action: impl Fn(usize, usize) -> Vec<f32>) {
+fn check_against_gymnasium(bridge: &BridgeConfig, id: &str, steps: usize, action: impl Fn(usize, usize) -> Vec<f32>) {
     let b = 5;
-    let mut env = GymnasiumVecEnv::new(id, b, &Value::Null).unwrap();
+    let mut env = GymnasiumVecEnv::new(id, b, &Value::Null, bridge).unwrap();
     assert_eq!(env.worker_pids().len(), 2);
     let dim = env.observation_dim();
     let seed = 11;
     let reset = env.reset(seed);
     let actions: Vec<Vec<Vec<f32>>> = (0..steps).map(|t| (0..b).map(|i| action(t, i)).collect()).collect();
     let seeds: Vec<u64> = (0..b).map(|i| gymnasium::env_seed(seed, 0, i)).collect();
-    let reference = python_json(python, REFERENCE, &json!({"id": id, "seeds": seeds, "actions": actions}));
+    let reference = python_json(&bridge.python, REFERENCE, &json!({"id": id, "seeds": seeds, "actions": actions}));
     let rows = |v: &Value| -> Vec<Vec<f64>> { serde_json::from_value(v.clone()).unwrap() };
     for (i, row) in rows(&reference["reset"]).iter().enumerate() {
         assert!(close(&reset[i * dim..(i + 1) * dim], row), "{id}: reset row {i}");
@@ -131,24 +127,24 @@ fn check_against_gymnasium(python: &PathBuf, id: &str, steps: usize, action: imp
 
 #[test]
 fn bridged_envs_step_exactly_as_gymnasium() {
-    let Some(python) = python_with("gymnasium") else { return };
-    check_against_gymnasium(&python, "CartPole-v1", 60, |t, i| vec![((t * 7 + i * 3) % 5 < 2) as u8 as f32]);
-    check_against_gymnasium(&python, "Pendulum-v1", 210, |t, i| vec![((t + i) as f32 * 0.37).sin() * 2.0]);
+    let Some(bridge) = python_with("gymnasium") else { return };
+    check_against_gymnasium(&bridge, "CartPole-v1", 60, |t, i| vec![((t * 7 + i * 3) % 5 < 2) as u8 as f32]);
+    check_against_gymnasium(&bridge, "Pendulum-v1", 210, |t, i| vec![((t + i) as f32 * 0.37).sin() * 2.0]);
 }
 
 #[test]
 fn mujoco_envs_step_exactly_as_gymnasium() {
-    let Some(python) = python_with("mujoco, gymnasium") else { return };
-    check_against_gymnasium(&python, "Hopper-v5", 120, |t, i| {
+    let Some(bridge) = python_with("mujoco, gymnasium") else { return };
+    check_against_gymnasium(&bridge, "Hopper-v5", 120, |t, i| {
         (0..3).map(|k| ((t * 3 + k + i) as f32 * 0.61).sin()).collect()
     });
 }
 
 #[test]
 fn same_seed_same_trajectory_and_structured_spaces_flatten() {
-    let Some(_) = python_with("gymnasium") else { return };
+    let Some(bridge) = python_with("gymnasium") else { return };
     let id = "tests.python.bridge_envs:Structured-v0";
-    let mut env = GymnasiumVecEnv::new(id, 3, &Value::Null).unwrap();
+    let mut env = GymnasiumVecEnv::new(id, 3, &Value::Null, &bridge).unwrap();
     // Dict{last: Tuple(MultiDiscrete[3,4]) -> 3+4 one-hot, phase: Discrete(3) -> 3, position: Box(2)},
     // keys in sorted order as gymnasium flattens a Dict.
     assert_eq!(env.observation_dim(), 7 + 3 + 2);
@@ -170,7 +166,7 @@ fn same_seed_same_trajectory_and_structured_spaces_flatten() {
     assert_eq!(last.final_observations[10], 5.0);
     assert_eq!(last.observations[10], 0.0);
     // The same seed on a fresh batch (other processes) repeats the starts.
-    let mut again = GymnasiumVecEnv::new(id, 3, &Value::Null).unwrap();
+    let mut again = GymnasiumVecEnv::new(id, 3, &Value::Null, &bridge).unwrap();
     assert_eq!(again.reset(5), first);
     let starts: Vec<f32> = (0..3).map(|i| first[i * 12 + 11]).collect();
     let other = again.reset(6);
@@ -179,11 +175,11 @@ fn same_seed_same_trajectory_and_structured_spaces_flatten() {
 
 #[test]
 fn crashed_and_hung_workers_are_restarted_and_their_episodes_truncated() {
-    let Some(_) = python_with("gymnasium") else { return };
+    let Some(bridge) = python_with("gymnasium") else { return };
     for (fault, after) in [("crash", 7), ("hang", 7)] {
         let id = "tests.python.bridge_envs:Faulty-v0";
-        let mut env = GymnasiumVecEnv::new(id, 4, &json!({"fault": fault, "after": after})).unwrap();
-        let before = gymnasium::worker_restarts();
+        let mut env = GymnasiumVecEnv::new(id, 4, &json!({"fault": fault, "after": after}), &bridge).unwrap();
+        let before = bridge.worker_restarts();
         let pids = env.worker_pids();
         let mut obs = env.reset(1);
         let mut cut = 0;
@@ -202,12 +198,13 @@ fn crashed_and_hung_workers_are_restarted_and_their_episodes_truncated() {
             obs = step.observations;
         }
         assert_eq!(cut, 4);
-        assert!(gymnasium::worker_restarts() >= before + 2, "{fault}: restarts counted");
+        assert!(bridge.worker_restarts() >= before + 2, "{fault}: restarts counted");
         let now = env.worker_pids();
         assert!(now.iter().all(|p| !pids.contains(p)), "{fault}: new processes");
     }
-    // The service's /metrics shows the restarts (the counter is the process's).
-    let base = common::start_server(Default::default());
+    // A service run with these settings shows their restarts in /metrics.
+    let jobs = rlsolver::jobs::JobsConfig { bridge, ..Default::default() };
+    let base = common::start_server(rlsolver::api::state::ServerConfig { jobs, ..Default::default() });
     let text = reqwest::blocking::get(format!("{base}/metrics")).unwrap().text().unwrap();
     let line = text.lines().find(|l| l.starts_with("rlsolver_gymnasium_worker_restarts ")).expect("metric");
     let restarts: f64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
@@ -216,7 +213,7 @@ fn crashed_and_hung_workers_are_restarted_and_their_episodes_truncated() {
 
 #[test]
 fn training_runs_through_the_bridge_and_resumes_with_fresh_episodes() {
-    let Some(_) = python_with("gymnasium") else { return };
+    let Some(bridge) = python_with("gymnasium") else { return };
     use rlsolver::drl::run::{train, TrainConfig};
     let dir = std::env::temp_dir().join(format!("rlsolver-bridge-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -226,6 +223,7 @@ fn training_runs_through_the_bridge_and_resumes_with_fresh_episodes() {
     config.eval_episodes = 8;
     config.out_dir = Some(dir.clone());
     config.hooks = common::stop_at(8192);
+    config.bridge = bridge.clone();
     let first = train(&config).unwrap();
     assert_eq!(first.steps, 8192);
     config.hooks = Default::default();
@@ -239,14 +237,15 @@ fn training_runs_through_the_bridge_and_resumes_with_fresh_episodes() {
     // PPO learns CartPole through the bridge: well above a random policy's ~22, in the run's
     // last evaluation and re-scored from the saved checkpoint on other episodes.
     assert!(returns[2] > 60.0, "{returns:?}");
-    let (mean, _) = rlsolver::drl::run::score_checkpoint(&dir, 8, 99).unwrap();
+    let (mean, _) = rlsolver::drl::run::score_checkpoint(&dir, 8, 99, &bridge).unwrap();
     assert!(mean > 60.0, "re-scored return {mean}");
 }
 
 #[test]
 fn bad_gymnasium_envs_are_422s_naming_env() {
-    let Some(_) = python_with("gymnasium") else { return };
-    let base = common::start_server(Default::default());
+    let Some(bridge) = python_with("gymnasium") else { return };
+    let jobs = rlsolver::jobs::JobsConfig { bridge, ..Default::default() };
+    let base = common::start_server(rlsolver::api::state::ServerConfig { jobs, ..Default::default() });
     let client = reqwest::blocking::Client::new();
     let post = |env: &str, algorithm: &str| {
         client

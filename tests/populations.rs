@@ -38,7 +38,7 @@ fn wait_until_ended(c: &Client, base: &str, id: &str, seconds: u64) -> Value {
 /// test's own episode loop over the library's env and policy.
 fn rescore(dir: &Path, episodes: usize, seed: u64) -> f64 {
     use rlsolver::drl::algorithms::Learner;
-    let (learner, env_id) = rlsolver::drl::run::load_checkpoint(dir, tch::Device::Cpu).unwrap();
+    let (learner, env_id) = rlsolver::drl::run::load_checkpoint(dir, tch::Device::Cpu, &Default::default()).unwrap();
     let Learner::Single(mut agent) = learner else { panic!("single-agent") };
     let mut env = rlsolver::drl::env::make(&env_id, episodes).unwrap();
     let dim = env.observation_dim();
@@ -195,7 +195,7 @@ fn a_pbt_population_spends_its_budget_and_its_leaderboard_rescores() {
         .collect();
     let population: rlsolver::jobs::population::PopulationRequest = serde_json::from_value(request("pbt", 3)).unwrap();
     let staging = data.join("fusion-here");
-    let here = rlsolver::jobs::ensemble::fuse(&data, &population, &entries, 4, &staging).unwrap();
+    let here = rlsolver::jobs::ensemble::fuse(&data, &population, &entries, 4, &staging, &Default::default()).unwrap();
     eprintln!("fusion of {:?}: {} against the leader's {}", here.members, here.fused_score, here.leader_score);
     assert!(here.members.len() >= 2, "the leader shares its ancestor with no other member: {board:?}");
     if here.helps() {

@@ -93,10 +93,17 @@ fn a_training_job_streams_its_progress_and_its_artifacts_download_and_load() {
     for name in &artifacts {
         download(&c, &base, &id, name, &dir);
     }
-    let (mut learner, env) = rlsolver::drl::run::load_checkpoint(&dir, tch::Device::Cpu).unwrap();
-    let (mean, _) =
-        rlsolver::drl::run::evaluate_learner(&mut learner, &env, &serde_json::Value::Null, 5, 7, tch::Device::Cpu)
-            .unwrap();
+    let (mut learner, env) = rlsolver::drl::run::load_checkpoint(&dir, tch::Device::Cpu, &Default::default()).unwrap();
+    let (mean, _) = rlsolver::drl::run::evaluate_learner(
+        &mut learner,
+        &env,
+        &serde_json::Value::Null,
+        5,
+        7,
+        tch::Device::Cpu,
+        &Default::default(),
+    )
+    .unwrap();
     assert!(mean > 50.0, "the downloaded policy scores {mean} on CartPole (random: ~22)");
     assert_eq!(c.get(format!("{base}{location}/artifacts/..%2Fconfig.json")).send().unwrap().status(), 404);
     let _ = std::fs::remove_dir_all(&dir);

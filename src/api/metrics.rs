@@ -129,10 +129,10 @@ impl HttpMetrics {
 
     /// The exposition, with the job gauges set from the store's counts of this scrape and the
     /// solves in flight from the solver slots held now.
-    fn render(&self, jobs: &[(String, String, i64)], solves_in_flight: i64) -> String {
+    fn render(&self, jobs: &[(String, String, i64)], solves_in_flight: i64, restarts: u64) -> String {
         self.solves_in_flight.set(solves_in_flight);
         self.log_lines_dropped.set(DROPPED_LOG_LINES.get().map_or(0, |c| c.dropped_lines() as i64));
-        self.gymnasium_restarts.set(crate::drl::env::gymnasium::worker_restarts() as i64);
+        self.gymnasium_restarts.set(restarts as i64);
         // A state no job is in any more must not keep its last count.
         self.jobs.clear();
         for (kind, state, n) in jobs {
@@ -156,7 +156,11 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
     let jobs = state.jobs.store().count_by_state().await.unwrap_or_default();
     let content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
     let held = state.config.max_concurrent_solves.max(1).saturating_sub(state.solve_slots.available_permits());
-    ([(header::CONTENT_TYPE, content_type)], state.metrics.render(&jobs, held as i64)).into_response()
+    (
+        [(header::CONTENT_TYPE, content_type)],
+        state.metrics.render(&jobs, held as i64, state.config.jobs.bridge.worker_restarts()),
+    )
+        .into_response()
 }
 
 /// Middleware: counts every request under its route template (unmatched: `other`).

@@ -66,7 +66,7 @@ pub fn run_bridge(config: &BridgeBenchConfig) -> Result<String> {
         }
         None => None,
     };
-    let bridge = rlsolver::drl::env::gymnasium::config();
+    let bridge = rlsolver::drl::env::gymnasium::BridgeConfig::default();
     let mut out = String::new();
     writeln!(out, "# Gymnasium bridge overhead (`rlsolver bench bridge`)\n")?;
     writeln!(

@@ -65,7 +65,7 @@ pub const THRESHOLD_TASKS: &[ThresholdTask] = &[
 /// Median env steps/s of `env_id` at batch size `b` under uniformly random actions (a
 /// `gymnasium:` id runs through the bridge, its workers started before the clock).
 pub fn env_steps_per_second(env_id: &str, b: usize, repeats: usize, seconds: f64) -> Result<f64> {
-    let mut env = env::make_configured(env_id, b, &serde_json::Value::Null)?;
+    let mut env = env::make_configured(env_id, b, &serde_json::Value::Null, &Default::default())?;
     let mut rng = ChaCha8Rng::seed_from_u64(0);
     // Pre-drawn actions so that the timing holds the env alone.
     let actions: Vec<Vec<f32>> = (0..16)

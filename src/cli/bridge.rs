@@ -20,7 +20,8 @@ pub struct BridgeArgs {
 }
 
 impl BridgeArgs {
-    pub fn apply(&self) -> Result<()> {
+    /// The bridge settings these flags give (each unset one the default).
+    pub fn config(&self) -> Result<rlsolver::drl::env::gymnasium::BridgeConfig> {
         use rlsolver::drl::env::gymnasium;
         anyhow::ensure!(
             self.bridge_step_timeout_s.is_finite() && self.bridge_step_timeout_s > 0.0,
@@ -35,7 +36,6 @@ impl BridgeArgs {
             config.max_workers = workers;
         }
         config.step_timeout = std::time::Duration::from_secs_f64(self.bridge_step_timeout_s);
-        gymnasium::configure(config);
-        Ok(())
+        Ok(config)
     }
 }

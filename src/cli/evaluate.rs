@@ -13,10 +13,13 @@ pub struct EvaluateArgs {
     episodes: usize,
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    #[command(flatten)]
+    bridge: super::bridge::BridgeArgs,
 }
 
 pub fn run(args: EvaluateArgs) -> Result<()> {
-    let (mut learner, env_id) = rlsolver::drl::run::load_checkpoint(&args.checkpoint, tch::Device::Cpu)?;
+    let bridge = args.bridge.config()?;
+    let (mut learner, env_id) = rlsolver::drl::run::load_checkpoint(&args.checkpoint, tch::Device::Cpu, &bridge)?;
     let env_config = rlsolver::drl::run::checkpoint_env_config(&args.checkpoint)?;
     let (mean, std) = rlsolver::drl::run::evaluate_learner(
         &mut learner,
@@ -25,6 +28,7 @@ pub fn run(args: EvaluateArgs) -> Result<()> {
         args.episodes,
         args.seed,
         tch::Device::Cpu,
+        &bridge,
     )?;
     println!(
         "{}",

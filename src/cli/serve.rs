@@ -100,7 +100,6 @@ impl ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
-    args.bridge.apply()?;
     // RLSOLVER_API_KEYS (comma-separated) is read here rather than by clap so it never shows in --help output.
     let api_keys = rlsolver::api::auth::load_keys(
         args.api_keys_file.as_deref(),
@@ -123,6 +122,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
                 .filter(|d| *d >= std::time::Duration::from_millis(300))
                 .context("--job-lease-s: at least 0.3 seconds")?,
             replica: args.replica.clone(),
+            bridge: args.bridge.config()?,
             ..Default::default()
         },
         training_limits: rlsolver::jobs::training::TrainingLimits {

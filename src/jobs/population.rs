@@ -23,6 +23,7 @@
 //! its leaderboard entry, which exists only once its checkpoint has been written and evaluated.
 
 use crate::drl;
+use crate::drl::env::gymnasium::BridgeConfig;
 use crate::drl::hooks::RunHooks;
 use crate::problems::ProblemError;
 use crate::store::{relative_folder, Entry, NewJob, PopulationRecord};
@@ -179,7 +180,12 @@ impl PopulationRequest {
     }
 
     /// Checks every field before any work; the error names the first bad one.
-    pub fn validate(&self, training: &TrainingLimits, limits: &PopulationLimits) -> Result<(), ProblemError> {
+    pub fn validate(
+        &self,
+        training: &TrainingLimits,
+        limits: &PopulationLimits,
+        bridge: &BridgeConfig,
+    ) -> Result<(), ProblemError> {
         if self.size < 2 || self.size > limits.max_size {
             return Err(ProblemError::invalid("size", format!("expected 2..={}", limits.max_size)));
         }
@@ -238,8 +244,8 @@ impl PopulationRequest {
             for (name, range) in &self.explore {
                 hyperparameters.insert(name.clone(), self.typed(name, end.of(range)));
             }
-            self.member_request(Value::Object(hyperparameters)).validate(training).map_err(|error| {
-                match error.field().and_then(|f| f.strip_prefix("hyperparameters.")) {
+            self.member_request(Value::Object(hyperparameters)).validate(training, bridge).map_err(
+                |error| match error.field().and_then(|f| f.strip_prefix("hyperparameters.")) {
                     Some(name) if self.explore.contains_key(name) => {
                         ProblemError::invalid(format!("explore.{name}"), error.to_string())
                     }
@@ -247,12 +253,12 @@ impl PopulationRequest {
                         Some("total_steps") => ProblemError::invalid("interval_steps", error.to_string()),
                         _ => error,
                     },
-                }
-            })?;
+                },
+            )?;
         }
         for name in self.explore.keys() {
             let patch = json!({ name.clone(): self.typed(name, self.explore[name].max) });
-            drl::run::check_retunable(&self.algorithm, &self.env, &Value::Object(fixed.clone()), &patch)
+            drl::run::check_retunable(&self.algorithm, &self.env, &Value::Object(fixed.clone()), &patch, bridge)
                 .map_err(|error| ProblemError::invalid(format!("explore.{name}"), format!("{error:#}")))?;
         }
         Ok(())
@@ -443,7 +449,13 @@ impl MemberRound {
     /// Trains the round (blocking): copies the source checkpoint into the round's own folder
     /// (once: a round taken over after a crash resumes its own checkpoint), then resumes it
     /// with this round's hyperparameters up to `start_step + interval_steps`.
-    pub fn run(&self, data_dir: &Path, population: &PopulationRequest, hooks: RunHooks) -> Result<(Value, bool)> {
+    pub fn run(
+        &self,
+        data_dir: &Path,
+        population: &PopulationRequest,
+        hooks: RunHooks,
+        bridge: &BridgeConfig,
+    ) -> Result<(Value, bool)> {
         let folder = self.folder();
         let dir = data_dir.join(&folder);
         if !drl::run::has_checkpoint(&dir) {
@@ -473,6 +485,7 @@ impl MemberRound {
             out_dir: Some(dir),
             resume,
             hooks,
+            bridge: bridge.clone(),
             ..Default::default()
         };
         let summary = drl::train(&request)?;
@@ -507,10 +520,10 @@ impl EvaluationRound {
     }
 
     /// Scores the checkpoint (blocking): mean and std of the return.
-    pub fn run(&self, data_dir: &Path, population: &PopulationRequest) -> Result<(Value, bool)> {
+    pub fn run(&self, data_dir: &Path, population: &PopulationRequest, bridge: &BridgeConfig) -> Result<(Value, bool)> {
         let dir = data_dir.join(relative_folder(&self.checkpoint)?);
         let episodes = population.eval_episodes();
-        let (mean, std) = drl::run::score_checkpoint(&dir, episodes, self.seed(population))
+        let (mean, std) = drl::run::score_checkpoint(&dir, episodes, self.seed(population), bridge)
             .with_context(|| format!("scoring the checkpoint of member {} round {}", self.member, self.round))?;
         Ok((json!({"score": mean, "score_std": std, "episodes": episodes}), false))
     }
@@ -667,7 +680,7 @@ mod tests {
         let training = TrainingLimits::default();
         let limits = PopulationLimits::default();
         let base = serde_json::to_value(request(Scheme::Pbt)).unwrap();
-        assert!(request(Scheme::Pbt).validate(&training, &limits).is_ok());
+        assert!(request(Scheme::Pbt).validate(&training, &limits, &Default::default()).is_ok());
         for (patch, field) in [
             (json!({"size": 1}), "size"),
             (json!({"size": 33}), "size"),
@@ -691,7 +704,7 @@ mod tests {
                 value[k] = v.clone();
             }
             let r: PopulationRequest = serde_json::from_value(value.clone()).unwrap();
-            let error = r.validate(&training, &limits).expect_err("rejected");
+            let error = r.validate(&training, &limits, &Default::default()).expect_err("rejected");
             assert_eq!(error.field(), Some(field), "{patch}: {error}");
         }
     }

@@ -3,6 +3,7 @@
 
 use super::budget;
 use crate::drl;
+use crate::drl::env::gymnasium::BridgeConfig;
 use crate::drl::env::{self, ActionSpace};
 use crate::drl::hooks::RunHooks;
 use crate::drl::marl;
@@ -161,8 +162,9 @@ impl TrainingRequest {
         self.eval_every.unwrap_or((self.total_steps / 10).max(1))
     }
 
-    /// Checks every field; the error names the first bad one.
-    pub fn validate(&self, limits: &TrainingLimits) -> Result<(), ProblemError> {
+    /// Checks every field; the error names the first bad one. A `gymnasium:` env is made once,
+    /// its Python run as `bridge` says.
+    pub fn validate(&self, limits: &TrainingLimits, bridge: &BridgeConfig) -> Result<(), ProblemError> {
         let algorithm = drl::algorithms::find(&self.algorithm)
             .map_err(|error| ProblemError::invalid("algorithm", format!("{error:#}")))?;
         // Whether the env took `env_config` (OR-Gym envs do; others and multi-agent ones do not).
@@ -176,7 +178,7 @@ impl TrainingRequest {
             // Starts the env in Python once: an unknown id or a missing package is this request's
             // 422, not a failed job.
             let kwargs = self.env_config.clone().unwrap_or_default();
-            let e = env::make_configured(&self.env, 1, &kwargs)
+            let e = env::make_configured(&self.env, 1, &kwargs, bridge)
                 .map_err(|error| ProblemError::invalid("env", format!("{}: {error:#}", self.env)))?;
             configured_env = true;
             Some((e.action_space(), (e.observation_dim(), 1, 0, 0)))
@@ -275,7 +277,13 @@ impl TrainingRequest {
 
     /// Runs the job in `run_dir` (blocking); with `resume` it continues the checkpoint there
     /// exactly. Returns the outcome summary.
-    pub fn run(&self, run_dir: &Path, resume: bool, hooks: RunHooks) -> Result<(serde_json::Value, bool)> {
+    pub fn run(
+        &self,
+        run_dir: &Path,
+        resume: bool,
+        hooks: RunHooks,
+        bridge: &BridgeConfig,
+    ) -> Result<(serde_json::Value, bool)> {
         let request = drl::TrainRequest {
             algorithm: self.algorithm.clone(),
             env: self.env.clone(),
@@ -289,6 +297,7 @@ impl TrainingRequest {
             out_dir: Some(run_dir.to_path_buf()),
             resume,
             hooks,
+            bridge: bridge.clone(),
             ..Default::default()
         };
         let summary = drl::train(&request)?;
@@ -305,7 +314,9 @@ mod tests {
     use super::*;
 
     fn request(value: serde_json::Value) -> Result<(), ProblemError> {
-        serde_json::from_value::<TrainingRequest>(value).unwrap().validate(&TrainingLimits::default())
+        serde_json::from_value::<TrainingRequest>(value)
+            .unwrap()
+            .validate(&TrainingLimits::default(), &Default::default())
     }
 
     #[test]
@@ -388,7 +399,7 @@ mod tests {
                 let request: TrainingRequest = serde_json::from_value(value).unwrap();
                 if env.observation_dim > ORDINARY_OBSERVATION {
                     // Refused before any work, naming the buffer to shrink, or within the budget.
-                    match request.validate(&tight) {
+                    match request.validate(&tight, &Default::default()) {
                         Ok(_) => {}
                         Err(crate::problems::ProblemError::Invalid { field, .. }) => {
                             assert_eq!(field, "hyperparameters.buffer_size", "{} on {}", algorithm.name, env.id)
@@ -398,11 +409,11 @@ mod tests {
                     continue;
                 }
                 assert!(
-                    request.validate(&tight).is_ok(),
+                    request.validate(&tight, &Default::default()).is_ok(),
                     "{} on {}: {:?}",
                     algorithm.name,
                     env.id,
-                    request.validate(&tight)
+                    request.validate(&tight, &Default::default())
                 );
                 checked += 1;
             }

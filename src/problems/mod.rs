@@ -755,8 +755,8 @@ fn drl_policy(
     dir: &std::path::Path,
 ) -> anyhow::Result<crate::models::LoadedPolicy> {
     use anyhow::Context;
-    let (_, env) =
-        crate::drl::run::load_checkpoint(dir, Device::Cpu).context("weights do not match the architecture")?;
+    let (_, env) = crate::drl::run::load_checkpoint(dir, Device::Cpu, &Default::default())
+        .context("weights do not match the architecture")?;
     Ok(Box::new(crate::drl::run::DrlPolicy { env, dir: dir.to_path_buf() }))
 }
 

@@ -105,7 +105,7 @@ pub fn start(config: ApexConfig) -> Result<Arc<Shared>> {
             algorithm.name
         );
     }
-    let probe = env::make_configured(&config.env, 1, &serde_json::Value::Null)?;
+    let probe = env::make_configured(&config.env, 1, &serde_json::Value::Null, &config.bridge)?;
     algorithm.check_takes(&config.env, &probe.action_space())?;
     let (d, a) = (probe.observation_dim(), probe.action_space().width());
     let shared = Arc::new(Shared {
@@ -154,7 +154,7 @@ pub fn start(config: ApexConfig) -> Result<Arc<Shared>> {
 pub fn build(config: &ApexConfig) -> Result<(Box<dyn OffPolicyAgent>, usize)> {
     let algorithm = algorithms::find(&config.algorithm)?;
     let hyperparameters = algorithm.configure(&config.overrides())?;
-    let env = env::make_configured(&config.env, algorithm.num_envs, &serde_json::Value::Null)?;
+    let env = env::make_configured(&config.env, algorithm.num_envs, &serde_json::Value::Null, &config.bridge)?;
     let spec = crate::drl::run::env_spec(&config.env, env.as_ref());
     match (algorithm.build)(&hyperparameters, &spec, tch::Device::Cpu, config.seed)? {
         Learner::Single(Agent::OffPolicy(agent)) => Ok((agent, algorithm.num_envs)),
@@ -215,8 +215,9 @@ fn learn(shared: &Shared, mut agent: Box<dyn OffPolicyAgent>) -> Result<()> {
     }
     let episodes = config.eval_episodes.unwrap_or(20);
     let seed = crate::drl::run::evaluation_seed(config.seed, 0);
+    let null = serde_json::Value::Null;
     let (mean, _) =
-        crate::drl::run::evaluate(&config.env, &serde_json::Value::Null, episodes, seed, tch::Device::Cpu, &mut |o| {
+        crate::drl::run::evaluate(&config.env, &null, episodes, seed, tch::Device::Cpu, &config.bridge, &mut |o| {
             agent.act(o, false)
         })?;
     let mut status = shared.status.lock().expect("status");

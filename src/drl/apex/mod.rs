@@ -37,6 +37,9 @@ pub struct ApexConfig {
     /// Deterministic episodes of the final evaluation (default 20).
     #[serde(default)]
     pub eval_episodes: Option<usize>,
+    /// How a `gymnasium:<id>` env runs its Python: this process's flags, never sent.
+    #[serde(skip)]
+    pub bridge: crate::drl::env::gymnasium::BridgeConfig,
 }
 
 impl ApexConfig {

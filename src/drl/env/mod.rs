@@ -173,10 +173,15 @@ pub const ENV_IDS: &[&str] = &[
 /// Builds `num_envs` copies of an env with its parameters changed by `env_config` (a JSON object
 /// of an OR-Gym env's config fields, e.g. `{"node_features": true}`; null: the id's defaults).
 /// The classic-control envs take none; a `gymnasium:<id>` env takes `gymnasium.make`'s keyword
-/// arguments.
-pub fn make_configured(id: &str, num_envs: usize, env_config: &serde_json::Value) -> anyhow::Result<Box<dyn VecEnv>> {
+/// arguments, and runs its Python as `bridge` says.
+pub fn make_configured(
+    id: &str,
+    num_envs: usize,
+    env_config: &serde_json::Value,
+    bridge: &gymnasium::BridgeConfig,
+) -> anyhow::Result<Box<dyn VecEnv>> {
     if let Some(gym_id) = gymnasium::gymnasium_id(id) {
-        return Ok(Box::new(gymnasium::GymnasiumVecEnv::new(gym_id, num_envs, env_config)?));
+        return Ok(Box::new(gymnasium::GymnasiumVecEnv::new(gym_id, num_envs, env_config, bridge)?));
     }
     if env_config.is_null() {
         return make(id, num_envs)

@@ -12,6 +12,7 @@ mod state;
 
 use super::agents::{Agent, OnPolicyAgent};
 use super::algorithms::{self, EnvSpec, Learner};
+use super::env::gymnasium::BridgeConfig;
 use super::env::{self, VecEnv};
 use super::hooks::RunHooks;
 use super::marl;
@@ -56,6 +57,8 @@ pub struct TrainConfig {
     pub resume: bool,
     /// Progress and evaluation callbacks, and the cancel flag (the job service's).
     pub hooks: RunHooks,
+    /// How a `gymnasium:<id>` env runs its Python.
+    pub bridge: BridgeConfig,
 }
 
 impl TrainConfig {
@@ -93,6 +96,7 @@ impl TrainConfig {
             h_term_lambda: 0.0,
             resume: false,
             hooks: RunHooks::default(),
+            bridge: BridgeConfig::default(),
         }
     }
 }
@@ -143,7 +147,7 @@ pub fn train(config: &TrainConfig) -> Result<TrainOutcome> {
         bail!("{} is multi-agent; train it with marl::run::train", algorithm.name);
     }
     let hyperparameters = algorithm.configure(&config.overrides)?;
-    let mut env = env::make_configured(&config.env_id, algorithm.num_envs, &config.env_config)?;
+    let mut env = env::make_configured(&config.env_id, algorithm.num_envs, &config.env_config, &config.bridge)?;
     algorithm.check_takes(&config.env_id, &env.action_space())?;
     let spec = env_spec(&config.env_id, env.as_ref());
     let Learner::Single(mut agent) = (algorithm.build)(&hyperparameters, &spec, config.device, config.seed)? else {
@@ -205,6 +209,7 @@ pub fn check_retunable(
     env_id: &str,
     overrides: &serde_json::Value,
     patch: &serde_json::Value,
+    bridge: &BridgeConfig,
 ) -> Result<()> {
     let algorithm = algorithms::find(algorithm)?;
     let hyperparameters = algorithm.configure(overrides)?;
@@ -212,7 +217,7 @@ pub fn check_retunable(
         let env = marl::make(env_id, 1).with_context(|| format!("unknown multi-agent env '{env_id}'"))?;
         marl::run::env_spec(env_id, env.as_ref())
     } else {
-        let env = env::make_configured(env_id, 1, &serde_json::Value::Null)?;
+        let env = env::make_configured(env_id, 1, &serde_json::Value::Null, bridge)?;
         env_spec(env_id, env.as_ref())
     };
     match (algorithm.build)(&hyperparameters, &spec, Device::Cpu, 0)? {
@@ -229,22 +234,32 @@ pub fn checkpoint_env_config(dir: &Path) -> Result<serde_json::Value> {
 }
 
 /// Rebuilds the agent or multi-agent learner a `train --out DIR` run (or a promoted model)
-/// saved and loads its weights; returns it with the env id.
-pub fn load_checkpoint(dir: &Path, device: Device) -> Result<(Learner, String)> {
-    load_checkpoint_on(dir, device, None)
+/// saved and loads its weights; returns it with the env id. The networks' shapes come from an
+/// env made as the run's was (`bridge` runs a `gymnasium:` env's Python).
+pub fn load_checkpoint(dir: &Path, device: Device, bridge: &BridgeConfig) -> Result<(Learner, String)> {
+    load_checkpoint_on(dir, device, Shapes::Make(bridge))
+}
+
+/// Where a rebuilt learner's network shapes come from.
+#[derive(Clone, Copy)]
+enum Shapes<'a> {
+    /// An env made from the saved id and parameters.
+    Make(&'a BridgeConfig),
+    /// This env (another instance of the id, perhaps with other parameters).
+    Of(&'a dyn VecEnv),
 }
 
 /// A single-agent policy saved in `dir` rebuilt for `env`, an instance of its env id with other
 /// parameters (a layout-aware policy, such as the per-item knapsack scorer, takes any number of
 /// items with the same weights).
 pub fn load_policy_for(dir: &Path, device: Device, env: &dyn VecEnv) -> Result<Agent> {
-    match load_checkpoint_on(dir, device, Some(env))?.0 {
+    match load_checkpoint_on(dir, device, Shapes::Of(env))?.0 {
         Learner::Single(agent) => Ok(agent),
         Learner::Multi(_) => bail!("{} holds a multi-agent learner", dir.display()),
     }
 }
 
-fn load_checkpoint_on(dir: &Path, device: Device, on: Option<&dyn VecEnv>) -> Result<(Learner, String)> {
+fn load_checkpoint_on(dir: &Path, device: Device, on: Shapes<'_>) -> Result<(Learner, String)> {
     let ensemble = dir.join(super::ensemble::ENSEMBLE_FILE);
     if !ensemble.exists() {
         return load_prefixed(dir, "", device, on);
@@ -269,7 +284,7 @@ fn load_checkpoint_on(dir: &Path, device: Device, on: Option<&dyn VecEnv>) -> Re
 
 /// `load_checkpoint_on` for the files named `{prefix}config.json`, `{prefix}<store>.safetensors`
 /// and `{prefix}observation_norm.json` (an ensemble member's; "" for a plain checkpoint).
-fn load_prefixed(dir: &Path, prefix: &str, device: Device, on: Option<&dyn VecEnv>) -> Result<(Learner, String)> {
+fn load_prefixed(dir: &Path, prefix: &str, device: Device, on: Shapes<'_>) -> Result<(Learner, String)> {
     let file = |name: &str| dir.join(format!("{prefix}{name}"));
     let saved: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(file("config.json")).context("config.json")?)?;
@@ -281,11 +296,14 @@ fn load_prefixed(dir: &Path, prefix: &str, device: Device, on: Option<&dyn VecEn
         let env =
             marl::make(&env_id, 1).with_context(|| format!("unknown multi-agent env '{env_id}' in config.json"))?;
         marl::run::env_spec(&env_id, env.as_ref())
-    } else if let Some(env) = on {
-        env_spec(&env_id, env)
     } else {
-        let env = env::make_configured(&env_id, 1, &saved["env_config"]).context("config.json")?;
-        env_spec(&env_id, env.as_ref())
+        match on {
+            Shapes::Of(env) => env_spec(&env_id, env),
+            Shapes::Make(bridge) => {
+                let env = env::make_configured(&env_id, 1, &saved["env_config"], bridge).context("config.json")?;
+                env_spec(&env_id, env.as_ref())
+            }
+        }
     };
     let mut learner = (algorithm.build)(&hyperparameters, &spec, device, saved["seed"].as_u64().unwrap_or(0))?;
     let stores = match &mut learner {
@@ -330,9 +348,9 @@ pub fn is_policy_file(name: &str) -> bool {
 
 /// Mean and std of the (team) return of `episodes` deterministic episodes of the policy saved in
 /// `dir` (a checkpoint or a promoted model, ensembles included), on the CPU.
-pub fn score_checkpoint(dir: &Path, episodes: usize, seed: u64) -> Result<(f64, f64)> {
-    let (mut learner, env_id) = load_checkpoint(dir, Device::Cpu)?;
-    evaluate_learner(&mut learner, &env_id, &serde_json::Value::Null, episodes, seed, Device::Cpu)
+pub fn score_checkpoint(dir: &Path, episodes: usize, seed: u64, bridge: &BridgeConfig) -> Result<(f64, f64)> {
+    let (mut learner, env_id) = load_checkpoint(dir, Device::Cpu, bridge)?;
+    evaluate_learner(&mut learner, &env_id, &serde_json::Value::Null, episodes, seed, Device::Cpu, bridge)
 }
 
 /// Mean and std of the (team) return of `episodes` deterministic episodes of a loaded agent.
@@ -343,9 +361,10 @@ pub fn evaluate_learner(
     episodes: usize,
     seed: u64,
     device: Device,
+    bridge: &BridgeConfig,
 ) -> Result<(f64, f64)> {
     match learner {
-        Learner::Single(agent) => evaluate_agent(agent, env_id, env_config, episodes, seed, device),
+        Learner::Single(agent) => evaluate_agent(agent, env_id, env_config, episodes, seed, device, bridge),
         Learner::Multi(learner) => marl::run::evaluate_learner(learner.as_mut(), env_id, episodes, seed),
     }
 }
@@ -375,10 +394,11 @@ pub fn evaluate_agent(
     episodes: usize,
     seed: u64,
     device: Device,
+    bridge: &BridgeConfig,
 ) -> Result<(f64, f64)> {
     match agent {
-        Agent::OffPolicy(a) => evaluate(env_id, env_config, episodes, seed, device, &mut |o| a.act(o, false)),
-        Agent::OnPolicy(a) => evaluate_on_policy(a.as_mut(), env_id, env_config, episodes, seed, device),
+        Agent::OffPolicy(a) => evaluate(env_id, env_config, episodes, seed, device, bridge, &mut |o| a.act(o, false)),
+        Agent::OnPolicy(a) => evaluate_on_policy(a.as_mut(), env_id, env_config, episodes, seed, device, bridge),
     }
 }
 
@@ -397,9 +417,10 @@ pub fn evaluate(
     episodes: usize,
     seed: u64,
     device: Device,
+    bridge: &BridgeConfig,
     act: &mut dyn FnMut(&Tensor) -> Tensor,
 ) -> Result<(f64, f64)> {
-    let mut env = env::make_configured(env_id, episodes, env_config)?;
+    let mut env = env::make_configured(env_id, episodes, env_config, bridge)?;
     let dim = env.observation_dim();
     let returns =
         env::first_episode_returns(env.as_mut(), seed, &mut |_, obs| to_vec(&act(&obs_tensor(obs, dim, device))));
@@ -415,9 +436,10 @@ pub(crate) fn evaluate_on_policy(
     episodes: usize,
     seed: u64,
     device: Device,
+    bridge: &BridgeConfig,
 ) -> Result<(f64, f64)> {
     let norm = agent.observation_normalizer().cloned();
-    evaluate(env_id, env_config, episodes, seed, device, &mut |o| {
+    evaluate(env_id, env_config, episodes, seed, device, bridge, &mut |o| {
         let input = norm.as_ref().map_or_else(|| o.shallow_clone(), |n| n.normalize_tensor(o));
         agent.act(&input, false).0
     })

@@ -88,7 +88,9 @@ struct Iteration<'a> {
 impl crate::drl::monitor::Iteration for Iteration<'_> {
     fn evaluate(&mut self, episodes: usize, seed: u64) -> Result<(f64, f64)> {
         let (config, agent) = (self.config, &mut *self.agent);
-        evaluate(&config.env_id, &config.env_config, episodes, seed, config.device, &mut |o| agent.act(o, false))
+        evaluate(&config.env_id, &config.env_config, episodes, seed, config.device, &config.bridge, &mut |o| {
+            agent.act(o, false)
+        })
     }
 
     fn checkpoint(&mut self, dir: &Path, reached_target_at: Option<usize>) -> Result<()> {

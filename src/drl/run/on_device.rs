@@ -92,7 +92,7 @@ pub fn train_on_device(config: &TrainConfig, num_envs: usize) -> Result<TrainOut
     }
     let overrides = device_overrides(&(algorithm.defaults)(), &config.overrides, num_envs);
     let hyperparameters = algorithm.configure(&overrides)?;
-    let probe = env::make_configured(&config.env_id, 1, &Value::Null)?;
+    let probe = env::make_configured(&config.env_id, 1, &Value::Null, &config.bridge)?;
     algorithm.check_takes(&config.env_id, &probe.action_space())?;
     let spec = env_spec(&config.env_id, probe.as_ref());
     let Learner::Single(Agent::OnPolicy(mut agent)) =
@@ -185,7 +185,15 @@ struct DeviceIteration<'a> {
 impl crate::drl::monitor::Iteration for DeviceIteration<'_> {
     fn evaluate(&mut self, episodes: usize, seed: u64) -> Result<(f64, f64)> {
         let config = self.config;
-        evaluate_on_policy(&mut *self.agent, &config.env_id, &config.env_config, episodes, seed, config.device)
+        evaluate_on_policy(
+            &mut *self.agent,
+            &config.env_id,
+            &config.env_config,
+            episodes,
+            seed,
+            config.device,
+            &config.bridge,
+        )
     }
 
     fn checkpoint(&mut self, _dir: &Path, _reached_target_at: Option<usize>) -> Result<()> {

@@ -110,6 +110,7 @@ impl crate::drl::monitor::Iteration for Iteration<'_> {
             episodes,
             seed,
             self.config.device,
+            &self.config.bridge,
         )
     }
 

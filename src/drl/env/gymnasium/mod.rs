@@ -23,7 +23,7 @@ use serde_json::json;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::RwLock;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use worker::Worker;
 
@@ -33,7 +33,8 @@ pub const PREFIX: &str = "gymnasium:";
 const RESTART_ATTEMPTS: usize = 3;
 
 /// How the bridge runs Python (`serve`/`train` flags `--python`, `--bridge-workers`,
-/// `--bridge-step-timeout-s`).
+/// `--bridge-step-timeout-s`). It travels with each training request and each env made
+/// (`env::make_configured`); clones share one restart counter.
 #[derive(Debug, Clone)]
 pub struct BridgeConfig {
     /// The interpreter with gymnasium and the simulators (`make simulators` fills the project's
@@ -47,6 +48,9 @@ pub struct BridgeConfig {
     pub step_timeout: Duration,
     /// Time for a worker to import gymnasium and make its envs.
     pub start_timeout: Duration,
+    /// Workers restarted after a crash or a timeout by the envs made with this config (and its
+    /// clones): what `/metrics` reports as `rlsolver_gymnasium_worker_restarts`.
+    pub restarts: Arc<AtomicU64>,
 }
 
 impl Default for BridgeConfig {
@@ -65,25 +69,16 @@ impl Default for BridgeConfig {
             max_envs: 1024,
             step_timeout: Duration::from_secs(30),
             start_timeout: Duration::from_secs(120),
+            restarts: Arc::default(),
         }
     }
 }
 
-static CONFIG: RwLock<Option<BridgeConfig>> = RwLock::new(None);
-static RESTARTS: AtomicU64 = AtomicU64::new(0);
-
-/// Sets the process's bridge configuration (before the first bridged env).
-pub fn configure(config: BridgeConfig) {
-    *CONFIG.write().expect("bridge config") = Some(config);
-}
-
-pub fn config() -> BridgeConfig {
-    CONFIG.read().expect("bridge config").clone().unwrap_or_default()
-}
-
-/// Workers restarted after a crash or a timeout since the process started.
-pub fn worker_restarts() -> u64 {
-    RESTARTS.load(Ordering::Relaxed)
+impl BridgeConfig {
+    /// Workers restarted after a crash or a timeout (see `restarts`).
+    pub fn worker_restarts(&self) -> u64 {
+        self.restarts.load(Ordering::Relaxed)
+    }
 }
 
 /// The gymnasium id of a bridged env id, if it is one.
@@ -145,9 +140,9 @@ pub struct GymnasiumVecEnv {
 
 impl GymnasiumVecEnv {
     /// `num_envs` copies of gymnasium's `id` made with `kwargs` (a JSON object or null), over
-    /// at most the configured number of workers.
-    pub fn new(id: &str, num_envs: usize, kwargs: &serde_json::Value) -> Result<Self> {
-        let config = config();
+    /// at most `config`'s number of workers.
+    pub fn new(id: &str, num_envs: usize, kwargs: &serde_json::Value, config: &BridgeConfig) -> Result<Self> {
+        let config = config.clone();
         if num_envs == 0 || num_envs > config.max_envs {
             bail!("{num_envs} envs: a bridged batch takes 1..={}", config.max_envs);
         }
@@ -199,7 +194,7 @@ impl GymnasiumVecEnv {
 
     /// Replaces worker `w` after `fault` and returns its envs' fresh observations.
     fn restart(&mut self, w: usize, fault: &worker::Fault) -> Vec<f32> {
-        RESTARTS.fetch_add(1, Ordering::Relaxed);
+        self.config.restarts.fetch_add(1, Ordering::Relaxed);
         tracing::warn!(env = %self.id, worker = w, %fault, "gymnasium worker restarted; its episodes end truncated");
         let init = json!({"id": self.id, "kwargs": self.kwargs, "num_envs": self.slices[w].len()});
         let mut last_error = String::new();
