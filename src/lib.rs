@@ -13,3 +13,4 @@ pub mod search;
 pub mod seed;
 pub mod store;
 pub mod suggest;
+pub mod supervised;

@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Mutex;
-use tch::nn::{Module, OptimizerConfig};
+use tch::nn::Module;
 use tch::{nn, Device, Kind, Tensor};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -297,31 +297,47 @@ impl IsingPolicy {
         hooks: &crate::hooks::RunHooks,
     ) -> Result<(Self, Vec<(usize, f64)>)> {
         let policy = crate::seed::seeded(training.seed, || IsingPolicy::new(config, device));
-        let mut optimizer = nn::Adam::default().build(&policy.store, training.learning_rate)?;
-        let mut rng = ChaCha8Rng::seed_from_u64(training.seed);
-        let (low, high) = ((training.min_nodes.max(4) as f64).ln(), (training.max_nodes.max(4) as f64).ln());
-        let (mut curve, mut window) = (Vec::new(), Vec::new());
-        let every = (training.steps / 10).max(1);
-        for step in 0..training.steps {
-            let n = rng.gen_range(low..=high).exp().round() as usize;
-            let model = training_model(&mut rng, n);
-            let graph = GraphTensors::new(&model, device);
-            let x0 = policy.starts(model.num_spins(), training.chains.max(1), rng.gen());
-            let loss = graph.normalized_energy(&policy.forward(&graph, &x0)).mean(Kind::Float);
-            optimizer.zero_grad();
-            loss.backward();
-            optimizer.clip_grad_norm(1.0);
-            optimizer.step();
-            window.push(loss.double_value(&[]));
-            hooks.progress(step + 1);
-            if (step + 1) % every == 0 {
-                let mean = window.iter().sum::<f64>() / window.len() as f64;
-                curve.push((step + 1, mean));
-                hooks.figure(step + 1, format!("normalized energy {mean:.4}"));
-                window.clear();
-            }
-        }
+        let run = crate::supervised::LoopConfig {
+            steps: training.steps,
+            learning_rate: training.learning_rate,
+            seed: training.seed,
+        };
+        let curve = crate::supervised::train(&mut EnergyTrainer { policy: &policy, training, device }, run, hooks)?;
         Ok((policy, curve))
+    }
+}
+
+/// The Ising policy's step: the mean normalized energy of its answers on a fresh graph of the
+/// training distribution, sizes log-uniform in [min_nodes, max_nodes].
+struct EnergyTrainer<'a> {
+    policy: &'a IsingPolicy,
+    training: &'a IsingPolicyTraining,
+    device: Device,
+}
+
+impl crate::supervised::PolicyTrainer for EnergyTrainer<'_> {
+    fn store(&self) -> &nn::VarStore {
+        &self.policy.store
+    }
+
+    fn step(&mut self, _step: usize, rng: &mut ChaCha8Rng) -> (Tensor, f64) {
+        let t = self.training;
+        let (low, high) = ((t.min_nodes.max(4) as f64).ln(), (t.max_nodes.max(4) as f64).ln());
+        let n = rng.gen_range(low..=high).exp().round() as usize;
+        let model = training_model(rng, n);
+        let graph = GraphTensors::new(&model, self.device);
+        let x0 = self.policy.starts(model.num_spins(), t.chains.max(1), rng.gen());
+        let loss = graph.normalized_energy(&self.policy.forward(&graph, &x0)).mean(Kind::Float);
+        let value = loss.double_value(&[]);
+        (loss, value)
+    }
+
+    fn describe(&self, energy: f64) -> String {
+        format!("normalized energy {energy:.4}")
+    }
+
+    fn max_grad_norm(&self) -> Option<f64> {
+        Some(1.0)
     }
 }
 

@@ -17,12 +17,11 @@ use super::recovery::Matrix;
 use crate::models::{LoadedPolicy, Manifest, WEIGHTS_FILE};
 use crate::problems::random::standard_normal;
 use anyhow::{Context, Result};
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::Mutex;
-use tch::nn::OptimizerConfig;
 use tch::{nn, Device, Kind, Tensor};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -163,7 +162,8 @@ impl ListaPolicy {
         .mean(Kind::Float)
     }
 
-    /// Trains a fresh policy; returns it with (step, training NMSE in dB) every 10% of the steps.
+    /// Trains a fresh policy on the NMSE of fresh Gaussian batches; returns it with the training
+    /// curve (`supervised::train`: the mean NMSE in dB over each tenth).
     pub fn train(
         config: ListaConfig,
         training: &ListaTraining,
@@ -171,25 +171,38 @@ impl ListaPolicy {
         hooks: &crate::hooks::RunHooks,
     ) -> Result<(ListaPolicy, Vec<(usize, f64)>)> {
         let policy = ListaPolicy::new(config, device);
-        let mut optimizer = nn::Adam::default().build(&policy.store, training.learning_rate)?;
-        let mut rng = ChaCha8Rng::seed_from_u64(training.seed);
-        let mut curve = Vec::new();
-        for step in 0..training.steps {
-            let (a, y, x) =
-                gaussian_batch(&mut rng, training.batch, &policy.config, training.min_sparsity, training.max_sparsity);
-            let (a, y, x) = (a.to_device(device), y.to_device(device), x.to_device(device));
-            let loss = policy.nmse(&a, &y, &x);
-            optimizer.zero_grad();
-            loss.backward();
-            optimizer.step();
-            hooks.progress(step + 1);
-            if (step + 1) % (training.steps / 10).max(1) == 0 {
-                let nmse_db = 10.0 * loss.double_value(&[]).log10();
-                curve.push((step + 1, nmse_db));
-                hooks.figure(step + 1, format!("NMSE {nmse_db:.2} dB"));
-            }
-        }
+        let run = crate::supervised::LoopConfig {
+            steps: training.steps,
+            learning_rate: training.learning_rate,
+            seed: training.seed,
+        };
+        let curve = crate::supervised::train(&mut NmseTrainer { policy: &policy, training, device }, run, hooks)?;
         Ok((policy, curve))
+    }
+}
+
+/// LISTA's step: the NMSE of a fresh batch of Gaussian instances.
+struct NmseTrainer<'a> {
+    policy: &'a ListaPolicy,
+    training: &'a ListaTraining,
+    device: Device,
+}
+
+impl crate::supervised::PolicyTrainer for NmseTrainer<'_> {
+    fn store(&self) -> &nn::VarStore {
+        &self.policy.store
+    }
+
+    fn step(&mut self, _step: usize, rng: &mut ChaCha8Rng) -> (Tensor, f64) {
+        let t = self.training;
+        let (a, y, x) = gaussian_batch(rng, t.batch, &self.policy.config, t.min_sparsity, t.max_sparsity);
+        let loss = self.policy.nmse(&a.to_device(self.device), &y.to_device(self.device), &x.to_device(self.device));
+        let nmse_db = 10.0 * loss.double_value(&[]).log10();
+        (loss, nmse_db)
+    }
+
+    fn describe(&self, nmse_db: f64) -> String {
+        format!("NMSE {nmse_db:.2} dB")
     }
 }
 
@@ -260,6 +273,7 @@ impl ListaPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::SeedableRng;
 
     #[test]
     fn a_short_training_run_beats_its_ista_start_and_the_estimate_is_scale_invariant() {

@@ -19,12 +19,11 @@ use crate::drl::net::mlp;
 use crate::models::{LoadedPolicy, Manifest, WEIGHTS_FILE};
 use crate::problems::random::standard_normal;
 use anyhow::{Context, Result};
-use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::Mutex;
-use tch::nn::{Module, OptimizerConfig};
+use tch::nn::Module;
 use tch::{nn, Device, Kind, Tensor};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -138,7 +137,8 @@ impl MimoPolicy {
         tch::no_grad(|| batch_rates(h, &self.beamformers(h), self.config.noise).mean(Kind::Double).double_value(&[]))
     }
 
-    /// Trains a fresh policy; returns it with (step, mean training rate) every 10% of the steps.
+    /// Trains a fresh policy to maximise the mean sum rate of fresh channel batches; returns it
+    /// with the training curve (`supervised::train`: the mean rate over each tenth).
     pub fn train(
         config: PolicyConfig,
         training: &TrainingConfig,
@@ -146,23 +146,37 @@ impl MimoPolicy {
         hooks: &crate::hooks::RunHooks,
     ) -> Result<(MimoPolicy, Vec<(usize, f64)>)> {
         let policy = crate::seed::seeded(training.seed, || MimoPolicy::new(config, device));
-        let mut optimizer = nn::Adam::default().build(&policy.store, training.learning_rate)?;
-        let mut rng = ChaCha8Rng::seed_from_u64(training.seed);
-        let mut curve = Vec::new();
-        for step in 0..training.steps {
-            let h = rayleigh_channels(&mut rng, training.batch, policy.config.users, policy.config.antennas);
-            let rate = batch_rates(&h, &policy.beamformers(&h), policy.config.noise).mean(Kind::Double);
-            optimizer.zero_grad();
-            (-&rate).backward();
-            optimizer.step();
-            hooks.progress(step + 1);
-            if (step + 1) % (training.steps / 10).max(1) == 0 {
-                let rate = rate.double_value(&[]);
-                curve.push((step + 1, rate));
-                hooks.figure(step + 1, format!("sum rate {rate:.4}"));
-            }
-        }
+        let run = crate::supervised::LoopConfig {
+            steps: training.steps,
+            learning_rate: training.learning_rate,
+            seed: training.seed,
+        };
+        let curve = crate::supervised::train(&mut RateTrainer { policy: &policy, batch: training.batch }, run, hooks)?;
         Ok((policy, curve))
+    }
+}
+
+/// The beamformer's step: minus the mean sum rate on a fresh batch of channels.
+struct RateTrainer<'a> {
+    policy: &'a MimoPolicy,
+    batch: usize,
+}
+
+impl crate::supervised::PolicyTrainer for RateTrainer<'_> {
+    fn store(&self) -> &nn::VarStore {
+        &self.policy.store
+    }
+
+    fn step(&mut self, _step: usize, rng: &mut ChaCha8Rng) -> (Tensor, f64) {
+        let c = &self.policy.config;
+        let h = rayleigh_channels(rng, self.batch, c.users, c.antennas);
+        let rate = batch_rates(&h, &self.policy.beamformers(&h), c.noise).mean(Kind::Double);
+        let value = rate.double_value(&[]);
+        (-rate, value)
+    }
+
+    fn describe(&self, rate: f64) -> String {
+        format!("sum rate {rate:.4}")
     }
 }
 
@@ -251,6 +265,7 @@ impl MimoPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::SeedableRng;
     use crate::problems::mimo::beamforming::sum_rate;
 
     #[test]

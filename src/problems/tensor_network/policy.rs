@@ -37,7 +37,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
-use tch::nn::{self, Module, OptimizerConfig};
+use tch::nn::{self, Module};
 use tch::{Device, Kind, Tensor};
 
 /// Features per candidate pair.
@@ -355,63 +355,84 @@ impl PairPolicy {
     }
 
     /// REINFORCE with the shared baseline (module doc); returns the policy and the training
-    /// curve: per step, the mean log10 cost of the sampled rollouts minus greedy's.
+    /// curve (`supervised::train`): the mean log10 cost of the sampled rollouts minus greedy's
+    /// over each tenth of the steps.
     pub fn train(
         config: PolicyConfig,
         training: &PolicyTraining,
         device: Device,
         hooks: &crate::hooks::RunHooks,
-    ) -> Result<(PairPolicy, Vec<f64>)> {
+    ) -> Result<(PairPolicy, Vec<(usize, f64)>)> {
         // The hidden layers' initial weights come from torch's generator.
         let policy = crate::seed::seeded(training.seed, || PairPolicy::new(config, device));
-        let mut optimizer = nn::Adam::default().build(&policy.store, training.learning_rate)?;
-        let mut rng = ChaCha8Rng::seed_from_u64(training.seed);
-        let mut curve = Vec::with_capacity(training.steps);
-        for step in 0..training.steps {
-            let networks: Vec<Network> = (0..training.instances).map(|_| draw_network(&mut rng, training)).collect();
-            let greedy: Vec<f64> =
-                networks.par_iter().map(|n| super::greedy::greedy(n).cost(n).log10_flops()).collect();
-            let scorer = policy.scorer();
-            let jobs: Vec<(usize, usize)> =
-                (0..networks.len()).flat_map(|i| (0..training.rollouts).map(move |k| (i, k))).collect();
-            let episodes: Vec<(f64, Episode)> = jobs
-                .par_iter()
-                .map(|&(i, k)| {
-                    let mut chain = crate::search::chain_rng(training.seed, step, i * training.rollouts + k);
-                    let (tree, episode) = rollout(&networks[i], &scorer, Choice::Sample(&mut chain), true);
-                    (tree.cost(&networks[i]).log10_flops(), episode.expect("recorded"))
-                })
-                .collect();
-            let k = training.rollouts;
-            let mut advantages: Vec<f64> = episodes
-                .iter()
-                .enumerate()
-                .map(|(j, (cost, _))| {
-                    let group = &episodes[(j / k) * k..(j / k + 1) * k];
-                    group.iter().map(|(c, _)| c).sum::<f64>() / k as f64 - cost
-                })
-                .collect();
-            let spread = (advantages.iter().map(|a| a * a).sum::<f64>() / advantages.len() as f64).sqrt();
-            advantages.iter_mut().for_each(|a| *a /= spread.max(1e-6));
-            let mean_gap =
-                episodes.iter().enumerate().map(|(j, (c, _))| c - greedy[j / k]).sum::<f64>() / episodes.len() as f64;
-            curve.push(mean_gap);
-            hooks.progress(curve.len());
-            hooks.figure(curve.len(), format!("log10 gap to greedy {mean_gap:.4}"));
-            let mut loss = Tensor::zeros([], (Kind::Float, device));
-            for ((_, episode), advantage) in episodes.iter().zip(&advantages) {
-                if episode.chosen.is_empty() || *advantage == 0.0 {
-                    continue;
-                }
-                loss -= policy.log_likelihood(episode, device) * *advantage;
-            }
-            let loss = loss / episodes.len() as f64;
-            optimizer.zero_grad();
-            loss.backward();
-            optimizer.clip_grad_norm(1.0);
-            optimizer.step();
-        }
+        let run = crate::supervised::LoopConfig {
+            steps: training.steps,
+            learning_rate: training.learning_rate,
+            seed: training.seed,
+        };
+        let curve = crate::supervised::train(&mut Reinforce { policy: &policy, training, device }, run, hooks)?;
         Ok((policy, curve))
+    }
+}
+
+/// REINFORCE's step (module doc): rollouts sampled on fresh networks, their advantages over the
+/// group's mean cost, the loss minus the advantage-weighted log-likelihood; the figure is the
+/// rollouts' mean log10 cost gap to greedy.
+struct Reinforce<'a> {
+    policy: &'a PairPolicy,
+    training: &'a PolicyTraining,
+    device: Device,
+}
+
+impl crate::supervised::PolicyTrainer for Reinforce<'_> {
+    fn store(&self) -> &nn::VarStore {
+        &self.policy.store
+    }
+
+    fn describe(&self, gap: f64) -> String {
+        format!("log10 gap to greedy {gap:.4}")
+    }
+
+    fn max_grad_norm(&self) -> Option<f64> {
+        Some(1.0)
+    }
+
+    fn step(&mut self, step: usize, rng: &mut ChaCha8Rng) -> (Tensor, f64) {
+        let (policy, training, device) = (self.policy, self.training, self.device);
+        let networks: Vec<Network> = (0..training.instances).map(|_| draw_network(rng, training)).collect();
+        let greedy: Vec<f64> = networks.par_iter().map(|n| super::greedy::greedy(n).cost(n).log10_flops()).collect();
+        let scorer = policy.scorer();
+        let jobs: Vec<(usize, usize)> =
+            (0..networks.len()).flat_map(|i| (0..training.rollouts).map(move |k| (i, k))).collect();
+        let episodes: Vec<(f64, Episode)> = jobs
+            .par_iter()
+            .map(|&(i, k)| {
+                let mut chain = crate::search::chain_rng(training.seed, step, i * training.rollouts + k);
+                let (tree, episode) = rollout(&networks[i], &scorer, Choice::Sample(&mut chain), true);
+                (tree.cost(&networks[i]).log10_flops(), episode.expect("recorded"))
+            })
+            .collect();
+        let k = training.rollouts;
+        let mut advantages: Vec<f64> = episodes
+            .iter()
+            .enumerate()
+            .map(|(j, (cost, _))| {
+                let group = &episodes[(j / k) * k..(j / k + 1) * k];
+                group.iter().map(|(c, _)| c).sum::<f64>() / k as f64 - cost
+            })
+            .collect();
+        let spread = (advantages.iter().map(|a| a * a).sum::<f64>() / advantages.len() as f64).sqrt();
+        advantages.iter_mut().for_each(|a| *a /= spread.max(1e-6));
+        let mean_gap =
+            episodes.iter().enumerate().map(|(j, (c, _))| c - greedy[j / k]).sum::<f64>() / episodes.len() as f64;
+        let mut loss = Tensor::zeros([], (Kind::Float, device));
+        for ((_, episode), advantage) in episodes.iter().zip(&advantages) {
+            if episode.chosen.is_empty() || *advantage == 0.0 {
+                continue;
+            }
+            loss -= policy.log_likelihood(episode, device) * *advantage;
+        }
+        (loss / episodes.len() as f64, mean_gap)
     }
 }
 
@@ -515,7 +536,7 @@ mod tests {
         };
         let (policy, curve) =
             PairPolicy::train(PolicyConfig::default(), &training, Device::Cpu, &Default::default()).unwrap();
-        assert_eq!(curve.len(), 25);
+        assert_eq!(curve.len(), 10, "a point per tenth of the steps");
         // The same seed gives the same weights.
         let short = PolicyTraining { steps: 3, ..training.clone() };
         let weights = |p: &PairPolicy| Vec::<f32>::try_from(p.store.variables()["l1.weight"].flatten(0, -1)).unwrap();
