@@ -396,6 +396,40 @@ impl SolveReport {
     }
 }
 
+/// A baseline of instance type `I`: its `method` name and how it runs.
+pub struct Baseline<I> {
+    pub name: &'static str,
+    pub run: fn(&I, &SearchParams, Models<'_>) -> Result<SolveReport, ProblemError>,
+}
+
+/// Runs the baseline `name` of `table` on `instance`; a name the table lacks is a `method`
+/// error naming the closest one.
+pub fn run_baseline<I>(
+    table: &[Baseline<I>],
+    instance: &I,
+    name: &str,
+    params: &SearchParams,
+    models: Models<'_>,
+) -> Result<SolveReport, ProblemError> {
+    match table.iter().find(|b| b.name == name) {
+        Some(baseline) => (baseline.run)(instance, params, models),
+        None => Err(ProblemError::invalid(
+            "method",
+            crate::suggest::unknown("baseline", name, table.iter().map(|b| b.name)),
+        )),
+    }
+}
+
+/// The `ising` baseline of a problem with a penalty encoding: the encoding searched as an Ising
+/// model and every incumbent repaired (`binary::Repaired`).
+pub fn penalty_baseline<P: binary::PenaltyProblem>(
+    encoding: Result<P, ProblemError>,
+    params: &SearchParams,
+    models: Models<'_>,
+) -> Result<SolveReport, ProblemError> {
+    Ok(binary::Repaired(Arc::new(encoding?)).solve(params, models))
+}
+
 /// The history of a search's incumbents in the problem's objective.
 pub fn history_points(history: &[Incumbent], objective: impl Fn(f64) -> f64) -> Vec<HistoryPoint> {
     history

@@ -19,6 +19,7 @@
 pub mod ising;
 
 use super::graph::{parse_dimacs, parse_json as parse_graph_json, Graph};
+use super::{penalty_baseline, Baseline};
 use super::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport, SolveRun};
 use crate::search::moves::{minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
@@ -315,6 +316,33 @@ impl MoveSet for TabuCol<'_> {
     }
 }
 
+impl ColoringInstance {
+    const BASELINES: &'static [Baseline<Self>] = &[
+        Baseline { name: "dsatur", run: |c, params, _| Ok(c.dsatur_baseline(params)) },
+        Baseline {
+            name: "ising",
+            run: |c, params, models| penalty_baseline(ising::OneHotColoring::new(c), params, models),
+        },
+    ];
+
+    /// DSATUR; with k colours, nodes past colour k - 1 take their least-conflict colour.
+    fn dsatur_baseline(&self, params: &SearchParams) -> SolveReport {
+        let start = Instant::now();
+        let mut colors = self.dsatur();
+        if let Some(k) = self.colors {
+            for v in 0..colors.len() {
+                if colors[v] as usize >= k {
+                    let conflicts = |c: u32| self.adjacency[v].iter().filter(|&&u| colors[u as usize] == c).count();
+                    colors[v] = (0..k as u32).min_by_key(|&c| conflicts(c)).expect("k >= 1");
+                }
+            }
+        }
+        let elapsed = start.elapsed();
+        let run = SolveRun::once(StopReason::Converged, elapsed, elapsed, self.objective(&colors), params.seed);
+        self.report(&colors, run)
+    }
+}
+
 impl Instance for ColoringInstance {
     fn solve(&self, params: &SearchParams, _: Models<'_>) -> SolveReport {
         // Fixed k: a proper colouring ends the search unless the caller set its own target.
@@ -329,27 +357,7 @@ impl Instance for ColoringInstance {
         params: &SearchParams,
         models: Models<'_>,
     ) -> Result<SolveReport, ProblemError> {
-        if name == "ising" {
-            let encoding = std::sync::Arc::new(ising::OneHotColoring::new(self)?);
-            return Ok(super::binary::Repaired(encoding).solve(params, models));
-        }
-        if name != "dsatur" {
-            return Err(ProblemError::invalid("method", format!("unknown baseline '{name}'")));
-        }
-        let start = Instant::now();
-        let mut colors = self.dsatur();
-        if let Some(k) = self.colors {
-            // DSATUR with k colours at most: nodes past colour k - 1 take their least-conflict colour.
-            for v in 0..colors.len() {
-                if colors[v] as usize >= k {
-                    let conflicts = |c: u32| self.adjacency[v].iter().filter(|&&u| colors[u as usize] == c).count();
-                    colors[v] = (0..k as u32).min_by_key(|&c| conflicts(c)).expect("k >= 1");
-                }
-            }
-        }
-        let elapsed = start.elapsed();
-        let run = SolveRun::once(StopReason::Converged, elapsed, elapsed, self.objective(&colors), params.seed);
-        Ok(self.report(&colors, run))
+        super::run_baseline(Self::BASELINES, self, name, params, models)
     }
 
     fn target_energy(&self, objective: f64) -> f64 {

@@ -26,6 +26,7 @@
 pub mod ising;
 
 use super::graph::check_node_count;
+use super::{penalty_baseline, Baseline};
 use super::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport, SolveRun};
 use crate::search::moves::{cycle_temperature, minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
@@ -317,6 +318,30 @@ impl MoveSet for Annealing<'_> {
     }
 }
 
+impl PartitionGraph {
+    const BASELINES: &'static [Baseline<Self>] = &[
+        Baseline { name: "bfs", run: |g, params, _| Ok(g.bfs_baseline(params)) },
+        Baseline { name: "ising", run: |g, params, models| penalty_baseline(ising::Bisection::new(g), params, models) },
+    ];
+
+    /// Breadth-first growth from random seeds, restarted until the time limit; the best cut.
+    fn bfs_baseline(&self, params: &SearchParams) -> SolveReport {
+        let start = Instant::now();
+        let deadline = start + Duration::from_secs_f64(params.time_limit_s);
+        let (mut best, mut best_cut, mut at) = (self.bfs(params.seed), f64::INFINITY, Duration::ZERO);
+        let mut restart = 0u64;
+        while restart == 0 || Instant::now() < deadline {
+            let parts = self.bfs(params.seed.wrapping_add(restart));
+            let cut = self.cut(&parts);
+            if cut < best_cut {
+                (best, best_cut, at) = (parts, cut, start.elapsed());
+            }
+            restart += 1;
+        }
+        self.report(&best, SolveRun::once(StopReason::TimeLimit, start.elapsed(), at, best_cut, params.seed))
+    }
+}
+
 impl Instance for PartitionGraph {
     fn solve(&self, params: &SearchParams, _: Models<'_>) -> SolveReport {
         let mean = if self.edges.is_empty() {
@@ -337,26 +362,7 @@ impl Instance for PartitionGraph {
         params: &SearchParams,
         models: Models<'_>,
     ) -> Result<SolveReport, ProblemError> {
-        if name == "ising" {
-            let bisection = std::sync::Arc::new(ising::Bisection::new(self)?);
-            return Ok(super::binary::Repaired(bisection).solve(params, models));
-        }
-        if name != "bfs" {
-            return Err(ProblemError::invalid("method", format!("unknown baseline '{name}'")));
-        }
-        let start = Instant::now();
-        let deadline = start + Duration::from_secs_f64(params.time_limit_s);
-        let (mut best, mut best_cut, mut at) = (self.bfs(params.seed), f64::INFINITY, Duration::ZERO);
-        let mut restart = 0u64;
-        while restart == 0 || Instant::now() < deadline {
-            let parts = self.bfs(params.seed.wrapping_add(restart));
-            let cut = self.cut(&parts);
-            if cut < best_cut {
-                (best, best_cut, at) = (parts, cut, start.elapsed());
-            }
-            restart += 1;
-        }
-        Ok(self.report(&best, SolveRun::once(StopReason::TimeLimit, start.elapsed(), at, best_cut, params.seed)))
+        super::run_baseline(Self::BASELINES, self, name, params, models)
     }
 
     fn target_energy(&self, objective: f64) -> f64 {

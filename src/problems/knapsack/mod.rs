@@ -18,6 +18,7 @@
 
 pub mod ising;
 
+use super::{penalty_baseline, Baseline};
 use super::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport, SolveRun};
 use crate::search::moves::{cycle_temperature, minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
@@ -268,6 +269,34 @@ impl MoveSet for PackMoves<'_> {
     }
 }
 
+impl KnapsackInstance {
+    const BASELINES: &'static [Baseline<Self>] = &[
+        Baseline {
+            name: "dp",
+            run: |k, params, _| {
+                k.once(params, || Ok((k.dp().map_err(|r| ProblemError::invalid("method", r))?, StopReason::Optimal)))
+            },
+        },
+        Baseline { name: "greedy", run: |k, params, _| k.once(params, || Ok((k.greedy(), StopReason::Converged))) },
+        Baseline {
+            name: "ising",
+            run: |k, params, models| penalty_baseline(ising::SlackKnapsack::new(k), params, models),
+        },
+    ];
+
+    /// A baseline that runs once: its selection and why it stopped, timed.
+    fn once(
+        &self,
+        params: &SearchParams,
+        run: impl FnOnce() -> Result<(Vec<bool>, StopReason), ProblemError>,
+    ) -> Result<SolveReport, ProblemError> {
+        let start = Instant::now();
+        let (x, status) = run()?;
+        let elapsed = start.elapsed();
+        Ok(self.report(&x, SolveRun::once(status, elapsed, elapsed, self.value(&x), params.seed)))
+    }
+}
+
 impl Instance for KnapsackInstance {
     fn solve(&self, params: &SearchParams, _: Models<'_>) -> SolveReport {
         let mean_value = self.values.iter().sum::<f64>() / self.num_items() as f64;
@@ -289,18 +318,7 @@ impl Instance for KnapsackInstance {
         params: &SearchParams,
         models: Models<'_>,
     ) -> Result<SolveReport, ProblemError> {
-        if name == "ising" {
-            let encoding = std::sync::Arc::new(ising::SlackKnapsack::new(self)?);
-            return Ok(super::binary::Repaired(encoding).solve(params, models));
-        }
-        let start = Instant::now();
-        let (x, status) = match name {
-            "dp" => (self.dp().map_err(|reason| ProblemError::invalid("method", reason))?, StopReason::Optimal),
-            "greedy" => (self.greedy(), StopReason::Converged),
-            _ => return Err(ProblemError::invalid("method", format!("unknown baseline '{name}'"))),
-        };
-        let elapsed = start.elapsed();
-        Ok(self.report(&x, SolveRun::once(status, elapsed, elapsed, self.value(&x), params.seed)))
+        super::run_baseline(Self::BASELINES, self, name, params, models)
     }
 
     fn target_energy(&self, objective: f64) -> f64 {

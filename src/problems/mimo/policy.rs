@@ -265,8 +265,8 @@ impl MimoPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::SeedableRng;
     use crate::problems::mimo::beamforming::sum_rate;
+    use rand::SeedableRng;
 
     #[test]
     fn outputs_meet_the_power_budget_and_batch_rates_match_the_single_channel_formula() {

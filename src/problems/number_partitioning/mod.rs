@@ -24,6 +24,8 @@
 
 mod differencing;
 pub mod ising;
+
+use super::{penalty_baseline, Baseline};
 pub mod schroeppel_shamir;
 
 use super::{
@@ -217,6 +219,38 @@ impl PartitionInstance {
     }
 }
 
+impl PartitionInstance {
+    const BASELINES: &'static [Baseline<Self>] = &[
+        Baseline { name: "anneal", run: |p, params, _| Ok(p.anneal(params)) },
+        Baseline {
+            name: "kk",
+            run: |p, params, _| Ok(p.once(params, |_| (p.karmarkar_karp(), StopReason::Converged))),
+        },
+        Baseline {
+            name: "ckk",
+            run: |p, params, _| {
+                Ok(p.once(params, |deadline| {
+                    let (sides, finished) = p.complete_karmarkar_karp(deadline);
+                    (sides, if finished { StopReason::Optimal } else { StopReason::TimeLimit })
+                }))
+            },
+        },
+        Baseline {
+            name: "ising",
+            run: |p, params, models| penalty_baseline(ising::SquaredResidue::new(p), params, models),
+        },
+    ];
+
+    /// A baseline that runs once (to the time limit's deadline at most): its sides and why it
+    /// stopped, timed.
+    fn once(&self, params: &SearchParams, run: impl FnOnce(Instant) -> (Vec<bool>, StopReason)) -> SolveReport {
+        let start = Instant::now();
+        let (sides, status) = run(start + Duration::from_secs_f64(params.time_limit_s));
+        let (elapsed, difference) = (start.elapsed(), self.residue(&sides).unsigned_abs() as f64);
+        self.report(&sides, SolveRun::once(status, elapsed, elapsed, difference, params.seed))
+    }
+}
+
 impl Instance for PartitionInstance {
     fn solve(&self, params: &SearchParams, _: Models<'_>) -> SolveReport {
         if self.numbers.len() <= schroeppel_shamir::MAX_NUMBERS {
@@ -232,23 +266,7 @@ impl Instance for PartitionInstance {
         params: &SearchParams,
         models: Models<'_>,
     ) -> Result<SolveReport, ProblemError> {
-        let start = Instant::now();
-        let (sides, status) = match name {
-            "anneal" => return Ok(self.anneal(params)),
-            "ising" => {
-                let encoding = std::sync::Arc::new(ising::SquaredResidue::new(self)?);
-                return Ok(super::binary::Repaired(encoding).solve(params, models));
-            }
-            "kk" => (self.karmarkar_karp(), StopReason::Converged),
-            "ckk" => {
-                let (sides, finished) =
-                    self.complete_karmarkar_karp(start + Duration::from_secs_f64(params.time_limit_s));
-                (sides, if finished { StopReason::Optimal } else { StopReason::TimeLimit })
-            }
-            _ => return Err(ProblemError::invalid("method", format!("unknown baseline '{name}'"))),
-        };
-        let (elapsed, difference) = (start.elapsed(), self.residue(&sides).unsigned_abs() as f64);
-        Ok(self.report(&sides, SolveRun::once(status, elapsed, elapsed, difference, params.seed)))
+        super::run_baseline(Self::BASELINES, self, name, params, models)
     }
 
     fn target_energy(&self, objective: f64) -> f64 {

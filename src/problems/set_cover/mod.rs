@@ -18,6 +18,7 @@
 
 pub mod ising;
 
+use super::{penalty_baseline, Baseline};
 use super::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport, SolveRun};
 use crate::search::moves::{cycle_temperature, minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
@@ -286,6 +287,23 @@ impl MoveSet for DestroyRepair<'_> {
     }
 }
 
+impl SetCoverInstance {
+    const BASELINES: &'static [Baseline<Self>] = &[
+        Baseline { name: "greedy", run: |c, params, _| Ok(c.greedy_baseline(params)) },
+        Baseline {
+            name: "ising",
+            run: |c, params, models| penalty_baseline(ising::SlackCover::new(c), params, models),
+        },
+    ];
+
+    fn greedy_baseline(&self, params: &SearchParams) -> SolveReport {
+        let start = Instant::now();
+        let x = self.greedy();
+        let elapsed = start.elapsed();
+        self.report(&x, SolveRun::once(StopReason::Converged, elapsed, elapsed, self.cost(&x), params.seed))
+    }
+}
+
 impl Instance for SetCoverInstance {
     fn solve(&self, params: &SearchParams, _: Models<'_>) -> SolveReport {
         let outcome = minimize_with(&self.moves(), params);
@@ -298,17 +316,7 @@ impl Instance for SetCoverInstance {
         params: &SearchParams,
         models: Models<'_>,
     ) -> Result<SolveReport, ProblemError> {
-        if name == "ising" {
-            let encoding = Arc::new(ising::SlackCover::new(self)?);
-            return Ok(super::binary::Repaired(encoding).solve(params, models));
-        }
-        if name != "greedy" {
-            return Err(ProblemError::invalid("method", format!("unknown baseline '{name}'")));
-        }
-        let start = Instant::now();
-        let x = self.greedy();
-        let elapsed = start.elapsed();
-        Ok(self.report(&x, SolveRun::once(StopReason::Converged, elapsed, elapsed, self.cost(&x), params.seed)))
+        super::run_baseline(Self::BASELINES, self, name, params, models)
     }
 
     fn target_energy(&self, objective: f64) -> f64 {
