@@ -53,8 +53,9 @@ use tch::Device;
 use utoipa::{IntoParams, ToSchema};
 
 /// Instance, request and device limits. Every one is a flag and an env var of `serve` and
-/// `solve` (declared here, beside its default, as clap arguments).
-#[derive(Debug, Clone, Serialize, ToSchema, clap::Args)]
+/// `solve` (declared beside its default, as clap arguments): the shared ones here, the ones that
+/// belong to one problem in that problem's module.
+#[derive(Debug, Clone, Serialize, clap::Args)]
 pub struct Limits {
     /// Largest number of nodes (spins) in an instance.
     #[arg(long, env = "RLSOLVER_MAX_NODES", default_value_t = Limits::default().max_nodes)]
@@ -75,18 +76,15 @@ pub struct Limits {
     /// as tensors).
     #[arg(long, env = "RLSOLVER_MAX_CHAIN_SPINS", default_value_t = Limits::default().max_chain_spins)]
     pub max_chain_spins: usize,
-    /// Largest tensor network, in tensors (`tensor_network`).
-    #[arg(long, env = "RLSOLVER_MAX_TENSORS", default_value_t = Limits::default().max_tensors)]
-    pub max_tensors: usize,
-    /// Largest tensor network, in distinct indices (`tensor_network`).
-    #[arg(long, env = "RLSOLVER_MAX_INDICES", default_value_t = Limits::default().max_indices)]
-    pub max_indices: usize,
-    /// Largest portfolio, in assets (`portfolio`; its covariance check is O(N^3)).
-    #[arg(long, env = "RLSOLVER_MAX_ASSETS", default_value_t = Limits::default().max_assets)]
-    pub max_assets: usize,
-    /// Largest travelling-salesman instance, in cities (`tsp`; its neighbour lists are O(n^2)).
-    #[arg(long, env = "RLSOLVER_MAX_CITIES", default_value_t = Limits::default().max_cities)]
-    pub max_cities: usize,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub tensor_network: tensor_network::NetworkLimits,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub portfolio: portfolio::PortfolioLimits,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub tsp: tsp::TspLimits,
 }
 
 impl Default for Limits {
@@ -98,10 +96,9 @@ impl Default for Limits {
             default_time_limit_s: 10.0,
             max_chains: 65_536,
             max_chain_spins: 1 << 28,
-            max_tensors: 5_000,
-            max_indices: 50_000,
-            max_assets: 1_000,
-            max_cities: tsp::MAX_CITIES,
+            tensor_network: Default::default(),
+            portfolio: Default::default(),
+            tsp: Default::default(),
         }
     }
 }

@@ -44,6 +44,20 @@ use qp::Allocation;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
+/// The portfolio limits (flags of `serve` and `solve`).
+#[derive(Debug, Clone, serde::Serialize, clap::Args)]
+pub struct PortfolioLimits {
+    /// Largest portfolio, in assets (`portfolio`; its covariance check is O(N^3)).
+    #[arg(long, env = "RLSOLVER_MAX_ASSETS", default_value_t = PortfolioLimits::default().max_assets)]
+    pub max_assets: usize,
+}
+
+impl Default for PortfolioLimits {
+    fn default() -> Self {
+        PortfolioLimits { max_assets: 1_000 }
+    }
+}
+
 /// What one solve optimises.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Goal {
@@ -428,10 +442,10 @@ pub fn parse_port(text: &str, limits: &Limits) -> Result<(Vec<f64>, Array2<f64>)
         return Err(ProblemError::invalid("instance", format!("the number of assets {n} must be a positive integer")));
     }
     let n = n as usize;
-    if n > limits.max_assets {
+    if n > limits.portfolio.max_assets {
         return Err(ProblemError::too_large(
             "instance",
-            format!("{n} assets exceed this server's limit of {}", limits.max_assets),
+            format!("{n} assets exceed this server's limit of {}", limits.portfolio.max_assets),
         ));
     }
     let (mut mu, mut sd) = (Vec::with_capacity(n), Vec::with_capacity(n));
@@ -519,10 +533,10 @@ pub fn parse_json(value: &Value, limits: &Limits) -> Result<Portfolio, ProblemEr
     } else {
         let mu = numbers(object.get("mu"), "mu")?;
         let n = mu.len();
-        if n > limits.max_assets {
+        if n > limits.portfolio.max_assets {
             return Err(ProblemError::too_large(
                 "mu",
-                format!("{n} assets exceed this server's limit of {}", limits.max_assets),
+                format!("{n} assets exceed this server's limit of {}", limits.portfolio.max_assets),
             ));
         }
         if object.contains_key("cov") {
@@ -555,10 +569,10 @@ fn build(
     if n == 0 {
         return Err(ProblemError::invalid("mu", "needs at least one asset"));
     }
-    if n > limits.max_assets {
+    if n > limits.portfolio.max_assets {
         return Err(ProblemError::too_large(
             cov_field,
-            format!("{n} assets exceed this server's limit of {}", limits.max_assets),
+            format!("{n} assets exceed this server's limit of {}", limits.portfolio.max_assets),
         ));
     }
     let factor = psd_factor(&cov, cov_field)?;

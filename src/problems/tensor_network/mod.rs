@@ -41,6 +41,23 @@ use std::time::{Duration, Instant};
 use tree::ContractionTree;
 
 /// A tensor network: each tensor's indices, each index's size and carriers, the open indices.
+/// The tensor-network limits (flags of `serve` and `solve`).
+#[derive(Debug, Clone, serde::Serialize, clap::Args)]
+pub struct NetworkLimits {
+    /// Largest tensor network, in tensors (`tensor_network`).
+    #[arg(long, env = "RLSOLVER_MAX_TENSORS", default_value_t = NetworkLimits::default().max_tensors)]
+    pub max_tensors: usize,
+    /// Largest tensor network, in distinct indices (`tensor_network`).
+    #[arg(long, env = "RLSOLVER_MAX_INDICES", default_value_t = NetworkLimits::default().max_indices)]
+    pub max_indices: usize,
+}
+
+impl Default for NetworkLimits {
+    fn default() -> Self {
+        NetworkLimits { max_tensors: 5_000, max_indices: 50_000 }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Network {
     /// tensors[t]: the indices of tensor t, sorted, each once.
@@ -72,16 +89,20 @@ impl Network {
                 format!("the network has {} tensor(s): at least two are needed for a contraction", tensors.len()),
             ));
         }
-        if tensors.len() > limits.max_tensors {
+        if tensors.len() > limits.tensor_network.max_tensors {
             return Err(ProblemError::too_large(
                 "inputs",
-                format!("{} tensors exceed this server's limit of {}", tensors.len(), limits.max_tensors),
+                format!(
+                    "{} tensors exceed this server's limit of {}",
+                    tensors.len(),
+                    limits.tensor_network.max_tensors
+                ),
             ));
         }
-        if sizes.len() > limits.max_indices {
+        if sizes.len() > limits.tensor_network.max_indices {
             return Err(ProblemError::too_large(
                 "inputs",
-                format!("{} indices exceed this server's limit of {}", sizes.len(), limits.max_indices),
+                format!("{} indices exceed this server's limit of {}", sizes.len(), limits.tensor_network.max_indices),
             ));
         }
         let mut carriers = vec![0u32; sizes.len()];
@@ -202,10 +223,10 @@ pub fn parse_adjacency(text: &str, limits: &Limits) -> Result<Network, ProblemEr
         ProblemError::invalid("instance", format!("expected a list of integer lists (line {}): {e}", e.line()))
     })?;
     let n = lists.len();
-    if n > limits.max_tensors {
+    if n > limits.tensor_network.max_tensors {
         return Err(ProblemError::too_large(
             "instance",
-            format!("{n} tensors exceed this server's limit of {}", limits.max_tensors),
+            format!("{n} tensors exceed this server's limit of {}", limits.tensor_network.max_tensors),
         ));
     }
     let mut index_of: BTreeMap<(usize, usize), u32> = BTreeMap::new();
@@ -256,10 +277,10 @@ pub fn parse_einsum(value: &Value, limits: &Limits) -> Result<Network, ProblemEr
         .get("inputs")
         .and_then(Value::as_array)
         .ok_or_else(|| ProblemError::invalid("inputs", "expected a list of index lists"))?;
-    if inputs.len() > limits.max_tensors {
+    if inputs.len() > limits.tensor_network.max_tensors {
         return Err(ProblemError::too_large(
             "inputs",
-            format!("{} tensors exceed this server's limit of {}", inputs.len(), limits.max_tensors),
+            format!("{} tensors exceed this server's limit of {}", inputs.len(), limits.tensor_network.max_tensors),
         ));
     }
     let size_dict = object

@@ -28,6 +28,20 @@ use serde_json::{json, Value};
 use std::time::Instant;
 
 /// Largest instance, in cities: the neighbour lists cost O(n^2) distance evaluations.
+/// The travelling-salesman limits (flags of `serve` and `solve`).
+#[derive(Debug, Clone, serde::Serialize, clap::Args)]
+pub struct TspLimits {
+    /// Largest travelling-salesman instance, in cities (`tsp`; its neighbour lists are O(n^2)).
+    #[arg(long, env = "RLSOLVER_MAX_CITIES", default_value_t = TspLimits::default().max_cities)]
+    pub max_cities: usize,
+}
+
+impl Default for TspLimits {
+    fn default() -> Self {
+        TspLimits { max_cities: MAX_CITIES }
+    }
+}
+
 pub const MAX_CITIES: usize = 20_000;
 /// Largest explicit distance matrix, in cities.
 pub const MAX_MATRIX_CITIES: usize = 3_000;
@@ -216,7 +230,7 @@ fn too_many(n: usize, cap: usize, field: &str) -> ProblemError {
 
 /// TSPLIB `.tsp` text.
 pub fn parse_tsplib(text: &str, limits: &Limits) -> Result<Tsp, ProblemError> {
-    let cap = limits.max_cities;
+    let cap = limits.tsp.max_cities;
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     let (mut dimension, mut weight_type, mut format) = (None, None, None);
     let mut section = None;
@@ -270,8 +284,8 @@ pub fn parse_tsplib(text: &str, limits: &Limits) -> Result<Tsp, ProblemError> {
                 "EXPLICIT weights are read as EDGE_WEIGHT_FORMAT : FULL_MATRIX",
             ));
         }
-        if n > limits.max_cities.min(MAX_MATRIX_CITIES) {
-            return Err(too_many(n, limits.max_cities.min(MAX_MATRIX_CITIES), "instance"));
+        if n > limits.tsp.max_cities.min(MAX_MATRIX_CITIES) {
+            return Err(too_many(n, limits.tsp.max_cities.min(MAX_MATRIX_CITIES), "instance"));
         }
         let mut values = Vec::with_capacity(n * n);
         for line in
@@ -366,7 +380,7 @@ pub fn parse_json(value: &Value, limits: &Limits) -> Result<Tsp, ProblemError> {
     };
     if let Some(rows) = object.get("distances") {
         let rows = rows.as_array().ok_or_else(|| ProblemError::invalid("distances", "expected a list of rows"))?;
-        let cap = limits.max_cities.min(MAX_MATRIX_CITIES);
+        let cap = limits.tsp.max_cities.min(MAX_MATRIX_CITIES);
         if rows.len() > cap {
             return Err(too_many(rows.len(), cap, "distances"));
         }
@@ -379,8 +393,8 @@ pub fn parse_json(value: &Value, limits: &Limits) -> Result<Tsp, ProblemError> {
         .get("coordinates")
         .and_then(Value::as_array)
         .ok_or_else(|| ProblemError::invalid("coordinates", "give coordinates [[x, y], ...] or distances [[...]]"))?;
-    if points.len() > limits.max_cities {
-        return Err(too_many(points.len(), limits.max_cities, "coordinates"));
+    if points.len() > limits.tsp.max_cities {
+        return Err(too_many(points.len(), limits.tsp.max_cities, "coordinates"));
     }
     let metric = match object.get("metric").and_then(Value::as_str).unwrap_or("euclidean") {
         "euclidean" => Metric::Euclidean,
