@@ -548,8 +548,11 @@ pub trait Instance: Send + Sync {
         params: &SearchParams,
         models: Models<'_>,
     ) -> Result<SolveReport, ProblemError>;
-    /// Objective -> the search's target energy (for `target`).
-    fn target_energy(&self, objective: f64) -> f64;
+    /// Objective -> the search's target energy (for `target`); the objective itself where the
+    /// search minimises it as its energy.
+    fn target_energy(&self, objective: f64) -> f64 {
+        objective
+    }
     fn size_summary(&self) -> String;
     /// Spins of each search chain, when the instance is searched as an Ising model (what
     /// `Limits::max_chain_spins` bounds together with `chains`).

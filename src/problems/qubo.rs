@@ -456,10 +456,6 @@ impl Instance for QuboInstance {
         ))
     }
 
-    fn target_energy(&self, objective: f64) -> f64 {
-        objective
-    }
-
     fn size_summary(&self) -> String {
         format!("n={} interactions={}", self.bqm.labels.len(), self.bqm.quadratic.len())
     }

@@ -360,10 +360,6 @@ impl Instance for ColoringInstance {
         super::run_baseline(Self::BASELINES, self, name, params, models)
     }
 
-    fn target_energy(&self, objective: f64) -> f64 {
-        objective
-    }
-
     fn size_summary(&self) -> String {
         format!("n={} edges={} colors={:?}", self.graph.num_nodes, self.graph.edges.len(), self.colors)
     }

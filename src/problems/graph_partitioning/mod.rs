@@ -365,10 +365,6 @@ impl Instance for PartitionGraph {
         super::run_baseline(Self::BASELINES, self, name, params, models)
     }
 
-    fn target_energy(&self, objective: f64) -> f64 {
-        objective
-    }
-
     fn size_summary(&self) -> String {
         format!("n={} edges={} parts={}", self.num_nodes, self.edges.len(), self.parts)
     }

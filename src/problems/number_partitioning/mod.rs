@@ -269,10 +269,6 @@ impl Instance for PartitionInstance {
         super::run_baseline(Self::BASELINES, self, name, params, models)
     }
 
-    fn target_energy(&self, objective: f64) -> f64 {
-        objective
-    }
-
     fn size_summary(&self) -> String {
         format!("n={}", self.numbers.len())
     }

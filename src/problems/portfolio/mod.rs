@@ -357,10 +357,6 @@ impl Instance for Portfolio {
         }
     }
 
-    fn target_energy(&self, objective: f64) -> f64 {
-        objective
-    }
-
     fn size_summary(&self) -> String {
         format!(
             "assets={} cardinality={}",

@@ -319,10 +319,6 @@ impl Instance for SetCoverInstance {
         super::run_baseline(Self::BASELINES, self, name, params, models)
     }
 
-    fn target_energy(&self, objective: f64) -> f64 {
-        objective
-    }
-
     fn size_summary(&self) -> String {
         format!("rows={} sets={}", self.sets_of.len(), self.costs.len())
     }

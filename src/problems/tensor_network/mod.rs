@@ -205,10 +205,6 @@ impl Instance for Network {
         Ok(self.report(&tree, run))
     }
 
-    fn target_energy(&self, objective: f64) -> f64 {
-        objective
-    }
-
     fn size_summary(&self) -> String {
         let hyper = self.carriers.iter().filter(|&&c| c > 2).count();
         let open = self.output.iter().filter(|&&o| o).count();

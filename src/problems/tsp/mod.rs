@@ -215,10 +215,6 @@ impl Instance for Tsp {
         }
     }
 
-    fn target_energy(&self, objective: f64) -> f64 {
-        objective
-    }
-
     fn size_summary(&self) -> String {
         format!("cities={}", self.num_cities())
     }
