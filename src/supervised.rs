@@ -38,6 +38,12 @@ pub struct LoopConfig {
     pub seed: u64,
 }
 
+impl LoopConfig {
+    pub fn new(steps: usize, learning_rate: f64, seed: u64) -> Self {
+        LoopConfig { steps, learning_rate, seed }
+    }
+}
+
 /// Trains for `config.steps` steps; returns the curve: (step, mean figure since the previous
 /// point) at the end of each tenth of the steps (each step when there are fewer than ten).
 pub fn train(trainer: &mut dyn PolicyTrainer, config: LoopConfig, hooks: &RunHooks) -> Result<Vec<(usize, f64)>> {

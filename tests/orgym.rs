@@ -496,6 +496,14 @@ fn newsvendor_parameters_are_checked() {
         (json!({"colour": 1}), "instance", false),
     ];
     expect_field_errors(problem, &models, &cases);
+    // Economics beyond the optimal policy's DP: `method=optimal` is a 422 on `method`.
+    let large =
+        json!({"instance": {"price": 10, "cost": 4, "holding_cost": 1, "lost_sales_penalty": 2, "mean_demand": 3000}});
+    let optimal = SolveOptions { method: Some("optimal".into()), ..Default::default() };
+    let error =
+        solve(problem, ProblemInput::Json(&large), &optimal, &Limits::default(), &models).expect_err("DP too large");
+    assert_eq!(error.field(), Some("method"), "{error}");
+    assert!(error.to_string().contains("DP"), "{error}");
 }
 
 /// Re-simulates an inventory answer from its orders and demands alone with or-gym's default

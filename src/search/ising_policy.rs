@@ -297,11 +297,7 @@ impl IsingPolicy {
         hooks: &crate::hooks::RunHooks,
     ) -> Result<(Self, Vec<(usize, f64)>)> {
         let policy = crate::seed::seeded(training.seed, || IsingPolicy::new(config, device));
-        let run = crate::supervised::LoopConfig {
-            steps: training.steps,
-            learning_rate: training.learning_rate,
-            seed: training.seed,
-        };
+        let run = crate::supervised::LoopConfig::new(training.steps, training.learning_rate, training.seed);
         let curve = crate::supervised::train(&mut EnergyTrainer { policy: &policy, training, device }, run, hooks)?;
         Ok((policy, curve))
     }

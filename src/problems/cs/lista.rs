@@ -171,11 +171,7 @@ impl ListaPolicy {
         hooks: &crate::hooks::RunHooks,
     ) -> Result<(ListaPolicy, Vec<(usize, f64)>)> {
         let policy = ListaPolicy::new(config, device);
-        let run = crate::supervised::LoopConfig {
-            steps: training.steps,
-            learning_rate: training.learning_rate,
-            seed: training.seed,
-        };
+        let run = crate::supervised::LoopConfig::new(training.steps, training.learning_rate, training.seed);
         let curve = crate::supervised::train(&mut NmseTrainer { policy: &policy, training, device }, run, hooks)?;
         Ok((policy, curve))
     }
@@ -244,8 +240,7 @@ impl ListaPolicy {
     /// < 1e-3) after the least-squares refit on its k largest entries.
     pub fn validate(&self, per_k: usize, seed: u64) -> serde_json::Value {
         use crate::problems::cs::recovery::{gaussian_instance, least_squares, relative_error, top_k};
-        let policy = self;
-        let (m, n) = (policy.config.measurements, policy.config.unknowns);
+        let (m, n) = (self.config.measurements, self.config.unknowns);
         let rows: Vec<serde_json::Value> = (1..=6)
             .map(|step| 5 * step)
             .filter(|&k| k < m)
@@ -253,7 +248,7 @@ impl ListaPolicy {
                 let (mut nmse, mut recovered) = (0.0, 0usize);
                 for i in 0..per_k {
                     let (a, x, y) = gaussian_instance(m, n, k, seed.wrapping_mul(7_919).wrapping_add((k * 10_000 + i) as u64));
-                    let estimate = policy.estimate(&a, &y);
+                    let estimate = self.estimate(&a, &y);
                     nmse += relative_error(&estimate, &x).powi(2);
                     let support = top_k(&estimate, k);
                     let (values, _) = least_squares(&a, &y, &support);

@@ -146,11 +146,7 @@ impl MimoPolicy {
         hooks: &crate::hooks::RunHooks,
     ) -> Result<(MimoPolicy, Vec<(usize, f64)>)> {
         let policy = crate::seed::seeded(training.seed, || MimoPolicy::new(config, device));
-        let run = crate::supervised::LoopConfig {
-            steps: training.steps,
-            learning_rate: training.learning_rate,
-            seed: training.seed,
-        };
+        let run = crate::supervised::LoopConfig::new(training.steps, training.learning_rate, training.seed);
         let curve = crate::supervised::train(&mut RateTrainer { policy: &policy, batch: training.batch }, run, hooks)?;
         Ok((policy, curve))
     }
@@ -233,12 +229,11 @@ impl MimoPolicy {
     /// Mean sum rates of the policy, RZF and WMMSE on `count` fresh CN(0, 1) channels of the
     /// policy's size (seeded), and the policy's inference time for a batch of 100 channels.
     pub fn validate(&self, count: usize, seed: u64) -> serde_json::Value {
-        let policy = self;
         use crate::problems::mimo::beamforming::{mmse, sum_rate, wmmse};
         use rand::SeedableRng;
-        let c = &policy.config;
+        let c = &self.config;
         let h = rayleigh_channels(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed), count, c.users, c.antennas);
-        let learned = policy.mean_rate(&h);
+        let learned = self.mean_rate(&h);
         let (mut rzf, mut wm) = (0.0, 0.0);
         for i in 0..count as i64 {
             let hi = h.get(i);
@@ -252,7 +247,7 @@ impl MimoPolicy {
         let timer = std::time::Instant::now();
         let repeats = 20;
         for _ in 0..repeats {
-            let _ = tch::no_grad(|| policy.beamformers(&batch));
+            let _ = tch::no_grad(|| self.beamformers(&batch));
         }
         let ms = timer.elapsed().as_secs_f64() * 1e3 / repeats as f64;
         serde_json::json!({

@@ -150,8 +150,8 @@ impl EpisodeSolve for BinPackingEpisode {
         with_policy(models, self.id, &probe, |act| self.run(seed, &mut |row| act(row)[0]))
     }
 
-    fn baseline(&self, name: &str, seed: u64) -> Option<Self::Run> {
-        Some(match name {
+    fn baseline(&self, name: &str, seed: u64) -> Option<Result<Self::Run, ProblemError>> {
+        Some(Ok(match name {
             "sum_of_squares" => self.sum_of_squares(seed),
             "best_fit" => self.run(seed, &mut |row| best_fit_action(&self.config, row)),
             "random" => {
@@ -159,7 +159,7 @@ impl EpisodeSolve for BinPackingEpisode {
                 self.run(seed, &mut |row| random_allowed(&allowed_levels(&self.config, row), &mut rng))
             }
             _ => return None,
-        })
+        }))
     }
 
     fn report(&self, method: &str, packed: Packed, start: Instant, seed: u64) -> SolveReport {

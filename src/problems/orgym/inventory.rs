@@ -130,13 +130,13 @@ impl EpisodeSolve for InventoryEpisode {
         with_policy(models, self.id, &probe, |act| self.run_observing(&featured, seed, &mut |row, _| act(row)))
     }
 
-    fn baseline(&self, name: &str, seed: u64) -> Option<Self::Run> {
-        Some(match name {
+    fn baseline(&self, name: &str, seed: u64) -> Option<Result<Self::Run, ProblemError>> {
+        Some(Ok(match name {
             "base_stock" => self.base_stock(seed).0,
             "shrinking_horizon_lp" => self.shrinking_horizon(seed),
             "zero" => self.run(seed, &mut |_, _| vec![0.0; self.config.stages()]),
             _ => return None,
-        })
+        }))
     }
 
     fn report(&self, method: &str, log: Vec<PeriodLog>, start: Instant, seed: u64) -> SolveReport {

@@ -158,8 +158,8 @@ impl EpisodeSolve for KnapsackEpisode {
         })
     }
 
-    fn baseline(&self, name: &str, seed: u64) -> Option<Self::Run> {
-        Some(match (name, self.config.variant) {
+    fn baseline(&self, name: &str, seed: u64) -> Option<Result<Self::Run, ProblemError>> {
+        Some(Ok(match (name, self.config.variant) {
             ("greedy", _) => self.greedy(seed),
             ("random", _) => {
                 let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x5EED);
@@ -180,7 +180,7 @@ impl EpisodeSolve for KnapsackEpisode {
                 })
             }
             _ => return None,
-        })
+        }))
     }
 
     fn report(&self, method: &str, episode: Episode, start: Instant, seed: u64) -> SolveReport {

@@ -76,8 +76,9 @@ trait EpisodeSolve: Send + Sync {
     fn baselines(&self) -> &'static [&'static str];
     /// The policy's episode from `seed` and the policy's name; Err says why no policy plays.
     fn policy_run(&self, models: &Models<'_>, seed: u64) -> Result<(Self::Run, String), String>;
-    /// A baseline's episode from `seed`; None for a name this episode has no baseline of.
-    fn baseline(&self, name: &str, seed: u64) -> Option<Self::Run>;
+    /// A baseline's episode from `seed`; None for a name this episode has no baseline of, an
+    /// error (on `method`) for one that cannot run on these parameters.
+    fn baseline(&self, name: &str, seed: u64) -> Option<Result<Self::Run, ProblemError>>;
     /// The answer: the episode's decisions, its return and the env's reference.
     fn report(&self, method: &str, run: Self::Run, start: Instant, seed: u64) -> SolveReport;
     fn size_summary(&self) -> String;
@@ -85,7 +86,7 @@ trait EpisodeSolve: Send + Sync {
     /// A named baseline's answer.
     fn baseline_report(&self, name: &str, seed: u64, start: Instant) -> Result<SolveReport, ProblemError> {
         match self.baseline(name, seed) {
-            Some(run) => Ok(self.report(name, run, start, seed)),
+            Some(run) => Ok(self.report(name, run?, start, seed)),
             None => Err(ProblemError::invalid(
                 "method",
                 crate::suggest::unknown("baseline", name, self.baselines().iter().copied()),
@@ -95,7 +96,8 @@ trait EpisodeSolve: Send + Sync {
 
     /// The answer when no policy plays (`why`).
     fn fallback_report(&self, why: &str, seed: u64, start: Instant) -> SolveReport {
-        let run = self.baseline(Self::FALLBACK, seed).expect("the fallback is one of the baselines");
+        let run =
+            self.baseline(Self::FALLBACK, seed).and_then(Result::ok).expect("the fallback runs on any parameters");
         self.report(&format!("{} ({why})", Self::FALLBACK), run, start, seed)
     }
 }

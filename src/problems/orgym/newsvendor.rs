@@ -71,10 +71,11 @@ struct NewsvendorEpisode {
 }
 
 /// One episode: its periods and the economics it ran on.
-#[derive(Clone)]
 struct Run {
     periods: Vec<Period>,
     economics: crate::drl::env::orgym::newsvendor::Economics,
+    /// The optimal policy's expected return, when this is the optimal policy's episode.
+    expected_optimal: Option<f64>,
 }
 
 impl Run {
@@ -99,50 +100,21 @@ impl NewsvendorEpisode {
             let order = act(&row, t);
             periods.push(shop.step_period(&self.config, order, &mut rng));
         }
-        Run { periods, economics }
+        Run { periods, economics, expected_optimal: None }
     }
 
     fn fractile(&self, seed: u64) -> Run {
         self.run(seed, &mut |row, _| critical_fractile_order(&economics_of(row)) as f32)
     }
 
-    /// The optimal policy's episode and its expected return (None beyond the DP's limits).
-    fn optimal(&self, seed: u64) -> Option<(Run, f64)> {
+    /// The optimal policy's episode with its expected return (None beyond the DP's limits).
+    fn optimal(&self, seed: u64) -> Option<Run> {
         let mut env = NewsvendorVecEnv::new(self.config.clone(), 1);
         env.reset(seed);
         let economics = env.episode(0).economics;
         let plan = OptimalPlan::new(&self.config, &economics)?;
         let run = self.run(seed, &mut |row, t| plan.order(t, row.get(5).copied().unwrap_or(0.0)));
-        Some((run, plan.expected_return))
-    }
-
-    /// The answer with the optimal policy's episode on the same seed already at hand.
-    fn report_against(
-        &self,
-        method: &str,
-        run: Run,
-        optimal: Option<(Run, f64)>,
-        start: Instant,
-        seed: u64,
-    ) -> SolveReport {
-        let total = run.total();
-        let fractile = self.fractile(seed);
-        let solution = json!({
-            "method": method,
-            "economics": run.economics,
-            "orders": run.periods.iter().map(|p| p.order).collect::<Vec<_>>(),
-            "on_hand": run.periods.iter().map(|p| p.on_hand).collect::<Vec<_>>(),
-            "demands": run.periods.iter().map(|p| p.demand).collect::<Vec<_>>(),
-            "rewards": run.periods.iter().map(|p| p.reward).collect::<Vec<_>>(),
-            "return": total,
-            "reference": {
-                "method": "optimal",
-                "return": optimal.as_ref().map(|(r, _)| r.total()),
-                "expected_return": optimal.as_ref().map(|(_, e)| *e),
-                "critical_fractile_return": fractile.total(),
-            },
-        });
-        super::episode_report(ID, total, solution, run.periods.len(), start, seed)
+        Some(Run { expected_optimal: Some(plan.expected_return), ..run })
     }
 }
 
@@ -159,51 +131,64 @@ impl EpisodeSolve for NewsvendorEpisode {
         with_policy(models, ID, &probe, |act| self.run(seed, &mut |row, _| act(row)[0]))
     }
 
-    fn baseline(&self, name: &str, seed: u64) -> Option<Self::Run> {
-        Some(match name {
+    fn baseline(&self, name: &str, seed: u64) -> Option<Result<Self::Run, ProblemError>> {
+        Some(Ok(match name {
             "critical_fractile" => self.fractile(seed),
             "zero" => self.run(seed, &mut |_, _| 0.0),
-            "optimal" => self.optimal(seed)?.0,
+            "optimal" => {
+                return Some(self.optimal(seed).ok_or_else(|| {
+                    let message = format!(
+                        "the optimal policy's DP takes mean demands up to about {} and steps x grid^2 up to {:e}; this episode is larger",
+                        MAX_GRID * 7 / 8,
+                        MAX_DP_WORK
+                    );
+                    ProblemError::invalid("method", message)
+                }))
+            }
             _ => return None,
-        })
+        }))
     }
 
+    /// The answer, against the optimal policy's episode on the same seed (the run itself when it
+    /// is that episode: the DP runs once).
     fn report(&self, method: &str, run: Run, start: Instant, seed: u64) -> SolveReport {
-        self.report_against(method, run, self.optimal(seed), start, seed)
+        let computed;
+        let reference = if run.expected_optimal.is_some() {
+            Some(&run)
+        } else {
+            computed = self.optimal(seed);
+            computed.as_ref()
+        };
+        let total = run.total();
+        let fractile = self.fractile(seed);
+        let solution = json!({
+            "method": method,
+            "economics": run.economics,
+            "orders": run.periods.iter().map(|p| p.order).collect::<Vec<_>>(),
+            "on_hand": run.periods.iter().map(|p| p.on_hand).collect::<Vec<_>>(),
+            "demands": run.periods.iter().map(|p| p.demand).collect::<Vec<_>>(),
+            "rewards": run.periods.iter().map(|p| p.reward).collect::<Vec<_>>(),
+            "return": total,
+            "reference": {
+                "method": "optimal",
+                "return": reference.map(Run::total),
+                "expected_return": reference.and_then(|r| r.expected_optimal),
+                "critical_fractile_return": fractile.total(),
+            },
+        });
+        super::episode_report(ID, total, solution, run.periods.len(), start, seed)
     }
 
     fn size_summary(&self) -> String {
         format!("{} steps, lead time {}", self.config.step_limit, self.config.lead_time)
     }
 
-    /// The optimal policy's episode with its expected return; beyond the DP's limits, an error.
-    fn baseline_report(&self, name: &str, seed: u64, start: Instant) -> Result<SolveReport, ProblemError> {
-        if name != "optimal" {
-            return match self.baseline(name, seed) {
-                Some(run) => Ok(self.report(name, run, start, seed)),
-                None => Err(ProblemError::invalid("method", format!("unknown baseline '{name}'"))),
-            };
-        }
-        let Some(optimal) = self.optimal(seed) else {
-            let message = format!(
-                "the optimal policy's DP takes mean demands up to about {} and steps x grid^2 up to {:e}; this episode is larger",
-                MAX_GRID * 7 / 8,
-                MAX_DP_WORK
-            );
-            return Err(ProblemError::invalid("method", message));
-        };
-        let run = optimal.0.clone();
-        Ok(self.report_against(name, run, Some(optimal), start, seed))
-    }
-
     /// The optimal policy's episode when the DP fits, else the critical fractile's.
     fn fallback_report(&self, why: &str, seed: u64, start: Instant) -> SolveReport {
-        match self.optimal(seed) {
-            Some(optimal) => {
-                let run = optimal.0.clone();
-                self.report_against(&format!("optimal ({why})"), run, Some(optimal), start, seed)
-            }
-            None => self.report(&format!("critical_fractile ({why})"), self.fractile(seed), start, seed),
-        }
+        let (name, run) = match self.optimal(seed) {
+            Some(run) => ("optimal", run),
+            None => ("critical_fractile", self.fractile(seed)),
+        };
+        self.report(&format!("{name} ({why})"), run, start, seed)
     }
 }

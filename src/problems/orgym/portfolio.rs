@@ -135,13 +135,13 @@ impl EpisodeSolve for PortfolioEpisode {
         with_policy(models, ID, &probe, |act| self.run_observing(&featured, seed, &mut |row, _| act(row)))
     }
 
-    fn baseline(&self, name: &str, seed: u64) -> Option<Self::Run> {
-        Some(match name {
+    fn baseline(&self, name: &str, seed: u64) -> Option<Result<Self::Run, ProblemError>> {
+        Some(Ok(match name {
             "shrinking_horizon_lp" => self.shrinking_horizon(seed),
             "oracle" => self.oracle(seed),
             "hold_cash" => self.run(seed, &mut |_, _| vec![0.0; self.config.assets()]),
             _ => return None,
-        })
+        }))
     }
 
     fn report(&self, method: &str, run: Run, start: Instant, seed: u64) -> SolveReport {

@@ -114,11 +114,11 @@ impl EpisodeSolve for TspEpisode {
         with_policy(models, self.id, &probe, |act| self.run(&featured, seed, &mut |row, _| act(row)[0] as usize))
     }
 
-    fn baseline(&self, name: &str, seed: u64) -> Option<Self::Run> {
-        Some(match name {
+    fn baseline(&self, name: &str, seed: u64) -> Option<Result<Self::Run, ProblemError>> {
+        Some(Ok(match name {
             "reference" => self.reference(seed),
             _ => return None,
-        })
+        }))
     }
 
     fn report(&self, method: &str, run: Run, start: Instant, seed: u64) -> SolveReport {

@@ -110,12 +110,12 @@ impl EpisodeSolve for RoutingEpisode {
         with_policy(models, ID, &probe, |act| self.run(seed, &mut |row, _| act(row)[0] as usize))
     }
 
-    fn baseline(&self, name: &str, seed: u64) -> Option<Self::Run> {
-        Some(match name {
+    fn baseline(&self, name: &str, seed: u64) -> Option<Result<Self::Run, ProblemError>> {
+        Some(Ok(match name {
             "dispatcher" => self.dispatcher(seed),
             "wait" => self.run(seed, &mut |_, _| 0),
             _ => return None,
-        })
+        }))
     }
 
     fn report(&self, method: &str, run: Run, start: Instant, seed: u64) -> SolveReport {

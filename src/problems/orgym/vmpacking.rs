@@ -107,12 +107,12 @@ impl EpisodeSolve for VmEpisode {
         with_policy(models, self.id, &probe, |act| self.run(seed, &mut |row, _| act(row)[0] as usize))
     }
 
-    fn baseline(&self, name: &str, seed: u64) -> Option<Self::Run> {
-        Some(match name {
+    fn baseline(&self, name: &str, seed: u64) -> Option<Result<Self::Run, ProblemError>> {
+        Some(Ok(match name {
             "first_fit" => self.rule(seed, Rule::FirstFit),
             "best_fit" => self.rule(seed, Rule::BestFit),
             _ => return None,
-        })
+        }))
     }
 
     fn report(&self, method: &str, run: Run, start: Instant, seed: u64) -> SolveReport {

@@ -365,11 +365,7 @@ impl PairPolicy {
     ) -> Result<(PairPolicy, Vec<(usize, f64)>)> {
         // The hidden layers' initial weights come from torch's generator.
         let policy = crate::seed::seeded(training.seed, || PairPolicy::new(config, device));
-        let run = crate::supervised::LoopConfig {
-            steps: training.steps,
-            learning_rate: training.learning_rate,
-            seed: training.seed,
-        };
+        let run = crate::supervised::LoopConfig::new(training.steps, training.learning_rate, training.seed);
         let curve = crate::supervised::train(&mut Reinforce { policy: &policy, training, device }, run, hooks)?;
         Ok((policy, curve))
     }
