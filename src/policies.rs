@@ -5,14 +5,14 @@
 //! rest are the library's defaults (`PolicyConfig::default`, `TrainingConfig::default`,
 //! `ListaConfig::new`, `ListaTraining::default`).
 
-use crate::drl::env::orgym::inventory::InventoryConfig;
-use crate::drl::env::orgym::portfolio::PortfolioConfig;
-use crate::drl::env::orgym::tsp::TspConfig;
-use crate::drl::env::orgym::OrGymConfig;
 use crate::hooks::RunHooks;
 use crate::models::{write_model, Manifest, ModelRecord};
 use crate::problems::cs::lista::{ListaConfig, ListaPolicy, ListaTraining};
 use crate::problems::mimo::policy::{MimoPolicy, PolicyConfig, TrainingConfig};
+use crate::problems::orgym::env::OrGymConfig;
+use crate::problems::orgym::inventory::env::InventoryConfig;
+use crate::problems::orgym::portfolio::env::PortfolioConfig;
+use crate::problems::orgym::tsp::env::TspConfig;
 use crate::problems::tensor_network::policy::{self as tnco, PairPolicy};
 use crate::search::ising_policy::{IsingPolicy, IsingPolicyConfig, IsingPolicyTraining};
 use anyhow::Result;
@@ -187,19 +187,19 @@ pub fn train(request: &PolicyRequest, out: &Path, name: Option<&str>, hooks: &Ru
 /// The OR-Gym env families a policy is trained for: each has its algorithm, preset and
 /// validation against its reference.
 enum OrGymFamily {
-    Knapsack(crate::drl::env::orgym::knapsack::Variant),
-    BinPacking(crate::drl::env::orgym::binpacking::BinPackingConfig),
+    Knapsack(crate::problems::orgym::knapsack::env::Variant),
+    BinPacking(crate::problems::orgym::binpacking::env::BinPackingConfig),
     Newsvendor,
     Inventory(InventoryConfig),
     Portfolio(PortfolioConfig),
-    VmPacking(crate::drl::env::orgym::vmpacking::VmPackingConfig),
+    VmPacking(crate::problems::orgym::vmpacking::env::VmPackingConfig),
     VehicleRouting,
     Tsp(TspConfig),
 }
 
 impl OrGymFamily {
     fn of(env: &str) -> Result<Self> {
-        use crate::drl::env::orgym::{binpacking, knapsack::Variant};
+        use crate::problems::orgym::{binpacking::env as binpacking, knapsack::env::Variant};
         if let Some(variant) = Variant::from_id(env) {
             return Ok(OrGymFamily::Knapsack(variant));
         }
@@ -217,19 +217,19 @@ impl OrGymFamily {
         if env == "PortfolioOpt-v0" {
             return Ok(OrGymFamily::Portfolio(PortfolioConfig::default().policy_observation()));
         }
-        if let Some(config) = crate::drl::env::orgym::vmpacking::VmPackingConfig::by_id(env) {
+        if let Some(config) = crate::problems::orgym::vmpacking::env::VmPackingConfig::by_id(env) {
             return Ok(OrGymFamily::VmPacking(config));
         }
         if env == "VehicleRouting-v0" {
             return Ok(OrGymFamily::VehicleRouting);
         }
-        if let Some(config) = crate::drl::env::orgym::tsp::TspConfig::by_id(env) {
+        if let Some(config) = crate::problems::orgym::tsp::env::TspConfig::by_id(env) {
             // TSP-v1's policy is trained to shorten the path (the reference's reward is the length
             // itself).
             let negate_distance = config.distance_cost;
             return Ok(OrGymFamily::Tsp(TspConfig { negate_distance, ..config.policy_observation() }));
         }
-        let inventory = crate::drl::env::orgym::inventory::IDS.map(|(id, _)| id);
+        let inventory = crate::problems::orgym::inventory::env::IDS.map(|(id, _)| id);
         let ids = Variant::ALL
             .iter()
             .map(|v| v.id())
@@ -237,16 +237,16 @@ impl OrGymFamily {
             .chain(["Newsvendor-v0"])
             .chain(inventory)
             .chain(["PortfolioOpt-v0"])
-            .chain(crate::drl::env::orgym::vmpacking::IDS.map(|(id, _)| id))
+            .chain(crate::problems::orgym::vmpacking::env::IDS.map(|(id, _)| id))
             .chain(["VehicleRouting-v0"])
-            .chain(crate::drl::env::orgym::tsp::IDS.map(|(id, _)| id));
+            .chain(crate::problems::orgym::tsp::env::IDS.map(|(id, _)| id));
         anyhow::bail!("{}", crate::suggest::unknown("env", env, ids))
     }
 
     /// The algorithm and its hyperparameters (why each preset: its doc in `ppo.rs`).
     fn algorithm(&self) -> (&'static str, crate::drl::agents::ppo::PpoConfig) {
         use crate::drl::agents::ppo::PpoConfig;
-        use crate::drl::env::orgym::knapsack::Variant;
+        use crate::problems::orgym::knapsack::env::Variant;
         match self {
             OrGymFamily::Knapsack(Variant::Online) => ("ppo_discrete", PpoConfig::orgym_online()),
             OrGymFamily::Knapsack(_) => ("ppo_discrete", PpoConfig::orgym()),
@@ -313,9 +313,9 @@ impl OrGymFamily {
 
 /// The knapsack env a variant's policy trains on.
 fn knapsack_config(
-    variant: crate::drl::env::orgym::knapsack::Variant,
-) -> crate::drl::env::orgym::knapsack::KnapsackConfig {
-    crate::drl::env::orgym::knapsack::KnapsackConfig::new(variant).policy_observation()
+    variant: crate::problems::orgym::knapsack::env::Variant,
+) -> crate::problems::orgym::knapsack::env::KnapsackConfig {
+    crate::problems::orgym::knapsack::env::KnapsackConfig::new(variant).policy_observation()
 }
 
 /// Trains the policy in a scratch run folder under `out`, validates it against the env's
@@ -347,6 +347,7 @@ fn train_orgym(
         env_config: family.env_config(),
         out_dir: Some(run_dir.clone()),
         hooks: hooks.clone(),
+        envs: crate::problems::envs(Default::default()),
         ..Default::default()
     })?;
     let train_s = start.elapsed().as_secs_f64();

@@ -11,7 +11,12 @@ use serde_json::{json, Value};
 use tch::Device;
 
 fn config(algorithm: &str, env_id: &str, steps: usize, overrides: Value) -> TrainConfig {
-    TrainConfig { eval_every: steps, overrides, ..TrainConfig::new(algorithm, env_id, steps, 0) }
+    TrainConfig {
+        eval_every: steps,
+        overrides,
+        envs: rlsolver::problems::envs(Default::default()),
+        ..TrainConfig::new(algorithm, env_id, steps, 0)
+    }
 }
 
 /// Losses finite at every evaluation, and the run's last deterministic evaluation (not its best:
@@ -106,7 +111,8 @@ fn prioritized_replay_trains_dqn_and_checkpoints_reload_to_the_same_policy() {
     check(&outcome, "CartPole-v1", 60.0);
     let metrics = std::fs::read_to_string(dir.join("metrics.jsonl")).unwrap();
     assert_eq!(metrics.lines().count(), outcome.evaluations.len());
-    let (mut learner, env_id) = rlsolver::drl::run::load_checkpoint(&dir, Device::Cpu, &Default::default()).unwrap();
+    let (mut learner, env_id) =
+        rlsolver::drl::run::load_checkpoint(&dir, Device::Cpu, &rlsolver::problems::envs(Default::default())).unwrap();
     let last = outcome.evaluations.last().unwrap();
     let (mean, _) = rlsolver::drl::run::evaluate_learner(
         &mut learner,
@@ -115,7 +121,7 @@ fn prioritized_replay_trains_dqn_and_checkpoints_reload_to_the_same_policy() {
         10,
         last.eval_seed,
         Device::Cpu,
-        &Default::default(),
+        &rlsolver::problems::envs(Default::default()),
     )
     .unwrap();
     assert_eq!(mean, last.return_mean, "reloaded policy differs");
@@ -217,12 +223,13 @@ fn env_config_travels_with_the_run() {
     // The default TSP-v1 (50 nodes) has 49 moves: a policy this briefly trained scores about
     // -25 there (README: random valid moves -25.6), below what any 12-node tour can cost.
     assert!(last.return_mean < 0.0 && last.return_mean > -11.0 * 2f64.sqrt(), "{}", last.return_mean);
-    let default_env = rlsolver::drl::env::make_configured("TSP-v1", 1, &Value::Null, &Default::default()).unwrap();
-    let configured = rlsolver::drl::env::make_configured("TSP-v1", 1, &env_config, &Default::default()).unwrap();
+    let default_env = rlsolver::problems::envs(Default::default()).make_configured("TSP-v1", 1, &Value::Null).unwrap();
+    let configured = rlsolver::problems::envs(Default::default()).make_configured("TSP-v1", 1, &env_config).unwrap();
     assert_ne!(default_env.observation_dim(), configured.observation_dim(), "the config changes the observation");
     let saved = rlsolver::drl::run::checkpoint_env_config(&dir).unwrap();
     assert_eq!(saved, env_config);
-    let (mut learner, env_id) = rlsolver::drl::run::load_checkpoint(&dir, Device::Cpu, &Default::default()).unwrap();
+    let (mut learner, env_id) =
+        rlsolver::drl::run::load_checkpoint(&dir, Device::Cpu, &rlsolver::problems::envs(Default::default())).unwrap();
     let (mean, _) = rlsolver::drl::run::evaluate_learner(
         &mut learner,
         &env_id,
@@ -230,7 +237,7 @@ fn env_config_travels_with_the_run() {
         10,
         last.eval_seed,
         Device::Cpu,
-        &Default::default(),
+        &rlsolver::problems::envs(Default::default()),
     )
     .unwrap();
     assert_eq!(mean, last.return_mean, "reloaded policy differs");

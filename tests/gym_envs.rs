@@ -78,9 +78,10 @@ fn pendulum_matches_gymnasium() {
 
 #[test]
 fn vectorized_envs_auto_reset_and_reproduce_from_a_seed() {
-    for id in rlsolver::drl::env::ENV_IDS {
-        let mut a = rlsolver::drl::env::make(id, 8).unwrap();
-        let mut b = rlsolver::drl::env::make(id, 8).unwrap();
+    let envs = rlsolver::problems::envs(Default::default());
+    for id in envs.ids() {
+        let mut a = envs.make(id, 8).unwrap();
+        let mut b = envs.make(id, 8).unwrap();
         let (oa, ob) = (a.reset(3), b.reset(3));
         assert_eq!(oa, ob, "{id}");
         let (dim, width) = (a.observation_dim(), a.action_space().width());
@@ -97,7 +98,7 @@ fn vectorized_envs_auto_reset_and_reproduce_from_a_seed() {
             finished += sa.terminated.iter().zip(&sa.truncated).filter(|(x, y)| **x || **y).count();
         }
         // StockTrading-v0 replays its data set's one price path in every env (as FinRL's does).
-        assert!(parted || *id == "StockTrading-v0", "{id}: envs share a stream");
+        assert!(parted || id == "StockTrading-v0", "{id}: envs share a stream");
         assert!(finished >= 8, "{id}: only {finished} episodes ended in 1000 steps");
     }
 }

@@ -203,7 +203,7 @@ fn crashed_and_hung_workers_are_restarted_and_their_episodes_truncated() {
         assert!(now.iter().all(|p| !pids.contains(p)), "{fault}: new processes");
     }
     // A service run with these settings shows their restarts in /metrics.
-    let jobs = rlsolver::jobs::JobsConfig { bridge, ..Default::default() };
+    let jobs = rlsolver::jobs::JobsConfig { envs: rlsolver::problems::envs(bridge), ..Default::default() };
     let base = common::start_server(rlsolver::api::state::ServerConfig { jobs, ..Default::default() });
     let text = reqwest::blocking::get(format!("{base}/metrics")).unwrap().text().unwrap();
     let line = text.lines().find(|l| l.starts_with("rlsolver_gymnasium_worker_restarts ")).expect("metric");
@@ -223,7 +223,7 @@ fn training_runs_through_the_bridge_and_resumes_with_fresh_episodes() {
     config.eval_episodes = 8;
     config.out_dir = Some(dir.clone());
     config.hooks = common::stop_at(8192);
-    config.bridge = bridge.clone();
+    config.envs = rlsolver::problems::envs(bridge.clone());
     let first = train(&config).unwrap();
     assert_eq!(first.steps, 8192);
     config.hooks = Default::default();
@@ -237,14 +237,14 @@ fn training_runs_through_the_bridge_and_resumes_with_fresh_episodes() {
     // PPO learns CartPole through the bridge: well above a random policy's ~22, in the run's
     // last evaluation and re-scored from the saved checkpoint on other episodes.
     assert!(returns[2] > 60.0, "{returns:?}");
-    let (mean, _) = rlsolver::drl::run::score_checkpoint(&dir, 8, 99, &bridge).unwrap();
+    let (mean, _) = rlsolver::drl::run::score_checkpoint(&dir, 8, 99, &config.envs).unwrap();
     assert!(mean > 60.0, "re-scored return {mean}");
 }
 
 #[test]
 fn bad_gymnasium_envs_are_422s_naming_env() {
     let Some(bridge) = python_with("gymnasium") else { return };
-    let jobs = rlsolver::jobs::JobsConfig { bridge, ..Default::default() };
+    let jobs = rlsolver::jobs::JobsConfig { envs: rlsolver::problems::envs(bridge), ..Default::default() };
     let base = common::start_server(rlsolver::api::state::ServerConfig { jobs, ..Default::default() });
     let client = reqwest::blocking::Client::new();
     let post = |env: &str, algorithm: &str| {

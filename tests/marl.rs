@@ -108,8 +108,12 @@ fn a_resumed_multi_agent_run_continues_exactly_and_its_checkpoint_evaluates() {
             assert!(x.equal(y), "{algorithm}: {name} differs after the resume");
         }
         // `rlsolver evaluate --checkpoint` on a multi-agent folder: the last evaluation again.
-        let (mut learner, env_id) =
-            rlsolver::drl::run::load_checkpoint(&base.join("whole"), tch::Device::Cpu, &Default::default()).unwrap();
+        let (mut learner, env_id) = rlsolver::drl::run::load_checkpoint(
+            &base.join("whole"),
+            tch::Device::Cpu,
+            &rlsolver::problems::envs(Default::default()),
+        )
+        .unwrap();
         let last = whole.evaluations.last().unwrap();
         let (mean, _) = rlsolver::drl::run::evaluate_learner(
             &mut learner,
@@ -118,7 +122,7 @@ fn a_resumed_multi_agent_run_continues_exactly_and_its_checkpoint_evaluates() {
             8,
             last.eval_seed,
             tch::Device::Cpu,
-            &Default::default(),
+            &rlsolver::problems::envs(Default::default()),
         )
         .unwrap();
         assert_eq!(mean, last.return_mean, "{algorithm}: the reloaded policy differs");

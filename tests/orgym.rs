@@ -4,8 +4,8 @@
 
 use rlsolver::drl::agents::Agent;
 use rlsolver::drl::algorithms::{self, EnvSpec, Learner};
-use rlsolver::drl::env::orgym::knapsack::{KnapsackConfig, KnapsackVecEnv, Variant};
 use rlsolver::drl::env::VecEnv;
+use rlsolver::problems::orgym::knapsack::env::{KnapsackConfig, KnapsackVecEnv, Variant};
 use rlsolver::problems::{find, solve, Limits, ProblemError, ProblemInput, SolveOptions};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -312,7 +312,7 @@ fn bin_packing_solves_repack() {
 #[test]
 fn shipped_bin_packing_policies_match_sum_of_squares() {
     let models = registry();
-    for id in rlsolver::drl::env::orgym::binpacking::IDS {
+    for id in rlsolver::problems::orgym::binpacking::env::IDS {
         let name = format!("orgym-{}", id.to_lowercase());
         if models.get(&name).is_none() {
             assert!(std::env::var("CI").is_err(), "{name} is not in models/");
@@ -555,7 +555,7 @@ fn replay_inventory(solution: &Value, backlog: bool) -> f64 {
 #[test]
 fn inventory_solves_replay_and_policies_reach_base_stock() {
     let models = registry();
-    for (id, backlog) in rlsolver::drl::env::orgym::inventory::IDS {
+    for (id, backlog) in rlsolver::problems::orgym::inventory::env::IDS {
         let problem = find(id).unwrap();
         let mut totals = std::collections::BTreeMap::<String, f64>::new();
         for seed in 0..6 {
@@ -845,7 +845,7 @@ fn vehicle_routing_solves_redrive() {
 #[test]
 fn tsp_envs_solve_and_rewalk() {
     let models = registry();
-    for (id, distance_cost) in rlsolver::drl::env::orgym::tsp::IDS {
+    for (id, distance_cost) in rlsolver::problems::orgym::tsp::env::IDS {
         let problem = find(id).unwrap();
         for seed in 0..3 {
             let body = if distance_cost {

@@ -3,8 +3,8 @@
 //! termination and truncation, on the instance the reference drew.
 
 use rand::SeedableRng;
-use rlsolver::drl::env::orgym::knapsack::{KnapsackConfig, KnapsackItems, KnapsackVecEnv, Variant};
 use rlsolver::drl::env::VecEnv;
+use rlsolver::problems::orgym::knapsack::env::{KnapsackConfig, KnapsackItems, KnapsackVecEnv, Variant};
 use serde_json::Value;
 
 fn numbers(v: &Value) -> Vec<f64> {
@@ -99,7 +99,7 @@ fn online_knapsack_matches_or_gymnasium() {
 /// A seeded batch replays, episodes differ across envs, and the references bound every return.
 #[test]
 fn knapsack_envs_are_seeded_and_bounded_by_their_references() {
-    use rlsolver::drl::env::orgym::knapsack_reference::{greedy_action, rollout};
+    use rlsolver::problems::orgym::knapsack::reference::{greedy_action, rollout};
     for variant in Variant::ALL {
         let config = KnapsackConfig::new(variant);
         let mut greedy = |obs: &[f32], dim: usize| -> Vec<f32> {
@@ -130,7 +130,7 @@ fn dense(v: &Value) -> Vec<f64> {
 /// BinPacking-vN replays or-gymnasium's episodes, with its plain state and with or-gym's mask;
 /// the item each step shows is the reference's (the last column).
 fn replay_binpacking(id: &str) {
-    use rlsolver::drl::env::orgym::binpacking::{BinPackingConfig, BinPackingVecEnv};
+    use rlsolver::problems::orgym::binpacking::env::{BinPackingConfig, BinPackingVecEnv};
     let path = format!("{}/tests/fixtures/orgym/{id}.json", env!("CARGO_MANIFEST_DIR"));
     let data: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let episodes = data["episodes"].as_array().unwrap();
@@ -180,7 +180,7 @@ fn replay_binpacking(id: &str) {
 
 #[test]
 fn bin_packing_matches_or_gymnasium() {
-    for id in rlsolver::drl::env::orgym::binpacking::IDS {
+    for id in rlsolver::problems::orgym::binpacking::env::IDS {
         replay_binpacking(id);
     }
 }
@@ -190,7 +190,7 @@ fn bin_packing_matches_or_gymnasium() {
 /// the reference's reward is computed in float32).
 #[test]
 fn newsvendor_matches_or_gymnasium() {
-    use rlsolver::drl::env::orgym::newsvendor::{Economics, NewsvendorConfig, NewsvendorVecEnv};
+    use rlsolver::problems::orgym::newsvendor::env::{Economics, NewsvendorConfig, NewsvendorVecEnv};
     let path = format!("{}/tests/fixtures/orgym/Newsvendor-v0.json", env!("CARGO_MANIFEST_DIR"));
     let data: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let episodes = data["episodes"].as_array().unwrap();
@@ -228,7 +228,7 @@ fn newsvendor_matches_or_gymnasium() {
 /// in another order).
 #[test]
 fn inventory_management_matches_or_gymnasium() {
-    use rlsolver::drl::env::orgym::inventory::{InventoryConfig, InventoryVecEnv, IDS};
+    use rlsolver::problems::orgym::inventory::env::{InventoryConfig, InventoryVecEnv, IDS};
     for (id, _) in IDS {
         let path = format!("{}/tests/fixtures/orgym/{id}.json", env!("CARGO_MANIFEST_DIR"));
         let data: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
@@ -263,7 +263,7 @@ fn inventory_management_matches_or_gymnasium() {
 /// asset): observations exactly (float32), the final wealth to rounding.
 #[test]
 fn portfolio_matches_or_gymnasium() {
-    use rlsolver::drl::env::orgym::portfolio::{PortfolioConfig, PortfolioVecEnv};
+    use rlsolver::problems::orgym::portfolio::env::{PortfolioConfig, PortfolioVecEnv};
     let path = format!("{}/tests/fixtures/orgym/PortfolioOpt-v0.json", env!("CARGO_MANIFEST_DIR"));
     let data: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let episodes = data["episodes"].as_array().unwrap();
@@ -304,7 +304,7 @@ fn portfolio_matches_or_gymnasium() {
 /// float32 rounding, terminations and truncations exactly.
 #[test]
 fn tsp_matches_or_gymnasium() {
-    use rlsolver::drl::env::orgym::tsp::{two_way, Graph, TspConfig, TspVecEnv, IDS};
+    use rlsolver::problems::orgym::tsp::env::{two_way, Graph, TspConfig, TspVecEnv, IDS};
     for (id, distance_cost) in IDS {
         let path = format!("{}/tests/fixtures/orgym/{id}.json", env!("CARGO_MANIFEST_DIR"));
         let data: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
@@ -379,7 +379,7 @@ fn batch_ended_by_limit(episode: &Value) -> bool {
 /// (NumPy's float32 pairwise sum), overloads ending episodes.
 #[test]
 fn vm_packing_matches_or_gymnasium() {
-    use rlsolver::drl::env::orgym::vmpacking::{VmPackingConfig, VmPackingVecEnv, IDS};
+    use rlsolver::problems::orgym::vmpacking::env::{VmPackingConfig, VmPackingVecEnv, IDS};
     for (id, temporary) in IDS {
         let path = format!("{}/tests/fixtures/orgym/{id}.json", env!("CARGO_MANIFEST_DIR"));
         let data: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
@@ -431,7 +431,7 @@ fn vm_packing_matches_or_gymnasium() {
 /// rounding, including expiries that take the vehicle's seats for good.
 #[test]
 fn vehicle_routing_matches_or_gymnasium() {
-    use rlsolver::drl::env::orgym::vehicle_routing::{
+    use rlsolver::problems::orgym::vehicle_routing::env::{
         Dispatch, Draws, Order, VehicleRoutingConfig, VehicleRoutingVecEnv,
     };
     let path = format!("{}/tests/fixtures/orgym/VehicleRouting-v0.json", env!("CARGO_MANIFEST_DIR"));
@@ -497,8 +497,8 @@ fn vehicle_routing_matches_or_gymnasium() {
 /// points', and their argmin walk is the nearest-neighbour path.
 #[test]
 fn tsp_node_features_describe_the_walk() {
-    use rlsolver::drl::env::orgym::tsp::{Graph, TspConfig, TspVecEnv};
-    use rlsolver::drl::env::orgym::tsp_reference::reference_returns;
+    use rlsolver::problems::orgym::tsp::env::{Graph, TspConfig, TspVecEnv};
+    use rlsolver::problems::orgym::tsp::reference::reference_returns;
     let argmin = |row: &[f32], mask: usize, values: usize, n: usize| {
         (0..n).filter(|&m| row[mask + m] > 0.5).min_by(|&a, &b| row[values + a].total_cmp(&row[values + b])).unwrap()
     };
@@ -601,8 +601,8 @@ fn tsp_node_features_describe_the_walk() {
 #[test]
 fn planning_features_describe_the_state() {
     use rand::Rng;
-    use rlsolver::drl::env::orgym::inventory::{InventoryConfig, InventoryVecEnv};
-    use rlsolver::drl::env::orgym::portfolio::{PortfolioConfig, PortfolioVecEnv};
+    use rlsolver::problems::orgym::inventory::env::{InventoryConfig, InventoryVecEnv};
+    use rlsolver::problems::orgym::portfolio::env::{PortfolioConfig, PortfolioVecEnv};
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
     for id in ["InvManagement-v0", "InvManagement-v1"] {
         let plain = InventoryConfig::by_id(id).unwrap();

@@ -38,9 +38,11 @@ fn wait_until_ended(c: &Client, base: &str, id: &str, seconds: u64) -> Value {
 /// test's own episode loop over the library's env and policy.
 fn rescore(dir: &Path, episodes: usize, seed: u64) -> f64 {
     use rlsolver::drl::algorithms::Learner;
-    let (learner, env_id) = rlsolver::drl::run::load_checkpoint(dir, tch::Device::Cpu, &Default::default()).unwrap();
+    let (learner, env_id) =
+        rlsolver::drl::run::load_checkpoint(dir, tch::Device::Cpu, &rlsolver::problems::envs(Default::default()))
+            .unwrap();
     let Learner::Single(mut agent) = learner else { panic!("single-agent") };
-    let mut env = rlsolver::drl::env::make(&env_id, episodes).unwrap();
+    let mut env = rlsolver::problems::envs(Default::default()).make(&env_id, episodes).unwrap();
     let dim = env.observation_dim();
     let mut obs = env.reset(seed);
     let (mut total, mut done) = (vec![0.0f64; episodes], vec![false; episodes]);

@@ -93,7 +93,9 @@ fn a_training_job_streams_its_progress_and_its_artifacts_download_and_load() {
     for name in &artifacts {
         download(&c, &base, &id, name, &dir);
     }
-    let (mut learner, env) = rlsolver::drl::run::load_checkpoint(&dir, tch::Device::Cpu, &Default::default()).unwrap();
+    let (mut learner, env) =
+        rlsolver::drl::run::load_checkpoint(&dir, tch::Device::Cpu, &rlsolver::problems::envs(Default::default()))
+            .unwrap();
     let (mean, _) = rlsolver::drl::run::evaluate_learner(
         &mut learner,
         &env,
@@ -101,7 +103,7 @@ fn a_training_job_streams_its_progress_and_its_artifacts_download_and_load() {
         5,
         7,
         tch::Device::Cpu,
-        &Default::default(),
+        &rlsolver::problems::envs(Default::default()),
     )
     .unwrap();
     assert!(mean > 50.0, "the downloaded policy scores {mean} on CartPole (random: ~22)");

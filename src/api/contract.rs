@@ -209,7 +209,9 @@ fn algorithm_rules(envs: &[training::EnvInfo], population: bool) -> Vec<Value> {
     if !population {
         let fixed: Vec<&str> = envs
             .iter()
-            .filter(|e| e.multi_agent || env::orgym::make_configured(&e.id, 1, &json!({})).is_none())
+            .filter(|e| {
+                e.multi_agent || crate::problems::envs(Default::default()).configure(&e.id, 1, &json!({})).is_none()
+            })
             .filter(|e| e.id != env::stock_trading::ID)
             .map(|e| e.id.as_str())
             .collect();

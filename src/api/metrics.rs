@@ -158,7 +158,7 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
     let held = state.config.max_concurrent_solves.max(1).saturating_sub(state.solve_slots.available_permits());
     (
         [(header::CONTENT_TYPE, content_type)],
-        state.metrics.render(&jobs, held as i64, state.config.jobs.bridge.worker_restarts()),
+        state.metrics.render(&jobs, held as i64, state.config.jobs.envs.bridge.worker_restarts()),
     )
         .into_response()
 }

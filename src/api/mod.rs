@@ -148,10 +148,10 @@ fn rollout(config: &ServerConfig) -> anyhow::Result<std::pin::Pin<Box<dyn std::f
     }
     let url = config.learner_url.clone().ok_or_else(|| anyhow::anyhow!("--role rollout needs --learner-url"))?;
     let name = config.jobs.replica.clone().unwrap_or_else(|| format!("rollout-{}", uuid::Uuid::new_v4()));
-    let (key, bridge) = (std::env::var("RLSOLVER_LEARNER_KEY").ok(), config.jobs.bridge.clone());
+    let (key, envs) = (std::env::var("RLSOLVER_LEARNER_KEY").ok(), config.jobs.envs.clone());
     let (done, finished) = tokio::sync::oneshot::channel::<()>();
     std::thread::Builder::new().name("rollout".into()).spawn(move || {
-        match crate::drl::apex::rollout::run(&url, &name, key.as_deref(), &bridge) {
+        match crate::drl::apex::rollout::run(&url, &name, key.as_deref(), &envs) {
             Ok(summary) => tracing::info!(rollout = %name, env_steps = summary.env_steps, batches = summary.batches, weight_loads = summary.weight_loads, "rollout done"),
             Err(error) => tracing::error!(rollout = %name, error = %format!("{error:#}"), "rollout failed"),
         }

@@ -92,9 +92,9 @@ pub async fn submit(
     JsonBody(request): JsonBody<PopulationRequest>,
 ) -> Result<Response, ApiError> {
     let limits = (state.config.training_limits.clone(), state.config.population_limits.clone());
-    let (checked, bridge) = (request.clone(), state.config.jobs.bridge.clone());
+    let (checked, envs) = (request.clone(), state.config.jobs.envs.clone());
     // Validation builds each explored value's learner once: off the async runtime.
-    tokio::task::spawn_blocking(move || checked.validate(&limits.0, &limits.1, &bridge))
+    tokio::task::spawn_blocking(move || checked.validate(&limits.0, &limits.1, &envs))
         .await
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("validation task failed: {e}")))??;
     let population = state.jobs.submit_population(&request, caller.owner()).await.map_err(submit_error)?;
@@ -226,9 +226,9 @@ pub async fn promote(
                 .map_err(|e| ApiError::Internal(anyhow::anyhow!("the population's request: {e}")))?;
             let staging =
                 data_dir.join("populations").join(&population.id).join(format!("fusion-{}", uuid::Uuid::new_v4()));
-            let (board, bridge) = (leaderboard.clone(), state.config.jobs.bridge.clone());
+            let (board, envs) = (leaderboard.clone(), state.config.jobs.envs.clone());
             let fused = tokio::task::spawn_blocking(move || {
-                crate::jobs::ensemble::fuse(&data_dir, &request, &board, k, &staging, &bridge)
+                crate::jobs::ensemble::fuse(&data_dir, &request, &board, k, &staging, &envs)
                     .map(|report| (staging, report))
             })
             .await
@@ -267,9 +267,9 @@ pub async fn promote(
             }
             let staging =
                 data_dir.join("populations").join(&population.id).join(format!("weighted-{}", uuid::Uuid::new_v4()));
-            let (board, bridge) = (leaderboard.clone(), state.config.jobs.bridge.clone());
+            let (board, envs) = (leaderboard.clone(), state.config.jobs.envs.clone());
             let built = tokio::task::spawn_blocking(move || {
-                crate::jobs::ensemble::weighted(&data_dir, &request, &board, k, &staging, &bridge)
+                crate::jobs::ensemble::weighted(&data_dir, &request, &board, k, &staging, &envs)
                     .map(|report| (staging, report))
             })
             .await

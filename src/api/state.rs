@@ -161,7 +161,7 @@ impl AppState {
         let jobs = JobManager::start(store, &config.data_dir, jobs_config, solve.clone()).await?;
         let learner = match (config.role, &config.learn) {
             (Role::Learner, Some(learn)) => Some(crate::drl::apex::learner::start(crate::drl::apex::ApexConfig {
-                bridge: config.jobs.bridge.clone(),
+                envs: config.jobs.envs.clone(),
                 ..learn.clone()
             })?),
             (Role::Learner, None) => anyhow::bail!("--role learner needs --learn FILE (what to train)"),

@@ -48,9 +48,9 @@ pub async fn submit(
     JsonBody(request): JsonBody<TrainingRequest>,
 ) -> Result<Response, ApiError> {
     // Blocking: a `gymnasium:` env is started in Python once to read its spaces.
-    let (limits, checked, bridge) =
-        (state.config.training_limits.clone(), request.clone(), state.config.jobs.bridge.clone());
-    tokio::task::spawn_blocking(move || checked.validate(&limits, &bridge))
+    let (limits, checked, envs) =
+        (state.config.training_limits.clone(), request.clone(), state.config.jobs.envs.clone());
+    tokio::task::spawn_blocking(move || checked.validate(&limits, &envs))
         .await
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("validation task failed: {e}")))??;
     jobs::accept(&state, &caller, TRAINING, "/v1/training/jobs", &request).await

@@ -118,7 +118,12 @@ fn single_run(seed: u64, updates: usize) -> Result<Measured> {
     let outcome = rlsolver::drl::run::train(&config)?;
     let wall = started.elapsed().as_secs_f64();
     let eval_seed = rlsolver::drl::run::evaluation_seed(seed, 0);
-    let (ret, _) = rlsolver::drl::run::score_checkpoint(&out, EVAL_EPISODES, eval_seed, &Default::default())?;
+    let (ret, _) = rlsolver::drl::run::score_checkpoint(
+        &out,
+        EVAL_EPISODES,
+        eval_seed,
+        &rlsolver::problems::envs(Default::default()),
+    )?;
     let _ = std::fs::remove_dir_all(&out);
     let done_updates = (outcome.steps.saturating_sub(LEARNING_STARTS) / train_every) * per_train;
     Ok((outcome.steps as f64 / outcome.train_s, done_updates as f64 / outcome.train_s, ret, wall))

@@ -7,7 +7,7 @@
 use anyhow::Result;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rlsolver::drl::env::{self, ActionSpace, ENV_IDS};
+use rlsolver::drl::env::ActionSpace;
 use rlsolver::drl::run::{train, TrainConfig};
 use serde::Deserialize;
 use std::fmt::Write as _;
@@ -65,7 +65,7 @@ pub const THRESHOLD_TASKS: &[ThresholdTask] = &[
 /// Median env steps/s of `env_id` at batch size `b` under uniformly random actions (a
 /// `gymnasium:` id runs through the bridge, its workers started before the clock).
 pub fn env_steps_per_second(env_id: &str, b: usize, repeats: usize, seconds: f64) -> Result<f64> {
-    let mut env = env::make_configured(env_id, b, &serde_json::Value::Null, &Default::default())?;
+    let mut env = rlsolver::problems::envs(Default::default()).make_configured(env_id, b, &serde_json::Value::Null)?;
     let mut rng = ChaCha8Rng::seed_from_u64(0);
     // Pre-drawn actions so that the timing holds the env alone.
     let actions: Vec<Vec<f32>> = (0..16)
@@ -178,7 +178,7 @@ pub fn run_drl(config: &DrlBenchConfig) -> Result<String> {
     )?;
     writeln!(report, "| env | B | ours steps/s | gymnasium steps/s (same B) | ratio | gymnasium single env steps/s | ratio to single env |")?;
     writeln!(report, "|---|---|---|---|---|---|---|")?;
-    for env_id in ENV_IDS {
+    for env_id in &rlsolver::problems::envs(Default::default()).ids() {
         for &b in &config.batch_sizes {
             let ours = env_steps_per_second(env_id, b, config.repeats, config.seconds_per_repeat)?;
             let peer_rate = |batch: usize| {

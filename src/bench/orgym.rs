@@ -8,33 +8,33 @@
 use anyhow::Result;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rlsolver::drl::env::orgym::binpacking::{BinPackingConfig, BinPackingVecEnv, IDS as BIN_PACKING_IDS};
-use rlsolver::drl::env::orgym::binpacking_reference::{
-    allowed_levels, best_fit_action, rollout as binpacking_rollout, sum_of_squares_action, Packing,
-};
-use rlsolver::drl::env::orgym::inventory::{Chain, InventoryConfig, IDS as INVENTORY_IDS};
-use rlsolver::drl::env::orgym::inventory_reference::{rollout as inventory_rollout, shrinking_horizon_returns};
-use rlsolver::drl::env::orgym::knapsack::{KnapsackConfig, KnapsackVecEnv, Variant};
-use rlsolver::drl::env::orgym::knapsack_reference::{best_threshold, greedy_action, online_bellman_value, rollout};
-use rlsolver::drl::env::orgym::newsvendor::NewsvendorConfig;
-use rlsolver::drl::env::orgym::newsvendor_reference::rollout as newsvendor_rollout;
-use rlsolver::drl::env::orgym::portfolio::{Portfolio, PortfolioConfig};
-use rlsolver::drl::env::orgym::portfolio_reference::{
-    oracle_wealths, rollout as portfolio_rollout, shrinking_horizon_rollout as portfolio_shrinking_horizon,
-};
-use rlsolver::drl::env::orgym::tsp::{TspConfig, Walk, IDS as TSP_IDS};
-use rlsolver::drl::env::orgym::tsp_reference::{reference_returns as tsp_reference_returns, rollout as tsp_rollout};
-use rlsolver::drl::env::orgym::vehicle_routing::{Dispatch, VehicleRoutingConfig};
-use rlsolver::drl::env::orgym::vehicle_routing_reference::{dispatcher_returns, rollout as routing_rollout};
-use rlsolver::drl::env::orgym::vmpacking::{DataCenter, VmPackingConfig, IDS as VM_IDS};
-use rlsolver::drl::env::orgym::vmpacking_reference::{rollout as vm_rollout, rule_returns, Rule};
-use rlsolver::drl::env::orgym::{random_allowed, OrGymConfig};
 use rlsolver::drl::env::VecEnv;
 use rlsolver::drl::run::{greedy_actions, load_policy_for};
+use rlsolver::problems::orgym::binpacking::env::{BinPackingConfig, BinPackingVecEnv, IDS as BIN_PACKING_IDS};
+use rlsolver::problems::orgym::binpacking::reference::{
+    allowed_levels, best_fit_action, rollout as binpacking_rollout, sum_of_squares_action, Packing,
+};
+use rlsolver::problems::orgym::env::{random_allowed, OrGymConfig};
+use rlsolver::problems::orgym::inventory::env::{Chain, InventoryConfig, IDS as INVENTORY_IDS};
+use rlsolver::problems::orgym::inventory::reference::{rollout as inventory_rollout, shrinking_horizon_returns};
+use rlsolver::problems::orgym::knapsack::env::{KnapsackConfig, KnapsackVecEnv, Variant};
+use rlsolver::problems::orgym::knapsack::reference::{best_threshold, greedy_action, online_bellman_value, rollout};
+use rlsolver::problems::orgym::newsvendor::env::NewsvendorConfig;
+use rlsolver::problems::orgym::newsvendor::reference::rollout as newsvendor_rollout;
+use rlsolver::problems::orgym::portfolio::env::{Portfolio, PortfolioConfig};
+use rlsolver::problems::orgym::portfolio::reference::{
+    oracle_wealths, rollout as portfolio_rollout, shrinking_horizon_rollout as portfolio_shrinking_horizon,
+};
+use rlsolver::problems::orgym::tsp::env::{TspConfig, Walk, IDS as TSP_IDS};
+use rlsolver::problems::orgym::tsp::reference::{reference_returns as tsp_reference_returns, rollout as tsp_rollout};
 use rlsolver::problems::orgym::validation::{
     inventory_base_stock, mean_ci, newsvendor_policy_returns, newsvendor_references, percent_of, policy_returns,
     wastes, TUNING_SEED,
 };
+use rlsolver::problems::orgym::vehicle_routing::env::{Dispatch, VehicleRoutingConfig};
+use rlsolver::problems::orgym::vehicle_routing::reference::{dispatcher_returns, rollout as routing_rollout};
+use rlsolver::problems::orgym::vmpacking::env::{DataCenter, VmPackingConfig, IDS as VM_IDS};
+use rlsolver::problems::orgym::vmpacking::reference::{rollout as vm_rollout, rule_returns, Rule};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -183,7 +183,7 @@ fn quality(config: &OrGymBenchConfig, variants: &[Variant], report: &mut String)
 /// a continuous one): the median of 5
 /// repeats of at least 0.3 s each.
 fn our_rate(id: &str, b: usize) -> f64 {
-    let mut env = rlsolver::drl::env::make(id, b).expect("registered env");
+    let mut env = rlsolver::problems::envs(Default::default()).make(id, b).expect("registered env");
     let space = env.action_space();
     let dim = env.observation_dim();
     let mask = env.layout().action_mask;
@@ -529,8 +529,8 @@ fn tsp_quality(config: &OrGymBenchConfig, report: &mut String) -> Result<()> {
                     let walk = env.episode(i);
                     let valid: Vec<usize> = (0..env_config.nodes)
                         .filter(|&m| match &walk.graph {
-                            rlsolver::drl::env::orgym::tsp::Graph::Sparse(adjacency) => adjacency[walk.current][m],
-                            rlsolver::drl::env::orgym::tsp::Graph::Euclidean(_) => walk.visits[m] == 0,
+                            rlsolver::problems::orgym::tsp::env::Graph::Sparse(adjacency) => adjacency[walk.current][m],
+                            rlsolver::problems::orgym::tsp::env::Graph::Euclidean(_) => walk.visits[m] == 0,
                         })
                         .collect();
                     if valid.is_empty() {

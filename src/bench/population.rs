@@ -168,7 +168,15 @@ async fn independent(dir: &Path, workers: usize, request: &PopulationRequest) ->
 /// Mean return of each checkpoint over the same `episodes` fresh episodes.
 fn final_scores(dirs: &[PathBuf], episodes: usize, seed: u64) -> Result<Vec<f64>> {
     dirs.iter()
-        .map(|dir| Ok(rlsolver::drl::run::score_checkpoint(dir, episodes, seed, &Default::default())?.0))
+        .map(|dir| {
+            Ok(rlsolver::drl::run::score_checkpoint(
+                dir,
+                episodes,
+                seed,
+                &rlsolver::problems::envs(Default::default()),
+            )?
+            .0)
+        })
         .collect()
 }
 

@@ -38,4 +38,9 @@ impl BridgeArgs {
         config.step_timeout = std::time::Duration::from_secs_f64(self.bridge_step_timeout_s);
         Ok(config)
     }
+
+    /// Every env a run can make, Gymnasium's run as these flags say.
+    pub fn envs(&self) -> Result<rlsolver::drl::env::Envs> {
+        Ok(rlsolver::problems::envs(self.config()?))
+    }
 }

@@ -18,8 +18,8 @@ pub struct EvaluateArgs {
 }
 
 pub fn run(args: EvaluateArgs) -> Result<()> {
-    let bridge = args.bridge.config()?;
-    let (mut learner, env_id) = rlsolver::drl::run::load_checkpoint(&args.checkpoint, tch::Device::Cpu, &bridge)?;
+    let envs = args.bridge.envs()?;
+    let (mut learner, env_id) = rlsolver::drl::run::load_checkpoint(&args.checkpoint, tch::Device::Cpu, &envs)?;
     let env_config = rlsolver::drl::run::checkpoint_env_config(&args.checkpoint)?;
     let (mean, std) = rlsolver::drl::run::evaluate_learner(
         &mut learner,
@@ -28,7 +28,7 @@ pub fn run(args: EvaluateArgs) -> Result<()> {
         args.episodes,
         args.seed,
         tch::Device::Cpu,
-        &bridge,
+        &envs,
     )?;
     println!(
         "{}",

@@ -122,7 +122,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
                 .filter(|d| *d >= std::time::Duration::from_millis(300))
                 .context("--job-lease-s: at least 0.3 seconds")?,
             replica: args.replica.clone(),
-            bridge: args.bridge.config()?,
+            envs: args.bridge.envs()?,
             ..Default::default()
         },
         training_limits: rlsolver::jobs::training::TrainingLimits {

@@ -75,7 +75,7 @@ pub struct TrainArgs {
 }
 
 pub fn run(args: TrainArgs) -> Result<()> {
-    let bridge = args.bridge.config()?;
+    let envs = args.bridge.envs()?;
     let mut overrides: serde_json::Value = serde_json::from_str(&args.hyper).context("--hyper is not JSON")?;
     if let (Some(warmup), Some(patch)) = (args.learning_starts, overrides.as_object_mut()) {
         patch.insert("learning_starts".into(), warmup.into());
@@ -102,7 +102,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
         num_envs: args.num_envs,
         device_envs: args.device_envs,
         hooks: Default::default(),
-        bridge,
+        envs,
     };
     let what = format!("{} {}", request.algorithm, request.env);
     let _bar = progress::start(Measure::Steps(request.total_steps as u64), &what);

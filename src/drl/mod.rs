@@ -66,8 +66,8 @@ pub struct TrainRequest {
     /// `device` (`run::train_on_device`; no checkpoints yet) instead of the algorithm's native batch.
     pub device_envs: Option<usize>,
     pub hooks: hooks::RunHooks,
-    /// How `gymnasium:<id>` envs run their Python.
-    pub bridge: env::gymnasium::BridgeConfig,
+    /// The envs the run can make by id, `gymnasium:<id>` ones with their Python.
+    pub envs: env::Envs,
 }
 
 /// What a run reports, whichever loop ran it.
@@ -144,7 +144,7 @@ pub fn train(request: &TrainRequest) -> Result<TrainSummary> {
             h_term_lambda: request.h_term_lambda,
             resume: request.resume,
             hooks: request.hooks.clone(),
-            bridge: request.bridge.clone(),
+            envs: request.envs.clone(),
             ..defaults
         };
         let outcome = match request.device_envs {

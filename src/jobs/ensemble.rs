@@ -7,7 +7,7 @@
 
 use super::population::{latest_per_member, PopulationRequest};
 use crate::drl;
-use crate::drl::env::gymnasium::BridgeConfig;
+use crate::drl::env::Envs;
 use crate::store::{relative_folder, Entry};
 use anyhow::{Context, Result};
 use serde::Serialize;
@@ -40,7 +40,7 @@ pub fn fuse(
     board: &[Entry],
     k: usize,
     out: &Path,
-    bridge: &BridgeConfig,
+    envs: &Envs,
 ) -> Result<FusionReport> {
     let leader = board.first().context("an empty leaderboard")?;
     let ancestor = &leader.origin["ancestor"];
@@ -70,8 +70,8 @@ pub fn fuse(
     let (episodes, seed) = comparison(request, board);
     Ok(FusionReport {
         members: chosen.iter().map(|e| format!("{}/{}", e.member, e.round)).collect(),
-        leader_score: score(&dirs[0], episodes, seed, bridge)?,
-        fused_score: score(out, episodes, seed, bridge)?,
+        leader_score: score(&dirs[0], episodes, seed, envs)?,
+        fused_score: score(out, episodes, seed, envs)?,
         episodes,
         seed,
     })
@@ -97,7 +97,7 @@ pub fn weighted(
     board: &[Entry],
     k: usize,
     out: &Path,
-    bridge: &BridgeConfig,
+    envs: &Envs,
 ) -> Result<WeightedReport> {
     let chosen: Vec<&Entry> = latest_per_member(board).into_iter().take(k).collect();
     let leader = board.first().context("an empty leaderboard")?;
@@ -116,7 +116,7 @@ pub fn weighted(
     // The promoted folder's own config.json (algorithm and env) is the best member's.
     let best = data_dir.join(relative_folder(&chosen[0].checkpoint)?);
     std::fs::copy(best.join("config.json"), out.join("config.json"))?;
-    let env = drl::env::make_configured(&request.env, 1, &serde_json::Value::Null, bridge)?;
+    let env = envs.make_configured(&request.env, 1, &serde_json::Value::Null)?;
     let discrete_actions = match env.action_space() {
         drl::env::ActionSpace::Discrete { n } => Some(n),
         drl::env::ActionSpace::Continuous { .. } => None,
@@ -127,8 +127,8 @@ pub fn weighted(
     Ok(WeightedReport {
         members: chosen.iter().map(|e| format!("{}/{}", e.member, e.round)).collect(),
         weights,
-        leader_score: score(&data_dir.join(relative_folder(&leader.checkpoint)?), episodes, seed, bridge)?,
-        ensemble_score: score(out, episodes, seed, bridge)?,
+        leader_score: score(&data_dir.join(relative_folder(&leader.checkpoint)?), episodes, seed, envs)?,
+        ensemble_score: score(out, episodes, seed, envs)?,
         episodes,
         seed,
     })
@@ -141,8 +141,8 @@ fn comparison(request: &PopulationRequest, board: &[Entry]) -> (usize, u64) {
 }
 
 /// Mean return of the policy in `dir` over `episodes` episodes seeded by `seed`.
-fn score(dir: &Path, episodes: usize, seed: u64, bridge: &BridgeConfig) -> Result<f64> {
-    Ok(drl::run::score_checkpoint(dir, episodes, seed, bridge)?.0)
+fn score(dir: &Path, episodes: usize, seed: u64, envs: &Envs) -> Result<f64> {
+    Ok(drl::run::score_checkpoint(dir, episodes, seed, envs)?.0)
 }
 
 /// The element-wise mean of one weights file over `dirs`.

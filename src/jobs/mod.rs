@@ -56,8 +56,9 @@ pub struct JobsConfig {
     /// The job kinds this replica claims (the worker role: all but evaluations; the evaluator
     /// role: only evaluations).
     pub kinds: Kinds,
-    /// How `gymnasium:<id>` envs run their Python: checked at submission, handed to every run.
-    pub bridge: crate::drl::env::gymnasium::BridgeConfig,
+    /// The envs runs can make (`problems::envs`; a `gymnasium:<id>` one runs its Python as the
+    /// flags say): checked at submission, handed to every run.
+    pub envs: crate::drl::env::Envs,
 }
 
 impl Default for JobsConfig {
@@ -69,7 +70,7 @@ impl Default for JobsConfig {
             poll: Duration::from_secs(1),
             replica: None,
             kinds: Kinds::Any,
-            bridge: Default::default(),
+            envs: crate::problems::envs(Default::default()),
         }
     }
 }
@@ -281,14 +282,14 @@ impl JobManager {
         let (resume, work): (bool, JobWork) = match job.kind.as_str() {
             MEMBER | EVALUATION => {
                 let population = self.population_of(&job).await?;
-                let (data_dir, bridge) = (self.data_dir.clone(), self.config.bridge.clone());
+                let (data_dir, envs) = (self.data_dir.clone(), self.config.envs.clone());
                 if job.kind == MEMBER {
                     let round: MemberRound = serde_json::from_value(job.request.clone())?;
                     let hooks = self.run_hooks(id, cancel.clone());
-                    (false, Box::new(move || round.run(&data_dir, &population, hooks, &bridge)))
+                    (false, Box::new(move || round.run(&data_dir, &population, hooks, &envs)))
                 } else {
                     let round: EvaluationRound = serde_json::from_value(job.request.clone())?;
-                    (false, Box::new(move || round.run(&data_dir, &population, &bridge)))
+                    (false, Box::new(move || round.run(&data_dir, &population, &envs)))
                 }
             }
             SOLVE => {
@@ -301,8 +302,8 @@ impl JobManager {
                 let run_dir = self.run_dir(id);
                 // A run with a checkpoint continues from it exactly; others start over.
                 let resume = crate::drl::run::has_checkpoint(&run_dir);
-                let (hooks, bridge) = (self.run_hooks(id, cancel.clone()), self.config.bridge.clone());
-                (resume, Box::new(move || request.run(&run_dir, resume, hooks, &bridge)))
+                let (hooks, envs) = (self.run_hooks(id, cancel.clone()), self.config.envs.clone());
+                (resume, Box::new(move || request.run(&run_dir, resume, hooks, &envs)))
             }
         };
         if !resume {

@@ -23,7 +23,7 @@
 //! its leaderboard entry, which exists only once its checkpoint has been written and evaluated.
 
 use crate::drl;
-use crate::drl::env::gymnasium::BridgeConfig;
+use crate::drl::env::Envs;
 use crate::drl::hooks::RunHooks;
 use crate::problems::ProblemError;
 use crate::store::{relative_folder, Entry, NewJob, PopulationRecord};
@@ -184,7 +184,7 @@ impl PopulationRequest {
         &self,
         training: &TrainingLimits,
         limits: &PopulationLimits,
-        bridge: &BridgeConfig,
+        envs: &Envs,
     ) -> Result<(), ProblemError> {
         if self.size < 2 || self.size > limits.max_size {
             return Err(ProblemError::invalid("size", format!("expected 2..={}", limits.max_size)));
@@ -244,7 +244,7 @@ impl PopulationRequest {
             for (name, range) in &self.explore {
                 hyperparameters.insert(name.clone(), self.typed(name, end.of(range)));
             }
-            self.member_request(Value::Object(hyperparameters)).validate(training, bridge).map_err(
+            self.member_request(Value::Object(hyperparameters)).validate(training, envs).map_err(
                 |error| match error.field().and_then(|f| f.strip_prefix("hyperparameters.")) {
                     Some(name) if self.explore.contains_key(name) => {
                         ProblemError::invalid(format!("explore.{name}"), error.to_string())
@@ -258,7 +258,7 @@ impl PopulationRequest {
         }
         for name in self.explore.keys() {
             let patch = json!({ name.clone(): self.typed(name, self.explore[name].max) });
-            drl::run::check_retunable(&self.algorithm, &self.env, &Value::Object(fixed.clone()), &patch, bridge)
+            drl::run::check_retunable(&self.algorithm, &self.env, &Value::Object(fixed.clone()), &patch, envs)
                 .map_err(|error| ProblemError::invalid(format!("explore.{name}"), format!("{error:#}")))?;
         }
         Ok(())
@@ -454,7 +454,7 @@ impl MemberRound {
         data_dir: &Path,
         population: &PopulationRequest,
         hooks: RunHooks,
-        bridge: &BridgeConfig,
+        envs: &Envs,
     ) -> Result<(Value, bool)> {
         let folder = self.folder();
         let dir = data_dir.join(&folder);
@@ -485,7 +485,7 @@ impl MemberRound {
             out_dir: Some(dir),
             resume,
             hooks,
-            bridge: bridge.clone(),
+            envs: envs.clone(),
             ..Default::default()
         };
         let summary = drl::train(&request)?;
@@ -520,10 +520,10 @@ impl EvaluationRound {
     }
 
     /// Scores the checkpoint (blocking): mean and std of the return.
-    pub fn run(&self, data_dir: &Path, population: &PopulationRequest, bridge: &BridgeConfig) -> Result<(Value, bool)> {
+    pub fn run(&self, data_dir: &Path, population: &PopulationRequest, envs: &Envs) -> Result<(Value, bool)> {
         let dir = data_dir.join(relative_folder(&self.checkpoint)?);
         let episodes = population.eval_episodes();
-        let (mean, std) = drl::run::score_checkpoint(&dir, episodes, self.seed(population), bridge)
+        let (mean, std) = drl::run::score_checkpoint(&dir, episodes, self.seed(population), envs)
             .with_context(|| format!("scoring the checkpoint of member {} round {}", self.member, self.round))?;
         Ok((json!({"score": mean, "score_std": std, "episodes": episodes}), false))
     }
@@ -680,7 +680,7 @@ mod tests {
         let training = TrainingLimits::default();
         let limits = PopulationLimits::default();
         let base = serde_json::to_value(request(Scheme::Pbt)).unwrap();
-        assert!(request(Scheme::Pbt).validate(&training, &limits, &Default::default()).is_ok());
+        assert!(request(Scheme::Pbt).validate(&training, &limits, &crate::problems::envs(Default::default())).is_ok());
         for (patch, field) in [
             (json!({"size": 1}), "size"),
             (json!({"size": 33}), "size"),
@@ -704,7 +704,8 @@ mod tests {
                 value[k] = v.clone();
             }
             let r: PopulationRequest = serde_json::from_value(value.clone()).unwrap();
-            let error = r.validate(&training, &limits, &Default::default()).expect_err("rejected");
+            let error =
+                r.validate(&training, &limits, &crate::problems::envs(Default::default())).expect_err("rejected");
             assert_eq!(error.field(), Some(field), "{patch}: {error}");
         }
     }

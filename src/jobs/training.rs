@@ -3,7 +3,7 @@
 
 use super::budget;
 use crate::drl;
-use crate::drl::env::gymnasium::BridgeConfig;
+use crate::drl::env::Envs;
 use crate::drl::env::{self, ActionSpace};
 use crate::drl::hooks::RunHooks;
 use crate::drl::marl;
@@ -64,10 +64,12 @@ pub fn algorithms() -> Vec<AlgorithmInfo> {
 }
 
 pub fn envs() -> Vec<EnvInfo> {
-    let mut list: Vec<EnvInfo> = env::ENV_IDS
-        .iter()
+    let catalog = crate::problems::envs(Default::default());
+    let mut list: Vec<EnvInfo> = catalog
+        .ids()
+        .into_iter()
         .map(|id| {
-            let e = env::make(id, 1).expect("listed");
+            let e = catalog.make(id, 1).expect("listed");
             EnvInfo {
                 id: id.to_string(),
                 multi_agent: false,
@@ -164,7 +166,7 @@ impl TrainingRequest {
 
     /// Checks every field; the error names the first bad one. A `gymnasium:` env is made once,
     /// its Python run as `bridge` says.
-    pub fn validate(&self, limits: &TrainingLimits, bridge: &BridgeConfig) -> Result<(), ProblemError> {
+    pub fn validate(&self, limits: &TrainingLimits, envs: &Envs) -> Result<(), ProblemError> {
         let algorithm = drl::algorithms::find(&self.algorithm)
             .map_err(|error| ProblemError::invalid("algorithm", format!("{error:#}")))?;
         // Whether the env took `env_config` (OR-Gym envs do; others and multi-agent ones do not).
@@ -178,15 +180,13 @@ impl TrainingRequest {
             // Starts the env in Python once: an unknown id or a missing package is this request's
             // 422, not a failed job.
             let kwargs = self.env_config.clone().unwrap_or_default();
-            let e = env::make_configured(&self.env, 1, &kwargs, bridge)
+            let e = envs
+                .make_configured(&self.env, 1, &kwargs)
                 .map_err(|error| ProblemError::invalid("env", format!("{}: {error:#}", self.env)))?;
             configured_env = true;
             Some((e.action_space(), (e.observation_dim(), 1, 0, 0)))
         } else {
-            let configured = self.env_config.as_ref().and_then(|c| {
-                env::orgym::make_configured(&self.env, 1, c)
-                    .or_else(|| env::stock_trading::make_configured(&self.env, 1, c))
-            });
+            let configured = self.env_config.as_ref().and_then(|c| envs.configure(&self.env, 1, c));
             match configured {
                 Some(configured) => {
                     let e = configured.map_err(|e| {
@@ -204,14 +204,14 @@ impl TrainingRequest {
                     configured_env = true;
                     Some((e.action_space(), (e.observation_dim(), 1, 0, 0)))
                 }
-                None => env::make(&self.env, 1).map(|e| (e.action_space(), (e.observation_dim(), 1, 0, 0))),
+                None => envs.make(&self.env, 1).map(|e| (e.action_space(), (e.observation_dim(), 1, 0, 0))),
             }
         };
         if self.env_config.is_some() && !configured_env {
             return Err(ProblemError::invalid("env_config", format!("{} takes no env parameters", self.env)));
         }
         let (space, (observation_dim, agents, state_dim, episode_steps)) = env_space.ok_or_else(|| {
-            let ids: &[&str] = if algorithm.multi_agent { marl::ENV_IDS } else { env::ENV_IDS };
+            let ids = if algorithm.multi_agent { marl::ENV_IDS.to_vec() } else { envs.ids() };
             ProblemError::invalid(
                 "env",
                 format!("{} for {}", crate::suggest::unknown("env", &self.env, ids.iter().copied()), self.algorithm),
@@ -277,13 +277,7 @@ impl TrainingRequest {
 
     /// Runs the job in `run_dir` (blocking); with `resume` it continues the checkpoint there
     /// exactly. Returns the outcome summary.
-    pub fn run(
-        &self,
-        run_dir: &Path,
-        resume: bool,
-        hooks: RunHooks,
-        bridge: &BridgeConfig,
-    ) -> Result<(serde_json::Value, bool)> {
+    pub fn run(&self, run_dir: &Path, resume: bool, hooks: RunHooks, envs: &Envs) -> Result<(serde_json::Value, bool)> {
         let request = drl::TrainRequest {
             algorithm: self.algorithm.clone(),
             env: self.env.clone(),
@@ -297,7 +291,7 @@ impl TrainingRequest {
             out_dir: Some(run_dir.to_path_buf()),
             resume,
             hooks,
-            bridge: bridge.clone(),
+            envs: envs.clone(),
             ..Default::default()
         };
         let summary = drl::train(&request)?;
@@ -316,7 +310,7 @@ mod tests {
     fn request(value: serde_json::Value) -> Result<(), ProblemError> {
         serde_json::from_value::<TrainingRequest>(value)
             .unwrap()
-            .validate(&TrainingLimits::default(), &Default::default())
+            .validate(&TrainingLimits::default(), &crate::problems::envs(Default::default()))
     }
 
     #[test]
@@ -399,7 +393,7 @@ mod tests {
                 let request: TrainingRequest = serde_json::from_value(value).unwrap();
                 if env.observation_dim > ORDINARY_OBSERVATION {
                     // Refused before any work, naming the buffer to shrink, or within the budget.
-                    match request.validate(&tight, &Default::default()) {
+                    match request.validate(&tight, &crate::problems::envs(Default::default())) {
                         Ok(_) => {}
                         Err(crate::problems::ProblemError::Invalid { field, .. }) => {
                             assert_eq!(field, "hyperparameters.buffer_size", "{} on {}", algorithm.name, env.id)
@@ -409,11 +403,11 @@ mod tests {
                     continue;
                 }
                 assert!(
-                    request.validate(&tight, &Default::default()).is_ok(),
+                    request.validate(&tight, &crate::problems::envs(Default::default())).is_ok(),
                     "{} on {}: {:?}",
                     algorithm.name,
                     env.id,
-                    request.validate(&tight, &Default::default())
+                    request.validate(&tight, &crate::problems::envs(Default::default()))
                 );
                 checked += 1;
             }

@@ -727,6 +727,12 @@ pub struct SolveContext {
     pub limits: Limits,
 }
 
+/// Every env a training run can make: `drl`'s own, the OR-Gym ports, and Gymnasium's through
+/// `bridge`.
+pub fn envs(bridge: crate::drl::env::gymnasium::BridgeConfig) -> crate::drl::env::Envs {
+    crate::drl::env::Envs::new(bridge).with(&orgym::env::OrGymEnvs)
+}
+
 /// Every registered problem.
 pub fn registry() -> &'static [&'static dyn Problem] {
     static PROBLEMS: &[&dyn Problem] = &[
@@ -789,7 +795,7 @@ fn drl_policy(
     dir: &std::path::Path,
 ) -> anyhow::Result<crate::models::LoadedPolicy> {
     use anyhow::Context;
-    let (_, env) = crate::drl::run::load_checkpoint(dir, Device::Cpu, &Default::default())
+    let (_, env) = crate::drl::run::load_checkpoint(dir, Device::Cpu, &envs(Default::default()))
         .context("weights do not match the architecture")?;
     Ok(Box::new(crate::drl::run::DrlPolicy { env, dir: dir.to_path_buf() }))
 }

@@ -259,7 +259,7 @@ pub fn random_return(env_id: &str) -> f64 {
         10,
         rlsolver::drl::run::evaluation_seed(0, 0),
         Device::Cpu,
-        &Default::default(),
+        &rlsolver::problems::envs(Default::default()),
         &mut act,
     )
     .unwrap()

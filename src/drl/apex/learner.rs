@@ -7,7 +7,6 @@ use super::ApexConfig;
 use crate::drl::agents::{Agent, OffPolicyAgent};
 use crate::drl::algorithms::{self, Learner};
 use crate::drl::buffer::ReplayBuffer;
-use crate::drl::env;
 use anyhow::{bail, Context, Result};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -105,7 +104,7 @@ pub fn start(config: ApexConfig) -> Result<Arc<Shared>> {
             algorithm.name
         );
     }
-    let probe = env::make_configured(&config.env, 1, &serde_json::Value::Null, &config.bridge)?;
+    let probe = config.envs.make_configured(&config.env, 1, &serde_json::Value::Null)?;
     algorithm.check_takes(&config.env, &probe.action_space())?;
     let (d, a) = (probe.observation_dim(), probe.action_space().width());
     let shared = Arc::new(Shared {
@@ -154,7 +153,7 @@ pub fn start(config: ApexConfig) -> Result<Arc<Shared>> {
 pub fn build(config: &ApexConfig) -> Result<(Box<dyn OffPolicyAgent>, usize)> {
     let algorithm = algorithms::find(&config.algorithm)?;
     let hyperparameters = algorithm.configure(&config.overrides())?;
-    let env = env::make_configured(&config.env, algorithm.num_envs, &serde_json::Value::Null, &config.bridge)?;
+    let env = config.envs.make_configured(&config.env, algorithm.num_envs, &serde_json::Value::Null)?;
     let spec = crate::drl::run::env_spec(&config.env, env.as_ref());
     match (algorithm.build)(&hyperparameters, &spec, tch::Device::Cpu, config.seed)? {
         Learner::Single(Agent::OffPolicy(agent)) => Ok((agent, algorithm.num_envs)),
@@ -217,7 +216,7 @@ fn learn(shared: &Shared, mut agent: Box<dyn OffPolicyAgent>) -> Result<()> {
     let seed = crate::drl::run::evaluation_seed(config.seed, 0);
     let null = serde_json::Value::Null;
     let (mean, _) =
-        crate::drl::run::evaluate(&config.env, &null, episodes, seed, tch::Device::Cpu, &config.bridge, &mut |o| {
+        crate::drl::run::evaluate(&config.env, &null, episodes, seed, tch::Device::Cpu, &config.envs, &mut |o| {
             agent.act(o, false)
         })?;
     let mut status = shared.status.lock().expect("status");

@@ -37,9 +37,9 @@ pub struct ApexConfig {
     /// Deterministic episodes of the final evaluation (default 20).
     #[serde(default)]
     pub eval_episodes: Option<usize>,
-    /// How a `gymnasium:<id>` env runs its Python: this process's flags, never sent.
+    /// The envs this process can make (its flags for a `gymnasium:<id>` one), never sent.
     #[serde(skip)]
-    pub bridge: crate::drl::env::gymnasium::BridgeConfig,
+    pub envs: crate::drl::env::Envs,
 }
 
 impl ApexConfig {

@@ -5,7 +5,6 @@
 
 use super::wire::{self, Transitions};
 use super::ApexConfig;
-use crate::drl::env;
 use crate::drl::run::{obs_tensor, to_vec};
 use anyhow::{bail, Context, Result};
 use std::time::Duration;
@@ -21,12 +20,7 @@ pub struct RolloutSummary {
 /// Runs until the learner at `url` (e.g. `http://127.0.0.1:8090`) is done; `name` tells the
 /// learner's count which rollout sent what, and seeds this rollout's envs apart from the others;
 /// `key`: the learner's API key, when it has keys configured.
-pub fn run(
-    url: &str,
-    name: &str,
-    key: Option<&str>,
-    bridge: &crate::drl::env::gymnasium::BridgeConfig,
-) -> Result<RolloutSummary> {
+pub fn run(url: &str, name: &str, key: Option<&str>, envs: &crate::drl::env::Envs) -> Result<RolloutSummary> {
     let mut headers = reqwest::header::HeaderMap::new();
     if let Some(key) = key {
         headers.insert(reqwest::header::AUTHORIZATION, format!("Bearer {key}").parse()?);
@@ -36,11 +30,11 @@ pub fn run(
     let url = url.trim_end_matches('/');
     let status: serde_json::Value = retry(|| client.get(format!("{url}/v1/learner")).send())?.json()?;
     let config = ApexConfig {
-        bridge: bridge.clone(),
+        envs: envs.clone(),
         ..serde_json::from_value(status["config"].clone()).context("the learner's config")?
     };
     let (mut agent, num_envs) = super::learner::build(&config)?;
-    let mut env = env::make_configured(&config.env, num_envs, &serde_json::Value::Null, bridge)?;
+    let mut env = envs.make_configured(&config.env, num_envs, &serde_json::Value::Null)?;
     let (dim, width) = (env.observation_dim(), env.action_space().width());
     let seed = config.seed
         ^ name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));

@@ -9,7 +9,6 @@ pub mod classic;
 /// Any Gymnasium environment through Python worker processes (`gymnasium:<id>`).
 pub mod gymnasium;
 pub mod mountain_car;
-pub mod orgym;
 pub mod pendulum;
 pub mod pool;
 /// FinRL's stock-trading env on a generated price set.
@@ -58,6 +57,20 @@ pub struct ItemLayout {
     pub features: Vec<usize>,
     /// Columns every item sees (the load, the capacity).
     pub globals: Vec<usize>,
+}
+
+/// A parameter out of range: the field, why, and whether it is a size limit (HTTP 413).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigError {
+    pub field: &'static str,
+    pub message: String,
+    pub too_large: bool,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
 }
 
 /// What a batch step returns; row i belongs to env i.
@@ -141,62 +154,106 @@ pub trait VecEnv: Send {
     }
 }
 
-/// Every native environment by its Gymnasium id.
-pub const ENV_IDS: &[&str] = &[
-    "CartPole-v1",
-    "Acrobot-v1",
-    "MountainCar-v0",
-    "MountainCarContinuous-v0",
-    "Pendulum-v1",
-    "Knapsack-v0",
-    "Knapsack-v1",
-    "Knapsack-v2",
-    "Knapsack-v3",
-    "BinPacking-v0",
-    "BinPacking-v1",
-    "BinPacking-v2",
-    "BinPacking-v3",
-    "BinPacking-v4",
-    "BinPacking-v5",
-    "Newsvendor-v0",
-    "InvManagement-v0",
-    "InvManagement-v1",
-    "PortfolioOpt-v0",
-    "TSP-v0",
-    "TSP-v1",
-    "VMPacking-v0",
-    "VMPacking-v1",
-    "VehicleRouting-v0",
-    "StockTrading-v0",
-];
+/// Every environment of `drl` by its Gymnasium id; `Envs` adds the families defined elsewhere.
+pub const ENV_IDS: &[&str] =
+    &["CartPole-v1", "Acrobot-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Pendulum-v1", stock_trading::ID];
 
-/// Builds `num_envs` copies of an env with its parameters changed by `env_config` (a JSON object
-/// of an OR-Gym env's config fields, e.g. `{"node_features": true}`; null: the id's defaults).
-/// The classic-control envs take none; a `gymnasium:<id>` env takes `gymnasium.make`'s keyword
-/// arguments, and runs its Python as `bridge` says.
-pub fn make_configured(
-    id: &str,
-    num_envs: usize,
-    env_config: &serde_json::Value,
-    bridge: &gymnasium::BridgeConfig,
-) -> anyhow::Result<Box<dyn VecEnv>> {
-    if let Some(gym_id) = gymnasium::gymnasium_id(id) {
-        return Ok(Box::new(gymnasium::GymnasiumVecEnv::new(gym_id, num_envs, env_config, bridge)?));
-    }
-    if env_config.is_null() {
-        return make(id, num_envs)
-            .ok_or_else(|| anyhow::anyhow!("{}", crate::suggest::unknown("env", id, ENV_IDS.iter().copied())));
-    }
-    match orgym::make_configured(id, num_envs, env_config)
-        .or_else(|| stock_trading::make_configured(id, num_envs, env_config))
-    {
-        Some(env) => env.map_err(|e| anyhow::anyhow!("env_config: {e}")),
-        None if make(id, 1).is_some() => anyhow::bail!("env_config: {id} takes no parameters"),
-        None => anyhow::bail!("{}", crate::suggest::unknown("env", id, ENV_IDS.iter().copied())),
+/// Envs made by id that live outside `drl`, with the problem they belong to (the OR-Gym ports
+/// live in `problems::orgym`); a run reaches them through the `Envs` it is handed.
+pub trait EnvFamily: Send + Sync {
+    /// The ids this family makes.
+    fn ids(&self) -> &'static [&'static str];
+    /// `num_envs` copies of `id` with `env_config` (a JSON object of its parameters; null: the
+    /// id's own) laid over its parameters; None when the id is not this family's.
+    fn make(
+        &self,
+        id: &str,
+        num_envs: usize,
+        env_config: &serde_json::Value,
+    ) -> Option<Result<Box<dyn VecEnv>, ConfigError>>;
+}
+
+/// Every environment a run can make by id: `drl`'s own, the families the caller adds, and any
+/// `gymnasium:<id>` through the bridge.
+#[derive(Clone, Default)]
+pub struct Envs {
+    /// How a `gymnasium:<id>` env runs its Python; clones share its restart counter.
+    pub bridge: gymnasium::BridgeConfig,
+    families: Vec<&'static dyn EnvFamily>,
+}
+
+impl std::fmt::Debug for Envs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Envs").field("bridge", &self.bridge).field("ids", &self.ids()).finish()
     }
 }
 
-/// Builds `num_envs` copies of a native environment.
+impl Envs {
+    /// `drl`'s own envs and the bridge.
+    pub fn new(bridge: gymnasium::BridgeConfig) -> Self {
+        Envs { bridge, families: Vec::new() }
+    }
+
+    /// These envs and `family`'s.
+    pub fn with(mut self, family: &'static dyn EnvFamily) -> Self {
+        self.families.push(family);
+        self
+    }
+
+    /// Every native id: the classic-control ones, the families', then StockTrading-v0 (the
+    /// order the listing and the OpenAPI document have always had).
+    pub fn ids(&self) -> Vec<&'static str> {
+        let (classic, trading) = ENV_IDS.split_at(ENV_IDS.len() - 1);
+        let families = self.families.iter().flat_map(|f| f.ids().iter().copied());
+        classic.iter().copied().chain(families).chain(trading.iter().copied()).collect()
+    }
+
+    /// `num_envs` copies of a native env with its id's parameters.
+    pub fn make(&self, id: &str, num_envs: usize) -> Option<Box<dyn VecEnv>> {
+        make(id, num_envs)
+            .or_else(|| self.families.iter().find_map(|f| f.make(id, num_envs, &serde_json::Value::Null)?.ok()))
+    }
+
+    /// A native env that takes parameters, built with `env_config`; None for an id that takes
+    /// none (or is unknown).
+    pub fn configure(
+        &self,
+        id: &str,
+        num_envs: usize,
+        env_config: &serde_json::Value,
+    ) -> Option<Result<Box<dyn VecEnv>, ConfigError>> {
+        self.families
+            .iter()
+            .find_map(|f| f.make(id, num_envs, env_config))
+            .or_else(|| stock_trading::make_configured(id, num_envs, env_config))
+    }
+
+    /// Builds `num_envs` copies of an env with its parameters changed by `env_config` (a JSON
+    /// object of the env's config fields, e.g. `{"node_features": true}`; null: the id's
+    /// defaults). The classic-control envs take none; a `gymnasium:<id>` env takes
+    /// `gymnasium.make`'s keyword arguments, and runs its Python as `bridge` says.
+    pub fn make_configured(
+        &self,
+        id: &str,
+        num_envs: usize,
+        env_config: &serde_json::Value,
+    ) -> anyhow::Result<Box<dyn VecEnv>> {
+        let unknown = || anyhow::anyhow!("{}", crate::suggest::unknown("env", id, self.ids()));
+        if let Some(gym_id) = gymnasium::gymnasium_id(id) {
+            return Ok(Box::new(gymnasium::GymnasiumVecEnv::new(gym_id, num_envs, env_config, &self.bridge)?));
+        }
+        if env_config.is_null() {
+            return self.make(id, num_envs).ok_or_else(unknown);
+        }
+        match self.configure(id, num_envs, env_config) {
+            Some(env) => env.map_err(|e| anyhow::anyhow!("env_config: {e}")),
+            None if self.make(id, 1).is_some() => anyhow::bail!("env_config: {id} takes no parameters"),
+            None => Err(unknown()),
+        }
+    }
+}
+
+/// Builds `num_envs` copies of one of `drl`'s own envs (`ENV_IDS`).
 pub fn make(id: &str, num_envs: usize) -> Option<Box<dyn VecEnv>> {
     Some(match id {
         "CartPole-v1" => Box::new(ClassicVecEnv::<cartpole::CartPole>::new(num_envs)),
@@ -204,18 +261,7 @@ pub fn make(id: &str, num_envs: usize) -> Option<Box<dyn VecEnv>> {
         "MountainCar-v0" => Box::new(ClassicVecEnv::<mountain_car::MountainCar>::new(num_envs)),
         "MountainCarContinuous-v0" => Box::new(ClassicVecEnv::<mountain_car::MountainCarContinuous>::new(num_envs)),
         "Pendulum-v1" => Box::new(ClassicVecEnv::<pendulum::Pendulum>::new(num_envs)),
-        "Newsvendor-v0" => Box::new(orgym::newsvendor::NewsvendorVecEnv::new(Default::default(), num_envs)),
-        "PortfolioOpt-v0" => Box::new(orgym::portfolio::PortfolioVecEnv::new(Default::default(), num_envs)),
         stock_trading::ID => Box::new(stock_trading::StockTradingVecEnv::new(Default::default(), num_envs)),
-        id if id.starts_with("InvManagement-") => {
-            Box::new(orgym::inventory::InventoryVecEnv::new(orgym::inventory::InventoryConfig::by_id(id)?, num_envs))
-        }
-        "VehicleRouting-v0" => {
-            Box::new(orgym::vehicle_routing::VehicleRoutingVecEnv::new(Default::default(), num_envs))
-        }
-        id if id.starts_with("VMPacking-") => Box::new(orgym::vmpacking::VmPackingVecEnv::by_id(id, num_envs)?),
-        id if id.starts_with("TSP-") => Box::new(orgym::tsp::TspVecEnv::by_id(id, num_envs)?),
-        id if id.starts_with("BinPacking-") => Box::new(orgym::binpacking::BinPackingVecEnv::by_id(id, num_envs)?),
-        id => return orgym::knapsack::KnapsackVecEnv::by_id(id, num_envs).map(|e| Box::new(e) as Box<dyn VecEnv>),
+        _ => return None,
     })
 }

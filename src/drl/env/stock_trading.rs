@@ -23,7 +23,7 @@
 //! `split` picks the period an env trades: policies train on "train" and are scored
 //! out-of-sample on "test" (`rlsolver bench trading`).
 
-use super::orgym::knapsack::ConfigError;
+use super::ConfigError;
 use super::{ActionSpace, StepBatch, VecEnv};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

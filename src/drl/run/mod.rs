@@ -12,7 +12,7 @@ mod state;
 
 use super::agents::{Agent, OnPolicyAgent};
 use super::algorithms::{self, EnvSpec, Learner};
-use super::env::gymnasium::BridgeConfig;
+use super::env::Envs;
 use super::env::{self, VecEnv};
 use super::hooks::RunHooks;
 use super::marl;
@@ -49,7 +49,7 @@ pub struct TrainConfig {
     /// Agent hyperparameters overriding the defaults (JSON object, by field name; off-policy
     /// agents' schedule included: `buffer_size`, `learning_starts`, `train_every`, ...).
     pub overrides: serde_json::Value,
-    /// The env's parameters changed from the id's (`env::make_configured`; null: none).
+    /// The env's parameters changed from the id's (`Envs::make_configured`; null: none).
     pub env_config: serde_json::Value,
     /// H-term weight (see `hterm`); 0 = off.
     pub h_term_lambda: f64,
@@ -57,8 +57,9 @@ pub struct TrainConfig {
     pub resume: bool,
     /// Progress and evaluation callbacks, and the cancel flag (the job service's).
     pub hooks: RunHooks,
-    /// How a `gymnasium:<id>` env runs its Python.
-    pub bridge: BridgeConfig,
+    /// The envs the run can make by id (default: `drl`'s own; `problems::envs` adds the
+    /// OR-Gym ports), `gymnasium:<id>` ones with their Python.
+    pub envs: Envs,
 }
 
 impl TrainConfig {
@@ -96,7 +97,7 @@ impl TrainConfig {
             h_term_lambda: 0.0,
             resume: false,
             hooks: RunHooks::default(),
-            bridge: BridgeConfig::default(),
+            envs: Envs::default(),
         }
     }
 }
@@ -147,7 +148,7 @@ pub fn train(config: &TrainConfig) -> Result<TrainOutcome> {
         bail!("{} is multi-agent; train it with marl::run::train", algorithm.name);
     }
     let hyperparameters = algorithm.configure(&config.overrides)?;
-    let mut env = env::make_configured(&config.env_id, algorithm.num_envs, &config.env_config, &config.bridge)?;
+    let mut env = config.envs.make_configured(&config.env_id, algorithm.num_envs, &config.env_config)?;
     algorithm.check_takes(&config.env_id, &env.action_space())?;
     let spec = env_spec(&config.env_id, env.as_ref());
     let Learner::Single(mut agent) = (algorithm.build)(&hyperparameters, &spec, config.device, config.seed)? else {
@@ -209,7 +210,7 @@ pub fn check_retunable(
     env_id: &str,
     overrides: &serde_json::Value,
     patch: &serde_json::Value,
-    bridge: &BridgeConfig,
+    envs: &Envs,
 ) -> Result<()> {
     let algorithm = algorithms::find(algorithm)?;
     let hyperparameters = algorithm.configure(overrides)?;
@@ -217,7 +218,7 @@ pub fn check_retunable(
         let env = marl::make(env_id, 1).with_context(|| format!("unknown multi-agent env '{env_id}'"))?;
         marl::run::env_spec(env_id, env.as_ref())
     } else {
-        let env = env::make_configured(env_id, 1, &serde_json::Value::Null, bridge)?;
+        let env = envs.make_configured(env_id, 1, &serde_json::Value::Null)?;
         env_spec(env_id, env.as_ref())
     };
     match (algorithm.build)(&hyperparameters, &spec, Device::Cpu, 0)? {
@@ -236,15 +237,15 @@ pub fn checkpoint_env_config(dir: &Path) -> Result<serde_json::Value> {
 /// Rebuilds the agent or multi-agent learner a `train --out DIR` run (or a promoted model)
 /// saved and loads its weights; returns it with the env id. The networks' shapes come from an
 /// env made as the run's was (`bridge` runs a `gymnasium:` env's Python).
-pub fn load_checkpoint(dir: &Path, device: Device, bridge: &BridgeConfig) -> Result<(Learner, String)> {
-    load_checkpoint_on(dir, device, Shapes::Make(bridge))
+pub fn load_checkpoint(dir: &Path, device: Device, envs: &Envs) -> Result<(Learner, String)> {
+    load_checkpoint_on(dir, device, Shapes::Make(envs))
 }
 
 /// Where a rebuilt learner's network shapes come from.
 #[derive(Clone, Copy)]
 enum Shapes<'a> {
     /// An env made from the saved id and parameters.
-    Make(&'a BridgeConfig),
+    Make(&'a Envs),
     /// This env (another instance of the id, perhaps with other parameters).
     Of(&'a dyn VecEnv),
 }
@@ -299,8 +300,8 @@ fn load_prefixed(dir: &Path, prefix: &str, device: Device, on: Shapes<'_>) -> Re
     } else {
         match on {
             Shapes::Of(env) => env_spec(&env_id, env),
-            Shapes::Make(bridge) => {
-                let env = env::make_configured(&env_id, 1, &saved["env_config"], bridge).context("config.json")?;
+            Shapes::Make(envs) => {
+                let env = envs.make_configured(&env_id, 1, &saved["env_config"]).context("config.json")?;
                 env_spec(&env_id, env.as_ref())
             }
         }
@@ -348,9 +349,9 @@ pub fn is_policy_file(name: &str) -> bool {
 
 /// Mean and std of the (team) return of `episodes` deterministic episodes of the policy saved in
 /// `dir` (a checkpoint or a promoted model, ensembles included), on the CPU.
-pub fn score_checkpoint(dir: &Path, episodes: usize, seed: u64, bridge: &BridgeConfig) -> Result<(f64, f64)> {
-    let (mut learner, env_id) = load_checkpoint(dir, Device::Cpu, bridge)?;
-    evaluate_learner(&mut learner, &env_id, &serde_json::Value::Null, episodes, seed, Device::Cpu, bridge)
+pub fn score_checkpoint(dir: &Path, episodes: usize, seed: u64, envs: &Envs) -> Result<(f64, f64)> {
+    let (mut learner, env_id) = load_checkpoint(dir, Device::Cpu, envs)?;
+    evaluate_learner(&mut learner, &env_id, &serde_json::Value::Null, episodes, seed, Device::Cpu, envs)
 }
 
 /// Mean and std of the (team) return of `episodes` deterministic episodes of a loaded agent.
@@ -361,10 +362,10 @@ pub fn evaluate_learner(
     episodes: usize,
     seed: u64,
     device: Device,
-    bridge: &BridgeConfig,
+    envs: &Envs,
 ) -> Result<(f64, f64)> {
     match learner {
-        Learner::Single(agent) => evaluate_agent(agent, env_id, env_config, episodes, seed, device, bridge),
+        Learner::Single(agent) => evaluate_agent(agent, env_id, env_config, episodes, seed, device, envs),
         Learner::Multi(learner) => marl::run::evaluate_learner(learner.as_mut(), env_id, episodes, seed),
     }
 }
@@ -394,11 +395,11 @@ pub fn evaluate_agent(
     episodes: usize,
     seed: u64,
     device: Device,
-    bridge: &BridgeConfig,
+    envs: &Envs,
 ) -> Result<(f64, f64)> {
     match agent {
-        Agent::OffPolicy(a) => evaluate(env_id, env_config, episodes, seed, device, bridge, &mut |o| a.act(o, false)),
-        Agent::OnPolicy(a) => evaluate_on_policy(a.as_mut(), env_id, env_config, episodes, seed, device, bridge),
+        Agent::OffPolicy(a) => evaluate(env_id, env_config, episodes, seed, device, envs, &mut |o| a.act(o, false)),
+        Agent::OnPolicy(a) => evaluate_on_policy(a.as_mut(), env_id, env_config, episodes, seed, device, envs),
     }
 }
 
@@ -417,10 +418,10 @@ pub fn evaluate(
     episodes: usize,
     seed: u64,
     device: Device,
-    bridge: &BridgeConfig,
+    envs: &Envs,
     act: &mut dyn FnMut(&Tensor) -> Tensor,
 ) -> Result<(f64, f64)> {
-    let mut env = env::make_configured(env_id, episodes, env_config, bridge)?;
+    let mut env = envs.make_configured(env_id, episodes, env_config)?;
     let dim = env.observation_dim();
     let returns =
         env::first_episode_returns(env.as_mut(), seed, &mut |_, obs| to_vec(&act(&obs_tensor(obs, dim, device))));
@@ -436,10 +437,10 @@ pub(crate) fn evaluate_on_policy(
     episodes: usize,
     seed: u64,
     device: Device,
-    bridge: &BridgeConfig,
+    envs: &Envs,
 ) -> Result<(f64, f64)> {
     let norm = agent.observation_normalizer().cloned();
-    evaluate(env_id, env_config, episodes, seed, device, bridge, &mut |o| {
+    evaluate(env_id, env_config, episodes, seed, device, envs, &mut |o| {
         let input = norm.as_ref().map_or_else(|| o.shallow_clone(), |n| n.normalize_tensor(o));
         agent.act(&input, false).0
     })

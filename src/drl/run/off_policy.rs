@@ -88,7 +88,7 @@ struct Iteration<'a> {
 impl crate::drl::monitor::Iteration for Iteration<'_> {
     fn evaluate(&mut self, episodes: usize, seed: u64) -> Result<(f64, f64)> {
         let (config, agent) = (self.config, &mut *self.agent);
-        evaluate(&config.env_id, &config.env_config, episodes, seed, config.device, &config.bridge, &mut |o| {
+        evaluate(&config.env_id, &config.env_config, episodes, seed, config.device, &config.envs, &mut |o| {
             agent.act(o, false)
         })
     }

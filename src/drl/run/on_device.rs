@@ -14,7 +14,6 @@ use super::{env_spec, evaluate_on_policy, TrainConfig, TrainOutcome};
 use crate::drl::agents::{Agent, OnPolicyAgent, Rollout};
 use crate::drl::algorithms::{self, Learner};
 use crate::drl::env::tensor_classic::{TensorClassic, TensorClassicEnv};
-use crate::drl::env::{self};
 use crate::drl::monitor::Monitor;
 use anyhow::{bail, Result};
 use serde_json::{json, Value};
@@ -92,7 +91,7 @@ pub fn train_on_device(config: &TrainConfig, num_envs: usize) -> Result<TrainOut
     }
     let overrides = device_overrides(&(algorithm.defaults)(), &config.overrides, num_envs);
     let hyperparameters = algorithm.configure(&overrides)?;
-    let probe = env::make_configured(&config.env_id, 1, &Value::Null, &config.bridge)?;
+    let probe = config.envs.make_configured(&config.env_id, 1, &Value::Null)?;
     algorithm.check_takes(&config.env_id, &probe.action_space())?;
     let spec = env_spec(&config.env_id, probe.as_ref());
     let Learner::Single(Agent::OnPolicy(mut agent)) =
@@ -192,7 +191,7 @@ impl crate::drl::monitor::Iteration for DeviceIteration<'_> {
             episodes,
             seed,
             config.device,
-            &config.bridge,
+            &config.envs,
         )
     }
 

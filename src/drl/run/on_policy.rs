@@ -110,7 +110,7 @@ impl crate::drl::monitor::Iteration for Iteration<'_> {
             episodes,
             seed,
             self.config.device,
-            &self.config.bridge,
+            &self.config.envs,
         )
     }
 

@@ -3,10 +3,13 @@
 //! `/v1/problems/InvManagement-v0/solve`, `/v1/problems/PortfolioOpt-v0/solve`,
 //! `/v1/problems/VMPacking-v0/solve`, `/v1/problems/VehicleRouting-v0/solve`, `/v1/problems/TSP-v0/solve`): the env's parameters as JSON, one episode rolled out by
 //! the env's shipped policy (model `orgym-<env>`, or the one the request names), answered with
-//! the episode's decisions, its return and the env's reference. Each env family is one file;
-//! this one holds what they share: reading the parameters and choosing the policy.
+//! the episode's decisions, its return and the env's reference. Each env family is one folder
+//! (`env.rs` the vectorized env, `reference.rs` its references, `mod.rs` the endpoint);
+//! `env.rs` here batches any of them and hands them to `drl` as one `EnvFamily`; this module
+//! holds what the endpoints share: reading the parameters and choosing the policy.
 
 pub mod binpacking;
+pub mod env;
 pub mod inventory;
 pub mod knapsack;
 pub mod newsvendor;
@@ -26,7 +29,7 @@ pub use vehicle_routing::{OrGymVehicleRouting, VEHICLE_ROUTING};
 pub use vmpacking::{OrGymVmPacking, VM_PACKING};
 
 use crate::drl::agents::Agent;
-use crate::drl::env::orgym::knapsack::ConfigError;
+use crate::drl::env::ConfigError;
 use crate::drl::env::VecEnv;
 use crate::drl::run::{load_policy_for, DrlPolicy};
 use crate::problems::{Models, ProblemError, ProblemInput, SolveReport, SolveRun};
@@ -56,7 +59,7 @@ fn config_from<C: serde::Serialize + serde::de::DeserializeOwned>(
     validate: impl FnOnce(&C) -> Result<(), ConfigError>,
 ) -> Result<C, ProblemError> {
     let overrides = Value::Object(env_parameters(input)?);
-    crate::drl::env::orgym::configured(defaults, &overrides, validate).map_err(|e| match e.field {
+    env::configured(defaults, &overrides, validate).map_err(|e| match e.field {
         // The parameters did not parse: the request's `instance` is the field at fault.
         "env_config" => ProblemError::invalid("instance", e.message),
         _ => config_error(e),

@@ -2,29 +2,29 @@
 //! evaluation episodes from a given seed: what a policy manifest records as its validation and
 //! what `rlsolver bench orgym` tabulates.
 
-use crate::drl::env::orgym::binpacking::{BinPackingConfig, BinPackingVecEnv};
-use crate::drl::env::orgym::binpacking_reference::{rollout as binpacking_rollout, sum_of_squares_action, Packing};
-use crate::drl::env::orgym::inventory::{Chain, InventoryConfig};
-use crate::drl::env::orgym::inventory_reference::{base_stock_action, best_base_stock, rollout as inventory_rollout};
-use crate::drl::env::orgym::knapsack::{KnapsackConfig, KnapsackVecEnv};
-use crate::drl::env::orgym::knapsack_reference::rollout;
-use crate::drl::env::orgym::newsvendor::{NewsvendorConfig, NewsvendorVecEnv};
-use crate::drl::env::orgym::newsvendor_reference::{
-    critical_fractile_order, economics_of, plans as newsvendor_plans, rollout as newsvendor_rollout,
-};
-use crate::drl::env::orgym::portfolio::{Portfolio, PortfolioConfig};
-use crate::drl::env::orgym::portfolio_reference::{
-    oracle_wealths, shrinking_horizon_rollout as portfolio_shrinking_horizon,
-};
-use crate::drl::env::orgym::tsp::{TspConfig, Walk};
-use crate::drl::env::orgym::tsp_reference::reference_returns as tsp_reference_returns;
-use crate::drl::env::orgym::vehicle_routing::{Dispatch, VehicleRoutingConfig};
-use crate::drl::env::orgym::vehicle_routing_reference::dispatcher_returns;
-use crate::drl::env::orgym::vmpacking::{DataCenter, VmPackingConfig};
-use crate::drl::env::orgym::vmpacking_reference::{rule_returns, Rule};
-use crate::drl::env::orgym::{first_episode_returns, OrGymEpisode, OrGymVecEnv};
 use crate::drl::env::VecEnv;
 use crate::drl::run::{greedy_actions, load_policy_for};
+use crate::problems::orgym::binpacking::env::{BinPackingConfig, BinPackingVecEnv};
+use crate::problems::orgym::binpacking::reference::{rollout as binpacking_rollout, sum_of_squares_action, Packing};
+use crate::problems::orgym::env::{first_episode_returns, OrGymEpisode, OrGymVecEnv};
+use crate::problems::orgym::inventory::env::{Chain, InventoryConfig};
+use crate::problems::orgym::inventory::reference::{base_stock_action, best_base_stock, rollout as inventory_rollout};
+use crate::problems::orgym::knapsack::env::{KnapsackConfig, KnapsackVecEnv};
+use crate::problems::orgym::knapsack::reference::rollout;
+use crate::problems::orgym::newsvendor::env::{NewsvendorConfig, NewsvendorVecEnv};
+use crate::problems::orgym::newsvendor::reference::{
+    critical_fractile_order, economics_of, plans as newsvendor_plans, rollout as newsvendor_rollout,
+};
+use crate::problems::orgym::portfolio::env::{Portfolio, PortfolioConfig};
+use crate::problems::orgym::portfolio::reference::{
+    oracle_wealths, shrinking_horizon_rollout as portfolio_shrinking_horizon,
+};
+use crate::problems::orgym::tsp::env::{TspConfig, Walk};
+use crate::problems::orgym::tsp::reference::reference_returns as tsp_reference_returns;
+use crate::problems::orgym::vehicle_routing::env::{Dispatch, VehicleRoutingConfig};
+use crate::problems::orgym::vehicle_routing::reference::dispatcher_returns;
+use crate::problems::orgym::vmpacking::env::{DataCenter, VmPackingConfig};
+use crate::problems::orgym::vmpacking::reference::{rule_returns, Rule};
 use anyhow::Result;
 use std::path::Path;
 

@@ -34,7 +34,7 @@ const RESTART_ATTEMPTS: usize = 3;
 
 /// How the bridge runs Python (`serve`/`train` flags `--python`, `--bridge-workers`,
 /// `--bridge-step-timeout-s`). It travels with each training request and each env made
-/// (`env::make_configured`); clones share one restart counter.
+/// (`Envs::make_configured`); clones share one restart counter.
 #[derive(Debug, Clone)]
 pub struct BridgeConfig {
     /// The interpreter with gymnasium and the simulators (`make simulators` fills the project's

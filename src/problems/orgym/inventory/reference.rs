@@ -10,7 +10,7 @@
 //! The LP is solved by Clarabel (`program`, already the portfolio's solver): pure Rust,
 //! no system library, and an interior-point LP of a few hundred variables takes milliseconds.
 
-use super::inventory::{Chain, InventoryConfig};
+use super::env::{Chain, InventoryConfig};
 use crate::drl::env::VecEnv;
 use crate::program::{Program, Row};
 
@@ -29,11 +29,11 @@ pub fn base_stock_action(config: &InventoryConfig, chain: &Chain, levels: &[f64]
 }
 
 /// Actions from the batch, its observations and their width: one row per env, flat.
-pub type InventoryActor<'a> = super::Actor<'a, Chain>;
+pub type InventoryActor<'a> = crate::problems::orgym::env::Actor<'a, Chain>;
 
 /// Per-episode returns of `act` on `episodes` episodes from `seed` (each env's first episode).
 pub fn rollout(config: &InventoryConfig, episodes: usize, seed: u64, act: &mut InventoryActor<'_>) -> Vec<f64> {
-    super::first_episode_returns(config, episodes, seed, act)
+    crate::problems::orgym::env::first_episode_returns(config, episodes, seed, act)
 }
 
 /// The mean return of base-stock levels on the tuning episodes.
@@ -182,7 +182,7 @@ pub fn shrinking_horizon_returns(config: &InventoryConfig, episodes: usize, seed
 
 #[cfg(test)]
 mod tests {
-    use super::super::inventory::InventoryVecEnv;
+    use super::super::env::InventoryVecEnv;
     use super::*;
 
     /// The base-stock order fills the echelon gap within capacity and the supplier's stock, and

@@ -3,7 +3,7 @@
 //! packing"), best fit, and the offline lower bound on waste (the items' total rounded up to
 //! whole bins). All read the same observation row a policy reads.
 
-use super::binpacking::{BinPackingConfig, BinPackingVecEnv};
+use super::env::{BinPackingConfig, BinPackingVecEnv};
 use crate::drl::env::VecEnv;
 
 /// The bin counts per level and the item's size in an observation row.
@@ -146,7 +146,7 @@ mod tests {
 
     #[test]
     fn rollout_waste_is_minus_the_return_and_above_the_bound() {
-        for id in super::super::binpacking::IDS {
+        for id in super::super::env::IDS {
             let config = BinPackingConfig::by_id(id).unwrap();
             let packings = rollout(&config, 8, 3, &mut |obs, dim| {
                 obs.chunks(dim).map(|row| sum_of_squares_action(&config, row)).collect()

@@ -8,11 +8,16 @@
 //! `reference` (TSP-v0's breadth-first walk to the nearest unvisited node, TSP-v1's nearest
 //! neighbour + 2-opt path).
 
+/// The env as or-gymnasium defines it, vectorized.
+pub mod env;
+/// The reference policies the env is measured against.
+pub mod reference;
+
 use super::{config_from, with_policy, EpisodeSolve};
-use crate::drl::env::orgym::tsp::{TspConfig, TspVecEnv, Walk, IDS};
-use crate::drl::env::orgym::tsp_reference::reference_move;
-use crate::drl::env::orgym::OrGymConfig;
 use crate::drl::env::VecEnv;
+use crate::problems::orgym::env::OrGymConfig;
+use crate::problems::orgym::tsp::env::{TspConfig, TspVecEnv, Walk, IDS};
+use crate::problems::orgym::tsp::reference::reference_move;
 use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -39,7 +44,7 @@ impl Problem for OrGymTsp {
         json!({
             "type": "object",
             "properties": {
-                "nodes": {"type": "integer", "minimum": 3, "maximum": crate::drl::env::orgym::tsp::MAX_NODES, "description": "nodes (50)"},
+                "nodes": {"type": "integer", "minimum": 3, "maximum": crate::problems::orgym::tsp::env::MAX_NODES, "description": "nodes (50)"},
                 "move_cost": {"type": "number", "description": "TSP-v0's reward per move (-1)"},
                 "invalid_action_cost": {"type": "number", "description": "reward of a move along no edge (v0) or to a visited node (v1) (-100)"},
                 "completion_bonus": {"type": "number", "description": "TSP-v0's bonus for the last new node (1000)"},

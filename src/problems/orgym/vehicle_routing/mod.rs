@@ -4,10 +4,15 @@
 //! dispatcher's return from the same seed (the orders it sees differ once the actions do:
 //! withdrawals are drawn only for open orders). Baselines: `dispatcher`, `wait`.
 
+/// The env as or-gymnasium defines it, vectorized.
+pub mod env;
+/// The reference policies the env is measured against.
+pub mod reference;
+
 use super::{config_from, with_policy, EpisodeSolve};
-use crate::drl::env::orgym::vehicle_routing::{Dispatch, VehicleRoutingConfig, VehicleRoutingVecEnv};
-use crate::drl::env::orgym::vehicle_routing_reference::dispatcher_action;
 use crate::drl::env::VecEnv;
+use crate::problems::orgym::vehicle_routing::env::{Dispatch, VehicleRoutingConfig, VehicleRoutingVecEnv};
+use crate::problems::orgym::vehicle_routing::reference::dispatcher_action;
 use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -46,7 +51,7 @@ impl Problem for OrGymVehicleRouting {
                 "order_reward_max": four("each zone's highest order value ([12, 8, 5, 3])"),
                 "penalty_per_move": {"type": "number", "description": "cost of a move (0.1)"},
                 "order_miss_penalty": {"type": "number", "description": "cost of an accepted order that expires (50)"},
-                "step_limit": {"type": "integer", "minimum": 1, "maximum": crate::drl::env::orgym::vehicle_routing::MAX_STEPS, "description": "steps per episode (1000)"}
+                "step_limit": {"type": "integer", "minimum": 1, "maximum": crate::problems::orgym::vehicle_routing::env::MAX_STEPS, "description": "steps per episode (1000)"}
             }
         })
     }

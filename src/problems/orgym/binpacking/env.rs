@@ -11,8 +11,8 @@
 //! action mask, `avail_actions`, the state). The reference's mask holds the bins' counts (its
 //! uint8 ones times the uint32 counts), not 0/1, with level 0 (a new bin) always 1; ours too.
 
-use super::super::{ActionSpace, ObservationLayout};
-use super::knapsack::ConfigError;
+use crate::drl::env::ConfigError;
+use crate::drl::env::{ActionSpace, ObservationLayout};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -52,7 +52,7 @@ impl Default for BinPackingConfig {
     }
 }
 
-impl super::OrGymConfig for BinPackingConfig {
+impl crate::problems::orgym::env::OrGymConfig for BinPackingConfig {
     fn observation_dim(&self) -> usize {
         BinPackingConfig::observation_dim(self)
     }
@@ -272,9 +272,9 @@ impl BinState {
 }
 
 /// A batch of bin-packing envs.
-pub type BinPackingVecEnv = super::OrGymVecEnv<BinState>;
+pub type BinPackingVecEnv = crate::problems::orgym::env::OrGymVecEnv<BinState>;
 
-impl super::OrGymEpisode for BinState {
+impl crate::problems::orgym::env::OrGymEpisode for BinState {
     type Config = BinPackingConfig;
 
     fn start(config: &BinPackingConfig, rng: &mut ChaCha8Rng) -> Self {

@@ -4,7 +4,7 @@
 //! CPU + memory, else the lowest-numbered closed one). Both only ever pick a machine the mask
 //! allows, so neither overloads.
 
-use super::vmpacking::{DataCenter, VmPackingConfig};
+use super::env::{DataCenter, VmPackingConfig};
 use crate::drl::env::VecEnv;
 
 /// The packing rule of a reference.
@@ -28,11 +28,11 @@ pub fn rule_action(config: &VmPackingConfig, center: &DataCenter, rule: Rule) ->
 }
 
 /// Actions from the batch, its observations and their width: one row per env, flat.
-pub type VmActor<'a> = super::Actor<'a, DataCenter>;
+pub type VmActor<'a> = crate::problems::orgym::env::Actor<'a, DataCenter>;
 
 /// Per-episode returns of `act` on `episodes` episodes from `seed` (each env's first episode).
 pub fn rollout(config: &VmPackingConfig, episodes: usize, seed: u64, act: &mut VmActor<'_>) -> Vec<f64> {
-    super::first_episode_returns(config, episodes, seed, act)
+    crate::problems::orgym::env::first_episode_returns(config, episodes, seed, act)
 }
 
 /// Per-episode returns of a rule.
@@ -44,7 +44,7 @@ pub fn rule_returns(config: &VmPackingConfig, episodes: usize, seed: u64, rule: 
 
 #[cfg(test)]
 mod tests {
-    use super::super::vmpacking::VmPackingVecEnv;
+    use super::super::env::VmPackingVecEnv;
     use super::*;
     use rand::SeedableRng;
 
@@ -61,7 +61,7 @@ mod tests {
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
             let random: f64 = rollout(&config, 16, 4, &mut |env, obs, dim| {
                 obs.chunks(dim)
-                    .map(|row| crate::drl::env::orgym::random_allowed(&row[..env.config().machines], &mut rng))
+                    .map(|row| crate::problems::orgym::env::random_allowed(&row[..env.config().machines], &mut rng))
                     .collect()
             })
             .iter()

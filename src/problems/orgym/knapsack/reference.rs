@@ -2,7 +2,7 @@
 //! (v0-v2; for v3 the offline optimum over the items the episode shows), the value/weight greedy,
 //! and for v3 the best fixed threshold on value/weight.
 
-use super::knapsack::{KnapsackConfig, KnapsackItems, KnapsackVecEnv, Variant};
+use super::env::{KnapsackConfig, KnapsackItems, KnapsackVecEnv, Variant};
 use crate::drl::env::VecEnv;
 
 /// The exact optimum of an instance and the copies of each item it takes.

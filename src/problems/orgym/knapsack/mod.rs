@@ -6,11 +6,16 @@
 //! v3: accept at value/weight >= 2, about the tuned threshold), `random` (a uniformly random
 //! allowed action) and, for v0-v2, `dp` (the optimum's items, in order).
 
+/// The env as or-gymnasium defines it, vectorized.
+pub mod env;
+/// The reference policies the env is measured against.
+pub mod reference;
+
 use super::{config_error, env_parameters, with_policy, EpisodeSolve};
-use crate::drl::env::orgym::knapsack::{KnapsackConfig, KnapsackItems, KnapsackVecEnv, Variant};
-use crate::drl::env::orgym::knapsack_reference::{greedy_action, offline_optimum, optimum};
-use crate::drl::env::orgym::OrGymConfig;
 use crate::drl::env::VecEnv;
+use crate::problems::orgym::env::OrGymConfig;
+use crate::problems::orgym::knapsack::env::{KnapsackConfig, KnapsackItems, KnapsackVecEnv, Variant};
+use crate::problems::orgym::knapsack::reference::{greedy_action, offline_optimum, optimum};
 use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use rand::SeedableRng;
 use serde_json::{json, Value};
@@ -164,7 +169,7 @@ impl EpisodeSolve for KnapsackEpisode {
             ("random", _) => {
                 let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x5EED);
                 let n = self.config.action_count();
-                self.run(seed, &mut |row| crate::drl::env::orgym::random_allowed(&row[..n], &mut rng))
+                self.run(seed, &mut |row| crate::problems::orgym::env::random_allowed(&row[..n], &mut rng))
             }
             ("dp", variant) if variant != Variant::Online => {
                 let mut env = KnapsackVecEnv::new(self.config.clone(), 1);

@@ -4,12 +4,17 @@
 //! on the same demands the optimal policy's return (dynamic programming with the clock) and the
 //! textbook critical fractile's. Baselines: `optimal`, `critical_fractile`, `zero`.
 
+/// The env as or-gymnasium defines it, vectorized.
+pub mod env;
+/// The reference policies the env is measured against.
+pub mod reference;
+
 use super::{config_from, with_policy, EpisodeSolve};
-use crate::drl::env::orgym::newsvendor::{NewsvendorConfig, NewsvendorVecEnv, Period};
-use crate::drl::env::orgym::newsvendor_reference::{
+use crate::drl::env::VecEnv;
+use crate::problems::orgym::newsvendor::env::{NewsvendorConfig, NewsvendorVecEnv, Period};
+use crate::problems::orgym::newsvendor::reference::{
     critical_fractile_order, economics_of, OptimalPlan, MAX_DP_WORK, MAX_GRID,
 };
-use crate::drl::env::VecEnv;
 use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -38,7 +43,7 @@ impl Problem for OrGymNewsvendor {
         json!({
             "type": "object",
             "properties": {
-                "lead_time": {"type": "integer", "minimum": 0, "maximum": crate::drl::env::orgym::newsvendor::MAX_LEAD_TIME, "description": "steps an order takes to arrive (5)"},
+                "lead_time": {"type": "integer", "minimum": 0, "maximum": crate::problems::orgym::newsvendor::env::MAX_LEAD_TIME, "description": "steps an order takes to arrive (5)"},
                 "step_limit": {"type": "integer", "minimum": 1, "description": "steps per episode (40)"},
                 "max_inventory": number("orders are clipped so the pipeline holds at most this (4000)"),
                 "max_order_quantity": number("the action box's upper bound (2000)"),
@@ -73,7 +78,7 @@ struct NewsvendorEpisode {
 /// One episode: its periods and the economics it ran on.
 struct Run {
     periods: Vec<Period>,
-    economics: crate::drl::env::orgym::newsvendor::Economics,
+    economics: crate::problems::orgym::newsvendor::env::Economics,
     /// The optimal policy's expected return, when this is the optimal policy's episode.
     expected_optimal: Option<f64>,
 }

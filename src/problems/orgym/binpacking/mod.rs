@@ -4,11 +4,16 @@
 //! bins' contents, the waste, and the sum-of-squares heuristic's waste on the same items (the
 //! reference) with the offline lower bound. Baselines: `sum_of_squares`, `best_fit`, `random`.
 
+/// The env as or-gymnasium defines it, vectorized.
+pub mod env;
+/// The reference policies the env is measured against.
+pub mod reference;
+
 use super::{config_from, with_policy, EpisodeSolve};
-use crate::drl::env::orgym::binpacking::{BinPackingConfig, BinPackingVecEnv, IDS};
-use crate::drl::env::orgym::binpacking_reference::{allowed_levels, best_fit_action, sum_of_squares_action};
-use crate::drl::env::orgym::random_allowed;
 use crate::drl::env::VecEnv;
+use crate::problems::orgym::binpacking::env::{BinPackingConfig, BinPackingVecEnv, IDS};
+use crate::problems::orgym::binpacking::reference::{allowed_levels, best_fit_action, sum_of_squares_action};
+use crate::problems::orgym::env::random_allowed;
 use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use rand::SeedableRng;
 use serde_json::{json, Value};
@@ -43,7 +48,7 @@ impl Problem for OrGymBinPacking {
         json!({
             "type": "object",
             "properties": {
-                "bin_capacity": {"type": "integer", "minimum": 2, "maximum": crate::drl::env::orgym::binpacking::MAX_CAPACITY, "description": "a bin's capacity (v0, v2, v4: 9; v1, v3, v5: 100)"},
+                "bin_capacity": {"type": "integer", "minimum": 2, "maximum": crate::problems::orgym::binpacking::env::MAX_CAPACITY, "description": "a bin's capacity (v0, v2, v4: 9; v1, v3, v5: 100)"},
                 "item_sizes": {"type": "array", "items": {"type": "integer", "minimum": 1}, "description": "the sizes items are drawn from, each below the capacity"},
                 "item_probs": {"type": "array", "items": {"type": "number", "minimum": 0}, "description": "the probability of each size (sum 1)"},
                 "step_limit": {"type": "integer", "minimum": 1, "description": "items per episode (100 or 1000)"},

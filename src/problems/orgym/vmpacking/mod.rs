@@ -4,10 +4,15 @@
 //! machines, the return, and on the same draws first fit's and best fit's returns. Baselines:
 //! `first_fit`, `best_fit`.
 
+/// The env as or-gymnasium defines it, vectorized.
+pub mod env;
+/// The reference policies the env is measured against.
+pub mod reference;
+
 use super::{config_from, with_policy, EpisodeSolve};
-use crate::drl::env::orgym::vmpacking::{DataCenter, VmPackingConfig, VmPackingVecEnv, IDS};
-use crate::drl::env::orgym::vmpacking_reference::{rule_action, Rule};
 use crate::drl::env::VecEnv;
+use crate::problems::orgym::vmpacking::env::{DataCenter, VmPackingConfig, VmPackingVecEnv, IDS};
+use crate::problems::orgym::vmpacking::reference::{rule_action, Rule};
 use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -34,8 +39,8 @@ impl Problem for OrGymVmPacking {
         json!({
             "type": "object",
             "properties": {
-                "machines": {"type": "integer", "minimum": 1, "maximum": crate::drl::env::orgym::vmpacking::MAX_MACHINES, "description": "physical machines (50)"},
-                "step_limit": {"type": "integer", "minimum": 1, "maximum": crate::drl::env::orgym::vmpacking::MAX_STEPS, "description": "VMs per episode (72)"},
+                "machines": {"type": "integer", "minimum": 1, "maximum": crate::problems::orgym::vmpacking::env::MAX_MACHINES, "description": "physical machines (50)"},
+                "step_limit": {"type": "integer", "minimum": 1, "maximum": crate::problems::orgym::vmpacking::env::MAX_STEPS, "description": "VMs per episode (72)"},
                 "cpu_mean": {"type": "number", "exclusiveMinimum": 0, "description": "mean CPU demand in percent of a machine (16.08)"},
                 "cpu_std": {"type": "number", "minimum": 0, "description": "its standard deviation (1.26)"},
                 "temporary": {"type": "boolean", "description": "VMs end (v1: true)"},

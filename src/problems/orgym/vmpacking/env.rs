@@ -14,8 +14,8 @@
 //! almost every episode); ours subtracts the VM's (cpu, mem), which the code means. Demands are
 //! drawn from the episode's seeded stream with the reference's distributions.
 
-use super::super::{ActionSpace, ObservationLayout};
-use super::knapsack::ConfigError;
+use crate::drl::env::ConfigError;
+use crate::drl::env::{ActionSpace, ObservationLayout};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal, WeightedIndex};
@@ -118,7 +118,7 @@ impl VmPackingConfig {
     }
 }
 
-impl super::OrGymConfig for VmPackingConfig {
+impl crate::problems::orgym::env::OrGymConfig for VmPackingConfig {
     fn observation_dim(&self) -> usize {
         VmPackingConfig::observation_dim(self)
     }
@@ -239,9 +239,9 @@ impl DataCenter {
 }
 
 /// A batch of VM-packing envs.
-pub type VmPackingVecEnv = super::OrGymVecEnv<DataCenter>;
+pub type VmPackingVecEnv = crate::problems::orgym::env::OrGymVecEnv<DataCenter>;
 
-impl super::OrGymEpisode for DataCenter {
+impl crate::problems::orgym::env::OrGymEpisode for DataCenter {
     type Config = VmPackingConfig;
 
     fn start(config: &VmPackingConfig, rng: &mut ChaCha8Rng) -> Self {

@@ -5,11 +5,16 @@
 //! bound) and the shrinking-horizon LP's. Baselines: `shrinking_horizon_lp`, `oracle` (its
 //! plan executed), `hold_cash`.
 
+/// The env as or-gymnasium defines it, vectorized.
+pub mod env;
+/// The reference policies the env is measured against.
+pub mod reference;
+
 use super::{config_from, with_policy, EpisodeSolve};
-use crate::drl::env::orgym::portfolio::{Portfolio, PortfolioConfig, PortfolioVecEnv, Trades};
-use crate::drl::env::orgym::portfolio_reference::{as_action, plan, shrinking_horizon_action};
-use crate::drl::env::orgym::OrGymConfig;
 use crate::drl::env::VecEnv;
+use crate::problems::orgym::env::OrGymConfig;
+use crate::problems::orgym::portfolio::env::{Portfolio, PortfolioConfig, PortfolioVecEnv, Trades};
+use crate::problems::orgym::portfolio::reference::{as_action, plan, shrinking_horizon_action};
 use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use serde_json::{json, Value};
 use std::time::Instant;

@@ -5,7 +5,7 @@
 //! - TSP-v1: nearest neighbour from the start, then 2-opt on the open path (the start fixed,
 //!   the end free) until no reversal shortens it, its moves replayed in the env.
 
-use super::tsp::{Graph, TspConfig, Walk};
+use super::env::{Graph, TspConfig, Walk};
 use crate::drl::env::VecEnv;
 use std::collections::VecDeque;
 
@@ -86,11 +86,11 @@ pub fn reference_move(walk: &Walk, plan: &mut Option<Vec<usize>>) -> usize {
 }
 
 /// Actions from the batch, its observations and their width: one row per env, flat.
-pub type TspActor<'a> = super::Actor<'a, Walk>;
+pub type TspActor<'a> = crate::problems::orgym::env::Actor<'a, Walk>;
 
 /// Per-episode returns of `act` on `episodes` episodes from `seed` (each env's first episode).
 pub fn rollout(config: &TspConfig, episodes: usize, seed: u64, act: &mut TspActor<'_>) -> Vec<f64> {
-    super::first_episode_returns(config, episodes, seed, act)
+    crate::problems::orgym::env::first_episode_returns(config, episodes, seed, act)
 }
 
 /// Per-episode returns of the routing reference.
@@ -104,7 +104,7 @@ pub fn reference_returns(config: &TspConfig, episodes: usize, seed: u64) -> Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::drl::env::orgym::tsp::two_way;
+    use crate::problems::orgym::tsp::env::two_way;
 
     /// The BFS walk visits every node of a drawn graph within the step limit, never along a
     /// missing edge; 2-opt never lengthens the nearest-neighbour path and untangles a crossing.

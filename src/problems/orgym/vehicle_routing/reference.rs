@@ -5,7 +5,7 @@
 //! nearest delivery point of a loaded order; drive toward the nearest restaurant with an accepted
 //! order; else wait. Distances are grid steps (the driver moves one cell per step).
 
-use super::vehicle_routing::{Dispatch, VehicleRoutingConfig, MAX_ORDERS};
+use super::env::{Dispatch, VehicleRoutingConfig, MAX_ORDERS};
 use crate::drl::env::VecEnv;
 
 fn steps(a: (i64, i64), b: (i64, i64)) -> i64 {
@@ -40,11 +40,11 @@ pub fn dispatcher_action(episode: &Dispatch) -> usize {
 }
 
 /// Actions from the batch, its observations and their width: one row per env, flat.
-pub type RoutingActor<'a> = super::Actor<'a, Dispatch>;
+pub type RoutingActor<'a> = crate::problems::orgym::env::Actor<'a, Dispatch>;
 
 /// Per-episode returns of `act` on `episodes` episodes from `seed` (each env's first episode).
 pub fn rollout(config: &VehicleRoutingConfig, episodes: usize, seed: u64, act: &mut RoutingActor<'_>) -> Vec<f64> {
-    super::first_episode_returns(config, episodes, seed, act)
+    crate::problems::orgym::env::first_episode_returns(config, episodes, seed, act)
 }
 
 /// Per-episode returns of the dispatcher.

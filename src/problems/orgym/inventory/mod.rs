@@ -6,11 +6,16 @@
 //! shrinking-horizon LP's (re-planned each period on mean demand). Baselines: `base_stock`,
 //! `shrinking_horizon_lp`, `zero`.
 
+/// The env as or-gymnasium defines it, vectorized.
+pub mod env;
+/// The reference policies the env is measured against.
+pub mod reference;
+
 use super::{config_from, with_policy, EpisodeSolve};
-use crate::drl::env::orgym::inventory::{InventoryConfig, InventoryVecEnv, PeriodLog, IDS};
-use crate::drl::env::orgym::inventory_reference::{base_stock_action, best_base_stock, shrinking_horizon_action};
-use crate::drl::env::orgym::OrGymConfig;
 use crate::drl::env::VecEnv;
+use crate::problems::orgym::env::OrGymConfig;
+use crate::problems::orgym::inventory::env::{InventoryConfig, InventoryVecEnv, PeriodLog, IDS};
+use crate::problems::orgym::inventory::reference::{base_stock_action, best_base_stock, shrinking_horizon_action};
 use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -78,7 +83,7 @@ impl InventoryEpisode {
     fn run(
         &self,
         seed: u64,
-        act: &mut dyn FnMut(&[f32], &crate::drl::env::orgym::inventory::Chain) -> Vec<f32>,
+        act: &mut dyn FnMut(&[f32], &crate::problems::orgym::inventory::env::Chain) -> Vec<f32>,
     ) -> Vec<PeriodLog> {
         self.run_observing(&self.config, seed, act)
     }
@@ -88,7 +93,7 @@ impl InventoryEpisode {
         &self,
         config: &InventoryConfig,
         seed: u64,
-        act: &mut dyn FnMut(&[f32], &crate::drl::env::orgym::inventory::Chain) -> Vec<f32>,
+        act: &mut dyn FnMut(&[f32], &crate::problems::orgym::inventory::env::Chain) -> Vec<f32>,
     ) -> Vec<PeriodLog> {
         let mut env = InventoryVecEnv::new(config.clone(), 1);
         env.reset(seed);

@@ -11,7 +11,7 @@
 //!   interval), so integer orders 0..Q suffice, with Q far in Poisson(mu)'s upper tail. No policy
 //!   has a higher expected return; ours see no clock (or-gym's observation has none).
 
-use super::newsvendor::{Economics, NewsvendorConfig, NewsvendorVecEnv};
+use super::env::{Economics, NewsvendorConfig, NewsvendorVecEnv};
 use crate::drl::env::VecEnv;
 
 /// The largest order grid the DP takes (about mu <= 2600); beyond it there is no exact reference.
@@ -149,9 +149,12 @@ pub type NewsvendorActor<'a> = dyn FnMut(&[f32], usize, usize) -> Vec<f32> + 'a;
 /// Per-episode returns of `act` on `episodes` episodes (env i of a batch reset with `seed`);
 /// every episode runs `step_limit` steps.
 pub fn rollout(config: &NewsvendorConfig, episodes: usize, seed: u64, act: &mut NewsvendorActor<'_>) -> Vec<f64> {
-    super::first_episode_returns::<super::newsvendor::Shop>(config, episodes, seed, &mut |env, obs, dim| {
-        act(obs, dim, env.episode(0).steps)
-    })
+    crate::problems::orgym::env::first_episode_returns::<super::env::Shop>(
+        config,
+        episodes,
+        seed,
+        &mut |env, obs, dim| act(obs, dim, env.episode(0).steps),
+    )
 }
 
 /// The economics in an observation row (f32-rounded as observed).

@@ -16,10 +16,10 @@
 //! change.
 //!
 //! Where we differ: the reference's `base_stock_action` cannot run (its inventory position is
-//! written to `self.state` and the method returns None); ours is in `inventory_reference.rs`.
+//! written to `self.state` and the method returns None); ours is in `reference.rs`.
 
-use super::super::{ActionSpace, ObservationLayout};
-use super::knapsack::ConfigError;
+use crate::drl::env::ConfigError;
+use crate::drl::env::{ActionSpace, ObservationLayout};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Poisson};
 use serde::{Deserialize, Serialize};
@@ -171,7 +171,7 @@ impl InventoryConfig {
     }
 }
 
-impl super::OrGymConfig for InventoryConfig {
+impl crate::problems::orgym::env::OrGymConfig for InventoryConfig {
     fn policy_observation(&self) -> Self {
         InventoryConfig { planning_features: true, ..self.clone() }
     }
@@ -326,9 +326,9 @@ impl Chain {
 }
 
 /// A batch of inventory envs.
-pub type InventoryVecEnv = super::OrGymVecEnv<Chain>;
+pub type InventoryVecEnv = crate::problems::orgym::env::OrGymVecEnv<Chain>;
 
-impl super::OrGymEpisode for Chain {
+impl crate::problems::orgym::env::OrGymEpisode for Chain {
     type Config = InventoryConfig;
 
     fn start(config: &InventoryConfig, _rng: &mut ChaCha8Rng) -> Self {

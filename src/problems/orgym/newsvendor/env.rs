@@ -10,8 +10,8 @@
 //! Where we differ: or-gymnasium draws p, c, h, k, mu with its generator at reset; ours draw
 //! them the same way from the episode's stream, or take them from the config (`instance`).
 
-use super::super::{ActionSpace, ObservationLayout};
-use super::knapsack::ConfigError;
+use crate::drl::env::ConfigError;
+use crate::drl::env::{ActionSpace, ObservationLayout};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Poisson};
@@ -77,7 +77,7 @@ impl Default for NewsvendorConfig {
     }
 }
 
-impl super::OrGymConfig for NewsvendorConfig {
+impl crate::problems::orgym::env::OrGymConfig for NewsvendorConfig {
     fn observation_dim(&self) -> usize {
         NewsvendorConfig::observation_dim(self)
     }
@@ -225,9 +225,9 @@ impl Shop {
 }
 
 /// A batch of newsvendor envs.
-pub type NewsvendorVecEnv = super::OrGymVecEnv<Shop>;
+pub type NewsvendorVecEnv = crate::problems::orgym::env::OrGymVecEnv<Shop>;
 
-impl super::OrGymEpisode for Shop {
+impl crate::problems::orgym::env::OrGymEpisode for Shop {
     type Config = NewsvendorConfig;
 
     fn start(config: &NewsvendorConfig, rng: &mut ChaCha8Rng) -> Self {

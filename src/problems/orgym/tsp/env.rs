@@ -24,8 +24,8 @@
 //! `negate_distance` makes a move's reward minus its length (a shortest-path objective, which
 //! the routing references minimize).
 
-use super::super::{ActionSpace, ItemLayout, ObservationLayout};
-use super::knapsack::ConfigError;
+use crate::drl::env::ConfigError;
+use crate::drl::env::{ActionSpace, ItemLayout, ObservationLayout};
 use rand::seq::index::sample;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -165,7 +165,7 @@ pub fn two_way(n: usize, lists: &[Vec<usize>]) -> Vec<Vec<bool>> {
     adjacency
 }
 
-impl super::OrGymConfig for TspConfig {
+impl crate::problems::orgym::env::OrGymConfig for TspConfig {
     fn policy_observation(&self) -> Self {
         TspConfig { node_features: true, ..self.clone() }
     }
@@ -352,9 +352,9 @@ impl Walk {
 }
 
 /// A batch of TSP envs.
-pub type TspVecEnv = super::OrGymVecEnv<Walk>;
+pub type TspVecEnv = crate::problems::orgym::env::OrGymVecEnv<Walk>;
 
-impl super::OrGymEpisode for Walk {
+impl crate::problems::orgym::env::OrGymEpisode for Walk {
     type Config = TspConfig;
 
     fn start(config: &TspConfig, rng: &mut ChaCha8Rng) -> Self {

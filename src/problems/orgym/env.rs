@@ -26,24 +26,8 @@
 //! PortfolioOpt: the clock and what the state hides); `make_configured` builds an env with
 //! them (`TrainRequest::env_config`), and the shipped policies are trained on them.
 
-pub mod binpacking;
-pub mod binpacking_reference;
-pub mod inventory;
-pub mod inventory_reference;
-pub mod knapsack;
-pub mod knapsack_reference;
-pub mod newsvendor;
-pub mod newsvendor_reference;
-pub mod portfolio;
-pub mod portfolio_reference;
-pub mod tsp;
-pub mod tsp_reference;
-pub mod vehicle_routing;
-pub mod vehicle_routing_reference;
-pub mod vmpacking;
-pub mod vmpacking_reference;
-
-use super::{ActionSpace, ObservationLayout, StepBatch, VecEnv};
+use super::{binpacking, inventory, knapsack, newsvendor, portfolio, tsp, vehicle_routing, vmpacking};
+use crate::drl::env::{ActionSpace, ConfigError, EnvFamily, ObservationLayout, StepBatch, VecEnv};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
@@ -75,7 +59,7 @@ pub fn first_episode_returns<E: OrGymEpisode>(
 ) -> Vec<f64> {
     let mut env = OrGymVecEnv::<E>::new(config.clone(), episodes);
     let dim = env.observation_dim();
-    super::first_episode_returns(&mut env, seed, &mut |env, obs| act(env, obs, dim))
+    crate::drl::env::first_episode_returns(&mut env, seed, &mut |env, obs| act(env, obs, dim))
 }
 
 /// An env's parameters as the batch needs them.
@@ -246,8 +230,8 @@ type RowRefs<'a, S> =
 pub fn configured<C: Serialize + DeserializeOwned>(
     defaults: C,
     overrides: &serde_json::Value,
-    validate: impl FnOnce(&C) -> Result<(), knapsack::ConfigError>,
-) -> Result<C, knapsack::ConfigError> {
+    validate: impl FnOnce(&C) -> Result<(), ConfigError>,
+) -> Result<C, ConfigError> {
     let mut value = serde_json::to_value(defaults).expect("a config serializes");
     match overrides {
         serde_json::Value::Null => {}
@@ -255,14 +239,14 @@ pub fn configured<C: Serialize + DeserializeOwned>(
             value.as_object_mut().expect("a config is an object").extend(fields.clone())
         }
         _ => {
-            return Err(knapsack::ConfigError {
+            return Err(ConfigError {
                 field: "env_config",
                 message: "expected a JSON object of the env's parameters".into(),
                 too_large: false,
             })
         }
     }
-    let config: C = serde_json::from_value(value).map_err(|e| knapsack::ConfigError {
+    let config: C = serde_json::from_value(value).map_err(|e| ConfigError {
         field: "env_config",
         message: e.to_string(),
         too_large: false,
@@ -277,13 +261,13 @@ pub fn make_configured(
     id: &str,
     num_envs: usize,
     overrides: &serde_json::Value,
-) -> Option<Result<Box<dyn VecEnv>, knapsack::ConfigError>> {
+) -> Option<Result<Box<dyn VecEnv>, ConfigError>> {
     fn build<E: OrGymEpisode + 'static>(
         defaults: E::Config,
         overrides: &serde_json::Value,
-        validate: fn(&E::Config) -> Result<(), knapsack::ConfigError>,
+        validate: fn(&E::Config) -> Result<(), ConfigError>,
         num_envs: usize,
-    ) -> Result<Box<dyn VecEnv>, knapsack::ConfigError>
+    ) -> Result<Box<dyn VecEnv>, ConfigError>
     where
         E::Config: Serialize + DeserializeOwned + 'static,
     {
@@ -291,44 +275,88 @@ pub fn make_configured(
         Ok(Box::new(OrGymVecEnv::<E>::new(config, num_envs)))
     }
     Some(match id {
-        "Newsvendor-v0" => {
-            build::<newsvendor::Shop>(Default::default(), overrides, newsvendor::NewsvendorConfig::validate, num_envs)
-        }
-        "PortfolioOpt-v0" => {
-            build::<portfolio::Portfolio>(Default::default(), overrides, portfolio::PortfolioConfig::validate, num_envs)
-        }
-        "VehicleRouting-v0" => build::<vehicle_routing::Dispatch>(
+        "Newsvendor-v0" => build::<newsvendor::env::Shop>(
             Default::default(),
             overrides,
-            vehicle_routing::VehicleRoutingConfig::validate,
+            newsvendor::env::NewsvendorConfig::validate,
             num_envs,
         ),
-        id if id.starts_with("InvManagement-") => build::<inventory::Chain>(
-            inventory::InventoryConfig::by_id(id)?,
+        "PortfolioOpt-v0" => build::<portfolio::env::Portfolio>(
+            Default::default(),
             overrides,
-            inventory::InventoryConfig::validate,
+            portfolio::env::PortfolioConfig::validate,
             num_envs,
         ),
-        id if id.starts_with("VMPacking-") => build::<vmpacking::DataCenter>(
-            vmpacking::VmPackingConfig::by_id(id)?,
+        "VehicleRouting-v0" => build::<vehicle_routing::env::Dispatch>(
+            Default::default(),
             overrides,
-            vmpacking::VmPackingConfig::validate,
+            vehicle_routing::env::VehicleRoutingConfig::validate,
+            num_envs,
+        ),
+        id if id.starts_with("InvManagement-") => build::<inventory::env::Chain>(
+            inventory::env::InventoryConfig::by_id(id)?,
+            overrides,
+            inventory::env::InventoryConfig::validate,
+            num_envs,
+        ),
+        id if id.starts_with("VMPacking-") => build::<vmpacking::env::DataCenter>(
+            vmpacking::env::VmPackingConfig::by_id(id)?,
+            overrides,
+            vmpacking::env::VmPackingConfig::validate,
             num_envs,
         ),
         id if id.starts_with("TSP-") => {
-            build::<tsp::Walk>(tsp::TspConfig::by_id(id)?, overrides, tsp::TspConfig::validate, num_envs)
+            build::<tsp::env::Walk>(tsp::env::TspConfig::by_id(id)?, overrides, tsp::env::TspConfig::validate, num_envs)
         }
-        id if id.starts_with("BinPacking-") => build::<binpacking::BinState>(
-            binpacking::BinPackingConfig::by_id(id)?,
+        id if id.starts_with("BinPacking-") => build::<binpacking::env::BinState>(
+            binpacking::env::BinPackingConfig::by_id(id)?,
             overrides,
-            binpacking::BinPackingConfig::validate,
+            binpacking::env::BinPackingConfig::validate,
             num_envs,
         ),
-        id => build::<knapsack::Episode>(
-            knapsack::KnapsackConfig::new(knapsack::Variant::from_id(id)?),
+        id => build::<knapsack::env::Episode>(
+            knapsack::env::KnapsackConfig::new(knapsack::env::Variant::from_id(id)?),
             overrides,
-            knapsack::KnapsackConfig::validate,
+            knapsack::env::KnapsackConfig::validate,
             num_envs,
         ),
     })
+}
+
+/// The OR-Gym ports as the env family a run is handed (`drl::env::Envs::with`).
+pub struct OrGymEnvs;
+
+impl EnvFamily for OrGymEnvs {
+    fn ids(&self) -> &'static [&'static str] {
+        &[
+            "Knapsack-v0",
+            "Knapsack-v1",
+            "Knapsack-v2",
+            "Knapsack-v3",
+            "BinPacking-v0",
+            "BinPacking-v1",
+            "BinPacking-v2",
+            "BinPacking-v3",
+            "BinPacking-v4",
+            "BinPacking-v5",
+            "Newsvendor-v0",
+            "InvManagement-v0",
+            "InvManagement-v1",
+            "PortfolioOpt-v0",
+            "TSP-v0",
+            "TSP-v1",
+            "VMPacking-v0",
+            "VMPacking-v1",
+            "VehicleRouting-v0",
+        ]
+    }
+
+    fn make(
+        &self,
+        id: &str,
+        num_envs: usize,
+        env_config: &serde_json::Value,
+    ) -> Option<Result<Box<dyn VecEnv>, ConfigError>> {
+        make_configured(id, num_envs, env_config)
+    }
 }

@@ -11,7 +11,7 @@
 //! trade must stay at least 0 (a later sale cannot fund an earlier purchase), holdings stay at
 //! least 0, and each trade is at most `max_trade` shares.
 
-use super::portfolio::{Portfolio, PortfolioConfig, PortfolioVecEnv};
+use super::env::{Portfolio, PortfolioConfig, PortfolioVecEnv};
 use crate::drl::env::VecEnv;
 use crate::program::Program;
 
@@ -136,7 +136,7 @@ pub fn shrinking_horizon_action(config: &PortfolioConfig, episode: &Portfolio) -
 }
 
 /// Trades from the batch, its observations and their width: one action row per env, flat.
-pub type PortfolioActor<'a> = super::Actor<'a, Portfolio>;
+pub type PortfolioActor<'a> = crate::problems::orgym::env::Actor<'a, Portfolio>;
 
 /// The oracle's final wealth on each of `episodes` episodes from `seed` (env i of a batch).
 pub fn oracle_wealths(config: &PortfolioConfig, episodes: usize, seed: u64) -> Vec<f64> {
@@ -148,7 +148,7 @@ pub fn oracle_wealths(config: &PortfolioConfig, episodes: usize, seed: u64) -> V
 
 /// Per-episode final wealth of `act` on `episodes` episodes from `seed`.
 pub fn rollout(config: &PortfolioConfig, episodes: usize, seed: u64, act: &mut PortfolioActor<'_>) -> Vec<f64> {
-    super::first_episode_returns(config, episodes, seed, act)
+    crate::problems::orgym::env::first_episode_returns(config, episodes, seed, act)
 }
 
 /// Per-episode final wealth of the shrinking-horizon LP.

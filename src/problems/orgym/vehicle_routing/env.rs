@@ -20,8 +20,8 @@
 //! reset between episodes); ours starts every episode at the configured capacity. Draws come
 //! from the episode's seeded stream.
 
-use super::super::{ActionSpace, ObservationLayout};
-use super::knapsack::ConfigError;
+use crate::drl::env::ConfigError;
+use crate::drl::env::{ActionSpace, ObservationLayout};
 use rand::seq::index::sample;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -114,7 +114,7 @@ impl VehicleRoutingConfig {
     }
 }
 
-impl super::OrGymConfig for VehicleRoutingConfig {
+impl crate::problems::orgym::env::OrGymConfig for VehicleRoutingConfig {
     fn observation_dim(&self) -> usize {
         VehicleRoutingConfig::observation_dim(self)
     }
@@ -375,9 +375,9 @@ impl Dispatch {
 }
 
 /// A batch of vehicle-routing envs.
-pub type VehicleRoutingVecEnv = super::OrGymVecEnv<Dispatch>;
+pub type VehicleRoutingVecEnv = crate::problems::orgym::env::OrGymVecEnv<Dispatch>;
 
-impl super::OrGymEpisode for Dispatch {
+impl crate::problems::orgym::env::OrGymEpisode for Dispatch {
     type Config = VehicleRoutingConfig;
 
     fn start(config: &VehicleRoutingConfig, rng: &mut ChaCha8Rng) -> Self {

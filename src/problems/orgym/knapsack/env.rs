@@ -7,7 +7,7 @@
 //! items still to be shown: the reference's state has no clock, and the best online policy's
 //! threshold depends on it.
 
-use super::super::{ActionSpace, ItemLayout, ObservationLayout};
+use crate::drl::env::{ActionSpace, ConfigError, ItemLayout, ObservationLayout};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -52,20 +52,6 @@ impl Variant {
     /// Whether items come with a number of copies (drawn 1..=max_item_limit).
     fn has_limits(self) -> bool {
         matches!(self, Variant::Bounded | Variant::Online)
-    }
-}
-
-/// A parameter out of range: the field, why, and whether it is a size limit (HTTP 413).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ConfigError {
-    pub field: &'static str,
-    pub message: String,
-    pub too_large: bool,
-}
-
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.field, self.message)
     }
 }
 
@@ -121,7 +107,7 @@ impl Default for KnapsackConfig {
     }
 }
 
-impl super::OrGymConfig for KnapsackConfig {
+impl crate::problems::orgym::env::OrGymConfig for KnapsackConfig {
     /// Knapsack-v3's policy reads the clock.
     fn policy_observation(&self) -> Self {
         KnapsackConfig { planning_features: self.variant == Variant::Online, ..self.clone() }
@@ -405,9 +391,9 @@ impl Episode {
 }
 
 /// A batch of knapsack envs sharing one config; env i draws from the stream (seed, i).
-pub type KnapsackVecEnv = super::OrGymVecEnv<Episode>;
+pub type KnapsackVecEnv = crate::problems::orgym::env::OrGymVecEnv<Episode>;
 
-impl super::OrGymEpisode for Episode {
+impl crate::problems::orgym::env::OrGymEpisode for Episode {
     type Config = KnapsackConfig;
 
     fn start(config: &KnapsackConfig, rng: &mut ChaCha8Rng) -> Self {

@@ -17,8 +17,8 @@
 //! it); ours is the same. Prices are drawn from the episode's seeded stream, or given
 //! (`prices`).
 
-use super::super::{ActionSpace, ObservationLayout};
-use super::knapsack::ConfigError;
+use crate::drl::env::ConfigError;
+use crate::drl::env::{ActionSpace, ObservationLayout};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
 use serde::{Deserialize, Serialize};
@@ -161,7 +161,7 @@ pub fn bankrupt(prices: &mut [Vec<f64>]) {
     }
 }
 
-impl super::OrGymConfig for PortfolioConfig {
+impl crate::problems::orgym::env::OrGymConfig for PortfolioConfig {
     fn policy_observation(&self) -> Self {
         PortfolioConfig { planning_features: true, ..self.clone() }
     }
@@ -279,9 +279,9 @@ impl Portfolio {
 }
 
 /// A batch of PortfolioOpt envs.
-pub type PortfolioVecEnv = super::OrGymVecEnv<Portfolio>;
+pub type PortfolioVecEnv = crate::problems::orgym::env::OrGymVecEnv<Portfolio>;
 
-impl super::OrGymEpisode for Portfolio {
+impl crate::problems::orgym::env::OrGymEpisode for Portfolio {
     type Config = PortfolioConfig;
 
     fn start(config: &PortfolioConfig, rng: &mut ChaCha8Rng) -> Self {
