@@ -26,7 +26,7 @@ enum Command {
     /// Solve one instance and print the result as JSON.
     Solve(Box<cli::solve::SolveArgs>),
     /// Benchmark a problem on a folder of instances and write a markdown table.
-    Bench(cli::bench::BenchArgs),
+    Bench(bench::Args),
     /// Print the OpenAPI document.
     Openapi,
     /// Write a random instance of a problem with a generator to stdout.

@@ -170,3 +170,13 @@ pub fn run_apex(config: &ApexBenchConfig) -> Result<String> {
     }
     Ok(report)
 }
+
+/// `rlsolver bench apex`: the report, configured by the command's flags.
+pub fn from_args(args: super::Args) -> anyhow::Result<String> {
+    let defaults = ApexBenchConfig::default();
+    run_apex(&ApexBenchConfig {
+        rollouts: if args.rollouts.is_empty() { defaults.rollouts } else { args.rollouts.clone() },
+        seeds: args.seeds.clone(),
+        updates: args.updates.unwrap_or(defaults.updates),
+    })
+}

@@ -147,3 +147,26 @@ pub fn run_backends(config: &BackendsBenchConfig) -> Result<String> {
     }
     Ok(report)
 }
+
+/// `rlsolver bench backends`: the report, configured by the command's flags.
+pub fn from_args(args: super::Args) -> anyhow::Result<String> {
+    let defaults = BackendsBenchConfig::default();
+    let backends = args
+        .backends
+        .iter()
+        .map(|name| {
+            rlsolver::problems::parse_backend(Some(name))?
+                .ok_or_else(|| anyhow::anyhow!("--backends: name one, not auto"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    run_backends(&BackendsBenchConfig {
+        instances: args.instances,
+        graphs: if args.only.is_empty() { defaults.graphs } else { args.only.clone() },
+        torus_side: args.torus_side.unwrap_or(defaults.torus_side),
+        backends: if backends.is_empty() { defaults.backends } else { backends },
+        time_limits_s: args.time_limit,
+        seeds: args.seeds.clone(),
+        device: rlsolver::problems::parse_device(Some(&args.device))?,
+        chains: args.chains,
+    })
+}

@@ -93,3 +93,14 @@ pub fn run_bifurcation(config: &BifurcationBenchConfig) -> Result<String> {
     }
     Ok(report)
 }
+
+/// `rlsolver bench bifurcation`: the report, configured by the command's flags.
+pub fn from_args(args: super::Args) -> anyhow::Result<String> {
+    run_bifurcation(&BifurcationBenchConfig {
+        instances: args.instances,
+        time_limits_s: args.time_limit,
+        seeds: args.seeds.clone(),
+        device: rlsolver::problems::parse_device(Some(&args.device))?,
+        chains: args.chains.unwrap_or(1024),
+    })
+}

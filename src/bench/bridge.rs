@@ -106,3 +106,13 @@ pub fn run_bridge(config: &BridgeBenchConfig) -> Result<String> {
     }
     Ok(out)
 }
+
+/// `rlsolver bench bridge`: the report, configured by the command's flags.
+pub fn from_args(args: super::Args) -> anyhow::Result<String> {
+    run_bridge(&BridgeBenchConfig {
+        peer: args
+            .python
+            .map(|python| (python, args.peer_script.unwrap_or_else(|| "benches/peers/gym_vector_peer.py".into()))),
+        ..Default::default()
+    })
+}

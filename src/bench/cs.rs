@@ -88,3 +88,8 @@ pub fn run_cs(config: &CsBenchConfig) -> Result<String> {
     }
     Ok(report)
 }
+
+/// `rlsolver bench cs`: the report, configured by the command's flags.
+pub fn from_args(args: super::Args) -> anyhow::Result<String> {
+    run_cs(&CsBenchConfig { time_limit_s: args.time_limit[0], seed: args.seed, ..Default::default() })
+}

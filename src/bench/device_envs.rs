@@ -153,3 +153,12 @@ pub fn run_device_envs(config: &DeviceEnvsBenchConfig) -> Result<String> {
     }
     Ok(report)
 }
+
+/// `rlsolver bench device-envs`: the report, configured by the command's flags.
+pub fn from_args(args: super::Args) -> anyhow::Result<String> {
+    run_device_envs(&DeviceEnvsBenchConfig {
+        device: rlsolver::problems::parse_device(Some(&args.device))?,
+        seeds: args.seeds.clone(),
+        ..DeviceEnvsBenchConfig::default()
+    })
+}

@@ -225,6 +225,17 @@ pub fn run_drl(config: &DrlBenchConfig) -> Result<String> {
     Ok(report)
 }
 
+/// `rlsolver bench drl`: the report, configured by the command's flags.
+pub fn from_args(args: super::Args) -> anyhow::Result<String> {
+    run_drl(&DrlBenchConfig {
+        seeds: args.seeds,
+        peer: args
+            .python
+            .map(|python| (python, args.peer_script.clone().unwrap_or_else(|| "benches/peers/sb3_peer.py".into()))),
+        ..Default::default()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -155,3 +155,16 @@ pub fn run_ising_policy(config: &IsingPolicyBenchConfig) -> Result<String> {
     )?;
     Ok(report)
 }
+
+/// `rlsolver bench ising-policy`: the report, configured by the command's flags.
+pub fn from_args(args: super::Args) -> anyhow::Result<String> {
+    let defaults = IsingPolicyBenchConfig::default();
+    let config = IsingPolicyBenchConfig {
+        instances: args.instances,
+        graphs: if args.only.is_empty() { defaults.graphs } else { args.only.clone() },
+        time_limit_s: args.time_limit.first().copied().unwrap_or(defaults.time_limit_s),
+        seeds: args.seeds.clone(),
+        chains: args.chains.unwrap_or(defaults.chains),
+    };
+    run_ising_policy(&config)
+}

@@ -154,3 +154,14 @@ pub fn run_maxcut(config: &BenchConfig) -> Result<String> {
     }
     Ok(report)
 }
+
+/// `rlsolver bench maxcut`: the report, configured by the command's flags.
+pub fn from_args(args: super::Args) -> anyhow::Result<String> {
+    run_maxcut(&BenchConfig {
+        instances: args.instances,
+        time_limits_s: args.time_limit,
+        seeds: args.seeds.clone(),
+        device: rlsolver::problems::parse_device(Some(&args.device))?,
+        chains: args.chains,
+    })
+}

@@ -89,3 +89,12 @@ pub fn run_mimo(config: &MimoBenchConfig) -> Result<String> {
     }
     Ok(report)
 }
+
+/// `rlsolver bench mimo`: the report, configured by the command's flags.
+pub fn from_args(args: super::Args) -> anyhow::Result<String> {
+    run_mimo(&MimoBenchConfig {
+        time_limit_s: args.time_limit[0],
+        seed: args.seed,
+        ..MimoBenchConfig::in_folder(&args.instances)
+    })
+}

@@ -320,3 +320,13 @@ pub fn run_nphard(config: &NphardBenchConfig) -> Result<String> {
     )?;
     Ok(report)
 }
+
+/// `rlsolver bench nphard`: the report, configured by the command's flags.
+pub fn from_args(args: super::Args) -> anyhow::Result<String> {
+    run_nphard(&NphardBenchConfig {
+        data: args.instances,
+        time_limits_s: args.time_limit,
+        seeds: args.seeds,
+        only: args.only,
+    })
+}

@@ -727,3 +727,15 @@ pub fn run_orgym(config: &OrGymBenchConfig) -> Result<String> {
     }
     Ok(report)
 }
+
+/// `rlsolver bench orgym`: the report, configured by the command's flags.
+pub fn from_args(args: super::Args) -> anyhow::Result<String> {
+    run_orgym(&OrGymBenchConfig {
+        peer: args
+            .python
+            .map(|python| (python, args.peer_script.unwrap_or_else(|| "benches/peers/orgym_peer.py".into()))),
+        episodes: args.episodes,
+        only: args.only,
+        ..Default::default()
+    })
+}

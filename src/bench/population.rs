@@ -285,3 +285,14 @@ pub fn run_population(config: &PopulationBenchConfig) -> Result<String> {
     let _ = std::fs::remove_dir_all(&config.scratch);
     Ok(report)
 }
+
+/// `rlsolver bench population`: the report, configured by the command's flags.
+pub fn from_args(args: super::Args) -> anyhow::Result<String> {
+    run_population(&PopulationBenchConfig {
+        seeds: args.seeds.clone(),
+        workers: args.workers,
+        timing_workers: args.timing_workers.clone(),
+        only: args.only.clone(),
+        ..PopulationBenchConfig::default()
+    })
+}

@@ -176,3 +176,12 @@ pub fn run_portfolio(config: &PortfolioBenchConfig) -> Result<String> {
         config.time_limit_s, config.seeds, config.proof_limit_s
     ))
 }
+
+/// `rlsolver bench portfolio`: the report, configured by the command's flags.
+pub fn from_args(args: super::Args) -> anyhow::Result<String> {
+    run_portfolio(&PortfolioBenchConfig {
+        seeds: args.seeds,
+        time_limit_s: args.time_limit[0],
+        ..PortfolioBenchConfig::in_folder(&args.instances)
+    })
+}

@@ -273,6 +273,19 @@ pub fn run_simulators(config: &SimulatorBenchConfig) -> Result<String> {
     Ok(out)
 }
 
+/// `rlsolver bench simulators`: the report, configured by the command's flags.
+pub fn from_args(args: super::Args) -> anyhow::Result<String> {
+    run_simulators(&SimulatorBenchConfig {
+        seeds: args.seeds.clone(),
+        steps_scale: args.steps_scale,
+        only: args.only.clone(),
+        h_term_lambdas: args.h_term_lambdas.clone(),
+        peer: args
+            .python
+            .map(|python| (python, args.peer_script.unwrap_or_else(|| "benches/peers/sb3_simulators_peer.py".into()))),
+    })
+}
+
 #[cfg(test)]
 mod verify {
     //! The simulator rows, behind `make verify` (`cargo test --release -- --ignored`): each

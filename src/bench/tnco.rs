@@ -151,3 +151,15 @@ pub fn run_tnco(config: &TncoBenchConfig) -> Result<String> {
     }
     Ok(out)
 }
+
+/// `rlsolver bench tnco`: the report, configured by the command's flags.
+pub fn from_args(args: super::Args) -> anyhow::Result<String> {
+    run_tnco(&TncoBenchConfig {
+        time_limits_s: args.time_limit,
+        seeds: args.seeds,
+        peer: args
+            .python
+            .map(|python| (python, args.peer_script.unwrap_or_else(|| "benches/peers/cotengra_peer.py".into()))),
+        ..TncoBenchConfig::in_folder(&args.instances)
+    })
+}

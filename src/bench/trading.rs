@@ -193,6 +193,17 @@ pub fn run_trading(config: &TradingBenchConfig) -> Result<String> {
     Ok(out)
 }
 
+/// `rlsolver bench trading`: the report, configured by the command's flags.
+pub fn from_args(args: super::Args) -> anyhow::Result<String> {
+    let defaults = TradingBenchConfig::default();
+    let scaled = |steps: usize| ((steps as f64 * args.steps_scale) as usize).max(1000);
+    run_trading(&TradingBenchConfig {
+        seeds: args.seeds.clone(),
+        ppo_steps: scaled(defaults.ppo_steps),
+        sac_steps: scaled(defaults.sac_steps),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

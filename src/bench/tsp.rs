@@ -73,3 +73,12 @@ pub fn run_tsp(config: &TspBenchConfig) -> Result<String> {
     }
     Ok(report)
 }
+
+/// `rlsolver bench tsp`: the report, configured by the command's flags.
+pub fn from_args(args: super::Args) -> anyhow::Result<String> {
+    run_tsp(&TspBenchConfig {
+        time_limits_s: args.time_limit,
+        seeds: args.seeds,
+        ..TspBenchConfig::in_folder(&args.instances)
+    })
+}
