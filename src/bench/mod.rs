@@ -63,7 +63,7 @@ pub const BENCHES: &[Bench] = &[
 /// The flags of `rlsolver bench`; each target reads those it names.
 #[derive(clap::Args)]
 pub struct Args {
-    /// What to benchmark: one of `BENCHES`.
+    /// What to benchmark.
     #[arg(value_parser = clap::builder::PossibleValuesParser::new(BENCHES.iter().map(|b| clap::builder::PossibleValue::new(b.name).help(b.summary))))]
     pub problem: String,
     /// Folder of instances (maxcut: Gset .txt files, best-known values in its README.md; mimo:
