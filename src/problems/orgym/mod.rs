@@ -19,14 +19,14 @@ pub mod validation;
 pub mod vehicle_routing;
 pub mod vmpacking;
 
-pub use binpacking::{OrGymBinPacking, BIN_PACKING};
-pub use inventory::{OrGymInventory, INVENTORY};
-pub use knapsack::{OrGymKnapsack, KNAPSACK_V0, KNAPSACK_V1, KNAPSACK_V2, KNAPSACK_V3};
-pub use newsvendor::{OrGymNewsvendor, NEWSVENDOR};
-pub use portfolio::{OrGymPortfolio, PORTFOLIO_OPT};
-pub use tsp::{OrGymTsp, TSP_ENVS};
-pub use vehicle_routing::{OrGymVehicleRouting, VEHICLE_ROUTING};
-pub use vmpacking::{OrGymVmPacking, VM_PACKING};
+pub(crate) use binpacking::BIN_PACKING;
+pub(crate) use inventory::INVENTORY;
+pub(crate) use knapsack::KNAPSACK;
+pub(crate) use newsvendor::NEWSVENDOR;
+pub(crate) use portfolio::PORTFOLIO_OPT;
+pub(crate) use tsp::TSP_ENVS;
+pub(crate) use vehicle_routing::VEHICLE_ROUTING;
+pub(crate) use vmpacking::VM_PACKING;
 
 use crate::drl::agents::Agent;
 use crate::drl::env::ConfigError;
@@ -66,17 +66,32 @@ fn config_from<C: serde::Serialize + serde::de::DeserializeOwned>(
     })
 }
 
-/// One OR-Gym env's episode as a solve: what the envs differ in. `Episode` makes it an
-/// `Instance`: the shipped (or requested) policy plays the episode, or the fallback baseline when
-/// no policy takes these parameters (said so in `solution.method`); a baseline plays it when the
-/// request names one.
-trait EpisodeSolve: Send + Sync {
+/// One OR-Gym env's episode as a solve: what the envs differ in. `Endpoint` makes the env family
+/// a registry row and `Episode` makes an episode an `Instance`: the shipped (or requested) policy
+/// plays the episode, or the fallback baseline when no policy takes these parameters (said so in
+/// `solution.method`); a baseline plays it when the request names one.
+pub(crate) trait EpisodeSolve: Send + Sync + Sized + 'static {
     /// One rolled-out episode, as `report` reads it.
     type Run;
     /// The baseline that plays when no policy does.
     const FALLBACK: &'static str;
-    /// The baselines (besides `policy`) this episode's problem lists.
-    fn baselines(&self) -> &'static [&'static str];
+    /// The endpoint's one-line summary.
+    const SUMMARY: &'static str;
+    /// The methods the endpoint lists: `policy` and the baselines.
+    const BASELINES: &'static [&'static str];
+    /// The JSON schema of the env's parameters.
+    fn schema() -> Value;
+    /// The episode of env `id` with the request's parameters laid over the id's.
+    fn load(id: &'static str, input: ProblemInput<'_>) -> Result<Self, ProblemError>;
+
+    /// The summary and methods of env `id` (an env family whose ids differ overrides it).
+    fn describe(_id: &str) -> (&'static str, &'static [&'static str]) {
+        (Self::SUMMARY, Self::BASELINES)
+    }
+    /// The methods this episode lists.
+    fn baselines(&self) -> &'static [&'static str] {
+        Self::BASELINES
+    }
     /// The policy's episode from `seed` and the policy's name; Err says why no policy plays.
     fn policy_run(&self, models: &Models<'_>, seed: u64) -> Result<(Self::Run, String), String>;
     /// A baseline's episode from `seed`; None for a name this episode has no baseline of, an
@@ -102,6 +117,37 @@ trait EpisodeSolve: Send + Sync {
         let run =
             self.baseline(Self::FALLBACK, seed).and_then(Result::ok).expect("the fallback runs on any parameters");
         self.report(&format!("{} ({why})", Self::FALLBACK), run, start, seed)
+    }
+}
+
+/// An OR-Gym env's solve endpoint: one registry row per env id.
+pub struct Endpoint<E> {
+    id: &'static str,
+    episode: std::marker::PhantomData<fn() -> E>,
+}
+
+impl<E> Endpoint<E> {
+    const fn new(id: &'static str) -> Self {
+        Endpoint { id, episode: std::marker::PhantomData }
+    }
+}
+
+impl<E: EpisodeSolve> crate::problems::Problem for Endpoint<E> {
+    fn info(&self) -> crate::problems::ProblemInfo {
+        let (summary, baselines) = E::describe(self.id);
+        crate::problems::ProblemInfo { name: self.id, summary, formats: &["json"], baselines }
+    }
+
+    fn instance_schema(&self) -> Value {
+        E::schema()
+    }
+
+    fn load(
+        &self,
+        input: ProblemInput<'_>,
+        _: &crate::problems::Limits,
+    ) -> Result<Box<dyn crate::problems::Instance>, ProblemError> {
+        Ok(Box::new(Episode(E::load(self.id, input)?)))
     }
 }
 

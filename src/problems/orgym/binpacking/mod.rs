@@ -9,69 +9,36 @@ pub mod env;
 /// The reference policies the env is measured against.
 pub mod reference;
 
-use super::{config_from, with_policy, EpisodeSolve};
+use super::{config_from, with_policy, Endpoint, EpisodeSolve};
 use crate::drl::env::VecEnv;
 use crate::problems::orgym::binpacking::env::{BinPackingConfig, BinPackingVecEnv, IDS};
 use crate::problems::orgym::binpacking::reference::{allowed_levels, best_fit_action, sum_of_squares_action};
 use crate::problems::orgym::env::random_allowed;
-use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
+use crate::problems::{Models, ProblemError, ProblemInput, SolveReport};
 use rand::SeedableRng;
 use serde_json::{json, Value};
 use std::time::Instant;
 
-pub struct OrGymBinPacking(pub &'static str);
-
-/// One row per registered id.
-pub static BIN_PACKING: [OrGymBinPacking; 6] = [
-    OrGymBinPacking(IDS[0]),
-    OrGymBinPacking(IDS[1]),
-    OrGymBinPacking(IDS[2]),
-    OrGymBinPacking(IDS[3]),
-    OrGymBinPacking(IDS[4]),
-    OrGymBinPacking(IDS[5]),
+/// One registry row per env id.
+pub(crate) static BIN_PACKING: [Endpoint<BinPackingEpisode>; 6] = [
+    Endpoint::new(IDS[0]),
+    Endpoint::new(IDS[1]),
+    Endpoint::new(IDS[2]),
+    Endpoint::new(IDS[3]),
+    Endpoint::new(IDS[4]),
+    Endpoint::new(IDS[5]),
 ];
 
 /// `policy` and the reference policies, each usable as `method`.
 const BASELINES: &[&str] = &["policy", "sum_of_squares", "best_fit", "random"];
 
-impl Problem for OrGymBinPacking {
-    fn info(&self) -> ProblemInfo {
-        ProblemInfo {
-            name: self.0,
-            summary: "OR-Gym online bin packing (Balaji et al.): one episode by the shipped policy, with sum-of-squares' waste on the same items",
-            formats: &["json"],
-            baselines: BASELINES,
-        }
-    }
-
-    fn instance_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "bin_capacity": {"type": "integer", "minimum": 2, "maximum": crate::problems::orgym::binpacking::env::MAX_CAPACITY, "description": "a bin's capacity (v0, v2, v4: 9; v1, v3, v5: 100)"},
-                "item_sizes": {"type": "array", "items": {"type": "integer", "minimum": 1}, "description": "the sizes items are drawn from, each below the capacity"},
-                "item_probs": {"type": "array", "items": {"type": "number", "minimum": 0}, "description": "the probability of each size (sum 1)"},
-                "step_limit": {"type": "integer", "minimum": 1, "description": "items per episode (100 or 1000)"},
-                "mask": {"type": "boolean", "description": "observe the action mask (default true; the policies need it)"},
-                "sequence": {"type": "array", "items": {"type": "integer", "minimum": 1}, "description": "items to pack in this order instead of drawn ones"}
-            }
-        })
-    }
-
-    fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
-        let config =
-            config_from(BinPackingConfig::by_id(self.0).expect("registered id"), input, BinPackingConfig::validate)?;
-        Ok(Box::new(super::Episode(BinPackingEpisode { id: self.0, config })))
-    }
-}
-
-struct BinPackingEpisode {
+pub(crate) struct BinPackingEpisode {
     id: &'static str,
     config: BinPackingConfig,
 }
 
 /// One packed episode.
-struct Packed {
+pub(crate) struct Packed {
     /// The level each item was put at (0: a new bin).
     actions: Vec<usize>,
     sizes: Vec<u32>,
@@ -145,9 +112,27 @@ impl BinPackingEpisode {
 impl EpisodeSolve for BinPackingEpisode {
     type Run = Packed;
     const FALLBACK: &'static str = "sum_of_squares";
+    const SUMMARY: &'static str = "OR-Gym online bin packing (Balaji et al.): one episode by the shipped policy, with sum-of-squares' waste on the same items";
+    const BASELINES: &'static [&'static str] = BASELINES;
 
-    fn baselines(&self) -> &'static [&'static str] {
-        BASELINES
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "bin_capacity": {"type": "integer", "minimum": 2, "maximum": crate::problems::orgym::binpacking::env::MAX_CAPACITY, "description": "a bin's capacity (v0, v2, v4: 9; v1, v3, v5: 100)"},
+                "item_sizes": {"type": "array", "items": {"type": "integer", "minimum": 1}, "description": "the sizes items are drawn from, each below the capacity"},
+                "item_probs": {"type": "array", "items": {"type": "number", "minimum": 0}, "description": "the probability of each size (sum 1)"},
+                "step_limit": {"type": "integer", "minimum": 1, "description": "items per episode (100 or 1000)"},
+                "mask": {"type": "boolean", "description": "observe the action mask (default true; the policies need it)"},
+                "sequence": {"type": "array", "items": {"type": "integer", "minimum": 1}, "description": "items to pack in this order instead of drawn ones"}
+            }
+        })
+    }
+
+    fn load(id: &'static str, input: ProblemInput<'_>) -> Result<Self, ProblemError> {
+        let config =
+            config_from(BinPackingConfig::by_id(id).expect("registered id"), input, BinPackingConfig::validate)?;
+        Ok(BinPackingEpisode { id, config })
     }
 
     fn policy_run(&self, models: &Models<'_>, seed: u64) -> Result<(Self::Run, String), String> {

@@ -11,12 +11,12 @@ pub mod env;
 /// The reference policies the env is measured against.
 pub mod reference;
 
-use super::{config_from, with_policy, EpisodeSolve};
+use super::{config_from, with_policy, Endpoint, EpisodeSolve};
 use crate::drl::env::VecEnv;
 use crate::problems::orgym::env::OrGymConfig;
 use crate::problems::orgym::inventory::env::{InventoryConfig, InventoryVecEnv, PeriodLog, IDS};
 use crate::problems::orgym::inventory::reference::{base_stock_action, best_base_stock, shrinking_horizon_action};
-use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
+use crate::problems::{Models, ProblemError, ProblemInput, SolveReport};
 use serde_json::{json, Value};
 use std::time::Instant;
 
@@ -24,54 +24,13 @@ use std::time::Instant;
 const TUNING_EPISODES: usize = 64;
 const TUNING_SEED: u64 = 11;
 
-pub struct OrGymInventory(pub &'static str);
-
-/// One row per registered id.
-pub static INVENTORY: [OrGymInventory; 2] = [OrGymInventory(IDS[0].0), OrGymInventory(IDS[1].0)];
+/// One registry row per env id.
+pub(crate) static INVENTORY: [Endpoint<InventoryEpisode>; 2] = [Endpoint::new(IDS[0].0), Endpoint::new(IDS[1].0)];
 
 /// `policy` and the reference policies, each usable as `method`.
 const BASELINES: &[&str] = &["policy", "base_stock", "shrinking_horizon_lp", "zero"];
 
-impl Problem for OrGymInventory {
-    fn info(&self) -> ProblemInfo {
-        ProblemInfo {
-            name: self.0,
-            summary: "OR-Gym multi-echelon inventory management: one episode by the shipped policy, with the best base-stock policy's return on the same demands",
-            formats: &["json"],
-            baselines: BASELINES,
-        }
-    }
-
-    fn instance_schema(&self) -> Value {
-        let numbers = |d: &str| json!({"type": "array", "items": {"type": "number", "minimum": 0}, "description": d});
-        let counts = |d: &str| json!({"type": "array", "items": {"type": "integer", "minimum": 0}, "description": d});
-        json!({
-            "type": "object",
-            "properties": {
-                "periods": {"type": "integer", "minimum": 1, "description": "periods per episode (30)"},
-                "initial_inventory": counts("on-hand stock of stages 0..M-1 ([100, 100, 200])"),
-                "price": {"type": "number", "minimum": 0, "description": "the retailer's unit price (2)"},
-                "unit_cost": numbers("replenishment cost per stage, the factory last (M + 1 entries)"),
-                "penalty": numbers("backlog or lost-sales penalty per stage (M + 1 entries)"),
-                "holding_cost": numbers("holding cost of stages 0..M-1"),
-                "capacity": counts("supply capacity of stages 1..M"),
-                "lead_time": counts("lead time into stages 0..M-1 ([3, 5, 10])"),
-                "backlog": {"type": "boolean", "description": "v0: true; v1: false"},
-                "mean_demand": {"type": "number", "minimum": 0, "description": "the Poisson demand's mean (20)"},
-                "discount": {"type": "number", "exclusiveMinimum": 0, "maximum": 1, "description": "alpha (0.97)"},
-                "demand": counts("every period's demand instead of draws")
-            }
-        })
-    }
-
-    fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
-        let config =
-            config_from(InventoryConfig::by_id(self.0).expect("registered id"), input, InventoryConfig::validate)?;
-        Ok(Box::new(super::Episode(InventoryEpisode { id: self.0, config, levels: Default::default() })))
-    }
-}
-
-struct InventoryEpisode {
+pub(crate) struct InventoryEpisode {
     id: &'static str,
     config: InventoryConfig,
     /// The tuned base-stock levels (they depend on the parameters only), tuned once.
@@ -124,9 +83,34 @@ impl InventoryEpisode {
 impl EpisodeSolve for InventoryEpisode {
     type Run = Vec<PeriodLog>;
     const FALLBACK: &'static str = "base_stock";
+    const SUMMARY: &'static str = "OR-Gym multi-echelon inventory management: one episode by the shipped policy, with the best base-stock policy's return on the same demands";
+    const BASELINES: &'static [&'static str] = BASELINES;
 
-    fn baselines(&self) -> &'static [&'static str] {
-        BASELINES
+    fn schema() -> Value {
+        let numbers = |d: &str| json!({"type": "array", "items": {"type": "number", "minimum": 0}, "description": d});
+        let counts = |d: &str| json!({"type": "array", "items": {"type": "integer", "minimum": 0}, "description": d});
+        json!({
+            "type": "object",
+            "properties": {
+                "periods": {"type": "integer", "minimum": 1, "description": "periods per episode (30)"},
+                "initial_inventory": counts("on-hand stock of stages 0..M-1 ([100, 100, 200])"),
+                "price": {"type": "number", "minimum": 0, "description": "the retailer's unit price (2)"},
+                "unit_cost": numbers("replenishment cost per stage, the factory last (M + 1 entries)"),
+                "penalty": numbers("backlog or lost-sales penalty per stage (M + 1 entries)"),
+                "holding_cost": numbers("holding cost of stages 0..M-1"),
+                "capacity": counts("supply capacity of stages 1..M"),
+                "lead_time": counts("lead time into stages 0..M-1 ([3, 5, 10])"),
+                "backlog": {"type": "boolean", "description": "v0: true; v1: false"},
+                "mean_demand": {"type": "number", "minimum": 0, "description": "the Poisson demand's mean (20)"},
+                "discount": {"type": "number", "exclusiveMinimum": 0, "maximum": 1, "description": "alpha (0.97)"},
+                "demand": counts("every period's demand instead of draws")
+            }
+        })
+    }
+
+    fn load(id: &'static str, input: ProblemInput<'_>) -> Result<Self, ProblemError> {
+        let config = config_from(InventoryConfig::by_id(id).expect("registered id"), input, InventoryConfig::validate)?;
+        Ok(InventoryEpisode { id, config, levels: Default::default() })
     }
 
     fn policy_run(&self, models: &Models<'_>, seed: u64) -> Result<(Self::Run, String), String> {

@@ -11,12 +11,12 @@ pub mod env;
 /// The reference policies the env is measured against.
 pub mod reference;
 
-use super::{config_error, env_parameters, with_policy, EpisodeSolve};
+use super::{config_error, env_parameters, with_policy, Endpoint, EpisodeSolve};
 use crate::drl::env::VecEnv;
 use crate::problems::orgym::env::OrGymConfig;
 use crate::problems::orgym::knapsack::env::{KnapsackConfig, KnapsackItems, KnapsackVecEnv, Variant};
 use crate::problems::orgym::knapsack::reference::{greedy_action, offline_optimum, optimum};
-use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
+use crate::problems::{Models, ProblemError, ProblemInput, SolveReport};
 use rand::SeedableRng;
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -25,77 +25,23 @@ use std::time::Instant;
 /// within a few percent of the tuned one on or-gym's class).
 const ONLINE_GREEDY_THRESHOLD: f64 = 2.0;
 
-pub struct OrGymKnapsack(pub Variant);
+/// One registry row per env id.
+pub(crate) static KNAPSACK: [Endpoint<KnapsackEpisode>; 4] = [
+    Endpoint::new("Knapsack-v0"),
+    Endpoint::new("Knapsack-v1"),
+    Endpoint::new("Knapsack-v2"),
+    Endpoint::new("Knapsack-v3"),
+];
 
-pub static KNAPSACK_V0: OrGymKnapsack = OrGymKnapsack(Variant::Unbounded);
-pub static KNAPSACK_V1: OrGymKnapsack = OrGymKnapsack(Variant::Binary);
-pub static KNAPSACK_V2: OrGymKnapsack = OrGymKnapsack(Variant::Bounded);
-pub static KNAPSACK_V3: OrGymKnapsack = OrGymKnapsack(Variant::Online);
+/// The offline variants' baselines (the online one has no DP: its items are not known ahead).
+const BASELINES: &[&str] = &["policy", "greedy", "random", "dp"];
 
-impl Problem for OrGymKnapsack {
-    fn info(&self) -> ProblemInfo {
-        ProblemInfo {
-            name: self.0.id(),
-            summary: match self.0 {
-                Variant::Unbounded => {
-                    "OR-Gym Knapsack-v0 (unbounded): one episode by the shipped policy, with the DP optimum"
-                }
-                Variant::Binary => "OR-Gym Knapsack-v1 (0/1): one episode by the shipped policy, with the DP optimum",
-                Variant::Bounded => {
-                    "OR-Gym Knapsack-v2 (bounded): one episode by the shipped policy, with the DP optimum"
-                }
-                Variant::Online => {
-                    "OR-Gym Knapsack-v3 (online): one episode by the shipped policy, with the offline optimum"
-                }
-            },
-            formats: &["json"],
-            baselines: match self.0 {
-                Variant::Online => &["policy", "greedy", "random"],
-                _ => &["policy", "greedy", "random", "dp"],
-            },
-        }
-    }
-
-    fn instance_schema(&self) -> Value {
-        let counts = json!({"type": "array", "items": {"type": "integer", "minimum": 0}});
-        json!({
-            "type": "object",
-            "properties": {
-                "items": {"type": "integer", "minimum": 1, "description": "N (default 200, or the instance's length)"},
-                "capacity": {"type": "integer", "minimum": 1, "description": "the knapsack's capacity (default 200); items x capacity <= 2000000"},
-                "max_item_weight": {"type": "integer", "minimum": 1, "description": "a drawn instance's weights are uniform on 1..=this (99)"},
-                "max_item_value": {"type": "integer", "minimum": 0, "description": "values uniform on 0..=this (99)"},
-                "max_item_limit": {"type": "integer", "minimum": 1, "description": "copies uniform on 1..=this (9; v2, v3)"},
-                "step_limit": {"type": "integer", "minimum": 1, "description": "items shown (v3; 50)"},
-                "instance": {
-                    "type": "object",
-                    "properties": {"weights": counts, "values": counts, "limits": counts},
-                    "required": ["weights", "values"],
-                    "description": "the items; absent: drawn from the class with the request's seed"
-                }
-            }
-        })
-    }
-
-    fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
-        let mut value = env_parameters(input)?;
-        if let Some(n) = value.get("instance").and_then(|i| i["weights"].as_array()).map(Vec::len) {
-            value.entry("items").or_insert(json!(n));
-        }
-        value.insert("variant".into(), serde_json::to_value(self.0).expect("variant"));
-        let config: KnapsackConfig = serde_json::from_value(Value::Object(value))
-            .map_err(|e| ProblemError::invalid("instance", e.to_string()))?;
-        config.validate().map_err(config_error)?;
-        Ok(Box::new(super::Episode(KnapsackEpisode { config })))
-    }
-}
-
-struct KnapsackEpisode {
+pub(crate) struct KnapsackEpisode {
     config: KnapsackConfig,
 }
 
 /// One rolled-out episode.
-struct Episode {
+pub(crate) struct Episode {
     actions: Vec<usize>,
     rewards: Vec<f32>,
     /// Whether each action placed an item (it was allowed: the mask said it fits and has copies).
@@ -150,9 +96,65 @@ impl KnapsackEpisode {
 impl EpisodeSolve for KnapsackEpisode {
     type Run = Episode;
     const FALLBACK: &'static str = "greedy";
+    const SUMMARY: &'static str = "OR-Gym knapsack: one episode by the shipped policy, with the DP optimum";
+    const BASELINES: &'static [&'static str] = BASELINES;
+
+    fn describe(id: &str) -> (&'static str, &'static [&'static str]) {
+        match Variant::from_id(id).expect("registered id") {
+            Variant::Unbounded => {
+                ("OR-Gym Knapsack-v0 (unbounded): one episode by the shipped policy, with the DP optimum", BASELINES)
+            }
+            Variant::Binary => {
+                ("OR-Gym Knapsack-v1 (0/1): one episode by the shipped policy, with the DP optimum", BASELINES)
+            }
+            Variant::Bounded => {
+                ("OR-Gym Knapsack-v2 (bounded): one episode by the shipped policy, with the DP optimum", BASELINES)
+            }
+            Variant::Online => (
+                "OR-Gym Knapsack-v3 (online): one episode by the shipped policy, with the offline optimum",
+                &["policy", "greedy", "random"],
+            ),
+        }
+    }
+
+    fn schema() -> Value {
+        let counts = json!({"type": "array", "items": {"type": "integer", "minimum": 0}});
+        json!({
+            "type": "object",
+            "properties": {
+                "items": {"type": "integer", "minimum": 1, "description": "N (default 200, or the instance's length)"},
+                "capacity": {"type": "integer", "minimum": 1, "description": "the knapsack's capacity (default 200); items x capacity <= 2000000"},
+                "max_item_weight": {"type": "integer", "minimum": 1, "description": "a drawn instance's weights are uniform on 1..=this (99)"},
+                "max_item_value": {"type": "integer", "minimum": 0, "description": "values uniform on 0..=this (99)"},
+                "max_item_limit": {"type": "integer", "minimum": 1, "description": "copies uniform on 1..=this (9; v2, v3)"},
+                "step_limit": {"type": "integer", "minimum": 1, "description": "items shown (v3; 50)"},
+                "instance": {
+                    "type": "object",
+                    "properties": {"weights": counts, "values": counts, "limits": counts},
+                    "required": ["weights", "values"],
+                    "description": "the items; absent: drawn from the class with the request's seed"
+                }
+            }
+        })
+    }
+
+    fn load(id: &'static str, input: ProblemInput<'_>) -> Result<Self, ProblemError> {
+        let mut value = env_parameters(input)?;
+        if let Some(n) = value.get("instance").and_then(|i| i["weights"].as_array()).map(Vec::len) {
+            value.entry("items").or_insert(json!(n));
+        }
+        value.insert(
+            "variant".into(),
+            serde_json::to_value(Variant::from_id(id).expect("registered id")).expect("variant"),
+        );
+        let config: KnapsackConfig = serde_json::from_value(Value::Object(value))
+            .map_err(|e| ProblemError::invalid("instance", e.to_string()))?;
+        config.validate().map_err(config_error)?;
+        Ok(KnapsackEpisode { config })
+    }
 
     fn baselines(&self) -> &'static [&'static str] {
-        OrGymKnapsack(self.config.variant).baselines()
+        Self::describe(self.config.variant.id()).1
     }
 
     fn policy_run(&self, models: &Models<'_>, seed: u64) -> Result<(Self::Run, String), String> {

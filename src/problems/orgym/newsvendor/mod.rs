@@ -9,74 +9,30 @@ pub mod env;
 /// The reference policies the env is measured against.
 pub mod reference;
 
-use super::{config_from, with_policy, EpisodeSolve};
+use super::{config_from, with_policy, Endpoint, EpisodeSolve};
 use crate::drl::env::VecEnv;
 use crate::problems::orgym::newsvendor::env::{NewsvendorConfig, NewsvendorVecEnv, Period};
 use crate::problems::orgym::newsvendor::reference::{
     critical_fractile_order, economics_of, OptimalPlan, MAX_DP_WORK, MAX_GRID,
 };
-use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
+use crate::problems::{Models, ProblemError, ProblemInput, SolveReport};
 use serde_json::{json, Value};
 use std::time::Instant;
 
-pub struct OrGymNewsvendor;
-
-pub static NEWSVENDOR: OrGymNewsvendor = OrGymNewsvendor;
+/// The registry row.
+pub(crate) static NEWSVENDOR: Endpoint<NewsvendorEpisode> = Endpoint::new(ID);
 
 const ID: &str = "Newsvendor-v0";
 
 /// `policy` and the reference policies, each usable as `method`.
 const BASELINES: &[&str] = &["policy", "optimal", "critical_fractile", "zero"];
 
-impl Problem for OrGymNewsvendor {
-    fn info(&self) -> ProblemInfo {
-        ProblemInfo {
-            name: ID,
-            summary: "OR-Gym multi-period newsvendor with lead time: one episode by the shipped policy, with the optimal policy's return on the same demands",
-            formats: &["json"],
-            baselines: BASELINES,
-        }
-    }
-
-    fn instance_schema(&self) -> Value {
-        let number = |description: &str| json!({"type": "number", "minimum": 0, "description": description});
-        json!({
-            "type": "object",
-            "properties": {
-                "lead_time": {"type": "integer", "minimum": 0, "maximum": crate::problems::orgym::newsvendor::env::MAX_LEAD_TIME, "description": "steps an order takes to arrive (5)"},
-                "step_limit": {"type": "integer", "minimum": 1, "description": "steps per episode (40)"},
-                "max_inventory": number("orders are clipped so the pipeline holds at most this (4000)"),
-                "max_order_quantity": number("the action box's upper bound (2000)"),
-                "p_max": number("drawn prices are uniform below this (100)"),
-                "h_max": number("drawn holding costs are below min(cost, this) (5)"),
-                "k_max": number("drawn lost-sales penalties are below this (10)"),
-                "mu_max": number("drawn mean demands are below this (200)"),
-                "gamma": number("the discount in the purchase term (1)"),
-                "instance": {
-                    "type": "object",
-                    "properties": {
-                        "price": number("p"), "cost": number("c"), "holding_cost": number("h"),
-                        "lost_sales_penalty": number("k"), "mean_demand": number("mu of the Poisson demand")
-                    },
-                    "required": ["price", "cost", "holding_cost", "lost_sales_penalty", "mean_demand"],
-                    "description": "the economics; absent: drawn with the request's seed"
-                }
-            }
-        })
-    }
-
-    fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
-        let config = config_from(NewsvendorConfig::default(), input, NewsvendorConfig::validate)?;
-        Ok(Box::new(super::Episode(NewsvendorEpisode { config })))
-    }
-}
-
-struct NewsvendorEpisode {
+pub(crate) struct NewsvendorEpisode {
     config: NewsvendorConfig,
 }
 
 /// One episode: its periods and the economics it ran on.
-struct Run {
+pub(crate) struct Run {
     periods: Vec<Period>,
     economics: crate::problems::orgym::newsvendor::env::Economics,
     /// The optimal policy's expected return, when this is the optimal policy's episode.
@@ -126,9 +82,39 @@ impl NewsvendorEpisode {
 impl EpisodeSolve for NewsvendorEpisode {
     type Run = Run;
     const FALLBACK: &'static str = "critical_fractile";
+    const SUMMARY: &'static str = "OR-Gym multi-period newsvendor with lead time: one episode by the shipped policy, with the optimal policy's return on the same demands";
+    const BASELINES: &'static [&'static str] = BASELINES;
 
-    fn baselines(&self) -> &'static [&'static str] {
-        BASELINES
+    fn schema() -> Value {
+        let number = |description: &str| json!({"type": "number", "minimum": 0, "description": description});
+        json!({
+            "type": "object",
+            "properties": {
+                "lead_time": {"type": "integer", "minimum": 0, "maximum": crate::problems::orgym::newsvendor::env::MAX_LEAD_TIME, "description": "steps an order takes to arrive (5)"},
+                "step_limit": {"type": "integer", "minimum": 1, "description": "steps per episode (40)"},
+                "max_inventory": number("orders are clipped so the pipeline holds at most this (4000)"),
+                "max_order_quantity": number("the action box's upper bound (2000)"),
+                "p_max": number("drawn prices are uniform below this (100)"),
+                "h_max": number("drawn holding costs are below min(cost, this) (5)"),
+                "k_max": number("drawn lost-sales penalties are below this (10)"),
+                "mu_max": number("drawn mean demands are below this (200)"),
+                "gamma": number("the discount in the purchase term (1)"),
+                "instance": {
+                    "type": "object",
+                    "properties": {
+                        "price": number("p"), "cost": number("c"), "holding_cost": number("h"),
+                        "lost_sales_penalty": number("k"), "mean_demand": number("mu of the Poisson demand")
+                    },
+                    "required": ["price", "cost", "holding_cost", "lost_sales_penalty", "mean_demand"],
+                    "description": "the economics; absent: drawn with the request's seed"
+                }
+            }
+        })
+    }
+
+    fn load(_: &'static str, input: ProblemInput<'_>) -> Result<Self, ProblemError> {
+        let config = config_from(NewsvendorConfig::default(), input, NewsvendorConfig::validate)?;
+        Ok(NewsvendorEpisode { config })
     }
 
     fn policy_run(&self, models: &Models<'_>, seed: u64) -> Result<(Self::Run, String), String> {

@@ -10,63 +10,29 @@ pub mod env;
 /// The reference policies the env is measured against.
 pub mod reference;
 
-use super::{config_from, with_policy, EpisodeSolve};
+use super::{config_from, with_policy, Endpoint, EpisodeSolve};
 use crate::drl::env::VecEnv;
 use crate::problems::orgym::env::OrGymConfig;
 use crate::problems::orgym::portfolio::env::{Portfolio, PortfolioConfig, PortfolioVecEnv, Trades};
 use crate::problems::orgym::portfolio::reference::{as_action, plan, shrinking_horizon_action};
-use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
+use crate::problems::{Models, ProblemError, ProblemInput, SolveReport};
 use serde_json::{json, Value};
 use std::time::Instant;
 
-pub struct OrGymPortfolio;
-
-pub static PORTFOLIO_OPT: OrGymPortfolio = OrGymPortfolio;
+/// The registry row.
+pub(crate) static PORTFOLIO_OPT: Endpoint<PortfolioEpisode> = Endpoint::new(ID);
 
 const ID: &str = "PortfolioOpt-v0";
 
 /// `policy` and the reference policies, each usable as `method`.
 const BASELINES: &[&str] = &["policy", "shrinking_horizon_lp", "oracle", "hold_cash"];
 
-impl Problem for OrGymPortfolio {
-    fn info(&self) -> ProblemInfo {
-        ProblemInfo {
-            name: ID,
-            summary: "OR-Gym multi-period asset allocation with transaction costs: one episode by the shipped policy, with the perfect-information oracle's and the shrinking-horizon LP's wealth on the same prices",
-            formats: &["json"],
-            baselines: BASELINES,
-        }
-    }
-
-    fn instance_schema(&self) -> Value {
-        let costs = |d: &str| json!({"type": "array", "items": {"type": "number", "minimum": 0, "exclusiveMaximum": 1}, "description": d});
-        let matrix = |d: &str| json!({"type": "array", "items": {"type": "array", "items": {"type": "number"}}, "description": d});
-        json!({
-            "type": "object",
-            "properties": {
-                "initial_cash": {"type": "number", "minimum": 0, "description": "cash at the start (100)"},
-                "buy_cost": costs("proportional cost of buying each asset ([0.045, 0.025, 0.035])"),
-                "sell_cost": costs("proportional cost of selling each asset ([0.04, 0.02, 0.03])"),
-                "price_means": matrix("mean price of each asset (rows) per period (columns); the width is the horizon (or-gym's 3 x 10)"),
-                "price_std": {"type": "number", "minimum": 0, "description": "standard deviation of every drawn price (0.45)"},
-                "max_trade": {"type": "number", "minimum": 0, "description": "the largest trade per asset and period, in shares (2000)"},
-                "prices": matrix("every period's prices (assets x periods, at least 0) instead of draws")
-            }
-        })
-    }
-
-    fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
-        let config = config_from(PortfolioConfig::default(), input, PortfolioConfig::validate)?;
-        Ok(Box::new(super::Episode(PortfolioEpisode { config })))
-    }
-}
-
-struct PortfolioEpisode {
+pub(crate) struct PortfolioEpisode {
     config: PortfolioConfig,
 }
 
 /// One episode: the prices it ran on and each period's trades with the cash and holdings after.
-struct Run {
+pub(crate) struct Run {
     prices: Vec<Vec<f64>>,
     periods: Vec<(Trades, f64, Vec<f64>)>,
 }
@@ -129,9 +95,29 @@ impl PortfolioEpisode {
 impl EpisodeSolve for PortfolioEpisode {
     type Run = Run;
     const FALLBACK: &'static str = "shrinking_horizon_lp";
+    const SUMMARY: &'static str = "OR-Gym multi-period asset allocation with transaction costs: one episode by the shipped policy, with the perfect-information oracle's and the shrinking-horizon LP's wealth on the same prices";
+    const BASELINES: &'static [&'static str] = BASELINES;
 
-    fn baselines(&self) -> &'static [&'static str] {
-        BASELINES
+    fn schema() -> Value {
+        let costs = |d: &str| json!({"type": "array", "items": {"type": "number", "minimum": 0, "exclusiveMaximum": 1}, "description": d});
+        let matrix = |d: &str| json!({"type": "array", "items": {"type": "array", "items": {"type": "number"}}, "description": d});
+        json!({
+            "type": "object",
+            "properties": {
+                "initial_cash": {"type": "number", "minimum": 0, "description": "cash at the start (100)"},
+                "buy_cost": costs("proportional cost of buying each asset ([0.045, 0.025, 0.035])"),
+                "sell_cost": costs("proportional cost of selling each asset ([0.04, 0.02, 0.03])"),
+                "price_means": matrix("mean price of each asset (rows) per period (columns); the width is the horizon (or-gym's 3 x 10)"),
+                "price_std": {"type": "number", "minimum": 0, "description": "standard deviation of every drawn price (0.45)"},
+                "max_trade": {"type": "number", "minimum": 0, "description": "the largest trade per asset and period, in shares (2000)"},
+                "prices": matrix("every period's prices (assets x periods, at least 0) instead of draws")
+            }
+        })
+    }
+
+    fn load(_: &'static str, input: ProblemInput<'_>) -> Result<Self, ProblemError> {
+        let config = config_from(PortfolioConfig::default(), input, PortfolioConfig::validate)?;
+        Ok(PortfolioEpisode { config })
     }
 
     fn policy_run(&self, models: &Models<'_>, seed: u64) -> Result<(Self::Run, String), String> {

@@ -13,61 +13,28 @@ pub mod env;
 /// The reference policies the env is measured against.
 pub mod reference;
 
-use super::{config_from, with_policy, EpisodeSolve};
+use super::{config_from, with_policy, Endpoint, EpisodeSolve};
 use crate::drl::env::VecEnv;
 use crate::problems::orgym::env::OrGymConfig;
 use crate::problems::orgym::tsp::env::{TspConfig, TspVecEnv, Walk, IDS};
 use crate::problems::orgym::tsp::reference::reference_move;
-use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
+use crate::problems::{Models, ProblemError, ProblemInput, SolveReport};
 use serde_json::{json, Value};
 use std::time::Instant;
 
-pub struct OrGymTsp(pub &'static str);
-
-/// One row per registered id.
-pub static TSP_ENVS: [OrGymTsp; 2] = [OrGymTsp(IDS[0].0), OrGymTsp(IDS[1].0)];
+/// One registry row per env id.
+pub(crate) static TSP_ENVS: [Endpoint<TspEpisode>; 2] = [Endpoint::new(IDS[0].0), Endpoint::new(IDS[1].0)];
 
 /// `policy` and the reference policies, each usable as `method`.
 const BASELINES: &[&str] = &["policy", "reference"];
 
-impl Problem for OrGymTsp {
-    fn info(&self) -> ProblemInfo {
-        ProblemInfo {
-            name: self.0,
-            summary: "OR-Gym graph walk visiting every node (v0: sparse graph, uniform cost; v1: euclidean): one episode by the shipped policy, or the routing reference without one",
-            formats: &["json"],
-            baselines: BASELINES,
-        }
-    }
-
-    fn instance_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "nodes": {"type": "integer", "minimum": 3, "maximum": crate::problems::orgym::tsp::env::MAX_NODES, "description": "nodes (50)"},
-                "move_cost": {"type": "number", "description": "TSP-v0's reward per move (-1)"},
-                "invalid_action_cost": {"type": "number", "description": "reward of a move along no edge (v0) or to a visited node (v1) (-100)"},
-                "completion_bonus": {"type": "number", "description": "TSP-v0's bonus for the last new node (1000)"},
-                "negate_distance": {"type": "boolean", "description": "TSP-v1: a move's reward is minus its length (the reference's is plus)"},
-                "coordinates": {"type": "array", "items": {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}, "description": "TSP-v1's points"},
-                "edges": {"type": "array", "items": {"type": "array", "items": {"type": "integer", "minimum": 0}}, "description": "TSP-v0's adjacency lists (made two-way)"}
-            }
-        })
-    }
-
-    fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
-        let config = config_from(TspConfig::by_id(self.0).expect("registered id"), input, TspConfig::validate)?;
-        Ok(Box::new(super::Episode(TspEpisode { id: self.0, config })))
-    }
-}
-
-struct TspEpisode {
+pub(crate) struct TspEpisode {
     id: &'static str,
     config: TspConfig,
 }
 
 /// One episode: the walk (start first) and each step's (action, reward).
-struct Run {
+pub(crate) struct Run {
     path: Vec<usize>,
     steps: Vec<(usize, f64)>,
 }
@@ -108,9 +75,27 @@ impl TspEpisode {
 impl EpisodeSolve for TspEpisode {
     type Run = Run;
     const FALLBACK: &'static str = "reference";
+    const SUMMARY: &'static str = "OR-Gym graph walk visiting every node (v0: sparse graph, uniform cost; v1: euclidean): one episode by the shipped policy, or the routing reference without one";
+    const BASELINES: &'static [&'static str] = BASELINES;
 
-    fn baselines(&self) -> &'static [&'static str] {
-        BASELINES
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "nodes": {"type": "integer", "minimum": 3, "maximum": crate::problems::orgym::tsp::env::MAX_NODES, "description": "nodes (50)"},
+                "move_cost": {"type": "number", "description": "TSP-v0's reward per move (-1)"},
+                "invalid_action_cost": {"type": "number", "description": "reward of a move along no edge (v0) or to a visited node (v1) (-100)"},
+                "completion_bonus": {"type": "number", "description": "TSP-v0's bonus for the last new node (1000)"},
+                "negate_distance": {"type": "boolean", "description": "TSP-v1: a move's reward is minus its length (the reference's is plus)"},
+                "coordinates": {"type": "array", "items": {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}, "description": "TSP-v1's points"},
+                "edges": {"type": "array", "items": {"type": "array", "items": {"type": "integer", "minimum": 0}}, "description": "TSP-v0's adjacency lists (made two-way)"}
+            }
+        })
+    }
+
+    fn load(id: &'static str, input: ProblemInput<'_>) -> Result<Self, ProblemError> {
+        let config = config_from(TspConfig::by_id(id).expect("registered id"), input, TspConfig::validate)?;
+        Ok(TspEpisode { id, config })
     }
 
     fn policy_run(&self, models: &Models<'_>, seed: u64) -> Result<(Self::Run, String), String> {

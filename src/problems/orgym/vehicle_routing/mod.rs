@@ -9,65 +9,28 @@ pub mod env;
 /// The reference policies the env is measured against.
 pub mod reference;
 
-use super::{config_from, with_policy, EpisodeSolve};
+use super::{config_from, with_policy, Endpoint, EpisodeSolve};
 use crate::drl::env::VecEnv;
 use crate::problems::orgym::vehicle_routing::env::{Dispatch, VehicleRoutingConfig, VehicleRoutingVecEnv};
 use crate::problems::orgym::vehicle_routing::reference::dispatcher_action;
-use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
+use crate::problems::{Models, ProblemError, ProblemInput, SolveReport};
 use serde_json::{json, Value};
 use std::time::Instant;
 
-pub struct OrGymVehicleRouting;
-
-pub static VEHICLE_ROUTING: OrGymVehicleRouting = OrGymVehicleRouting;
+/// The registry row.
+pub(crate) static VEHICLE_ROUTING: Endpoint<RoutingEpisode> = Endpoint::new(ID);
 
 const ID: &str = "VehicleRouting-v0";
 
 /// `policy` and the reference policies, each usable as `method`.
 const BASELINES: &[&str] = &["policy", "dispatcher", "wait"];
 
-impl Problem for OrGymVehicleRouting {
-    fn info(&self) -> ProblemInfo {
-        ProblemInfo {
-            name: ID,
-            summary: "OR-Gym food-delivery vehicle routing: one episode by the shipped policy, with the greedy dispatcher's return from the same seed",
-            formats: &["json"],
-            baselines: BASELINES,
-        }
-    }
-
-    fn instance_schema(&self) -> Value {
-        let odds = |d: &str| json!({"type": "number", "minimum": 0, "maximum": 1, "description": d});
-        let four = |d: &str| json!({"type": "array", "items": {"type": "number"}, "minItems": 4, "maxItems": 4, "description": d});
-        json!({
-            "type": "object",
-            "properties": {
-                "order_prob": odds("odds that an open order slot fills each step (0.5)"),
-                "order_timeout_prob": odds("odds that an unaccepted order is withdrawn each step (0.15)"),
-                "vehicle_capacity": {"type": "integer", "minimum": 0, "description": "orders carried at once (4)"},
-                "order_promise": {"type": "integer", "minimum": 0, "description": "steps an order lives (60)"},
-                "order_probs_per_zone": four("odds of each zone for a delivery point ([0.1, 0.5, 0.3, 0.1])"),
-                "order_reward_min": four("each zone's lowest order value ([8, 5, 2, 1])"),
-                "order_reward_max": four("each zone's highest order value ([12, 8, 5, 3])"),
-                "penalty_per_move": {"type": "number", "description": "cost of a move (0.1)"},
-                "order_miss_penalty": {"type": "number", "description": "cost of an accepted order that expires (50)"},
-                "step_limit": {"type": "integer", "minimum": 1, "maximum": crate::problems::orgym::vehicle_routing::env::MAX_STEPS, "description": "steps per episode (1000)"}
-            }
-        })
-    }
-
-    fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
-        let config = config_from(VehicleRoutingConfig::default(), input, VehicleRoutingConfig::validate)?;
-        Ok(Box::new(super::Episode(RoutingEpisode { config })))
-    }
-}
-
-struct RoutingEpisode {
+pub(crate) struct RoutingEpisode {
     config: VehicleRoutingConfig,
 }
 
 /// One episode: the restaurants and each step's (action, reward, driver cell, load).
-struct Run {
+pub(crate) struct Run {
     restaurants: Vec<(i64, i64)>,
     steps: Vec<(usize, f64, (i64, i64), i64)>,
 }
@@ -105,9 +68,32 @@ impl RoutingEpisode {
 impl EpisodeSolve for RoutingEpisode {
     type Run = Run;
     const FALLBACK: &'static str = "dispatcher";
+    const SUMMARY: &'static str = "OR-Gym food-delivery vehicle routing: one episode by the shipped policy, with the greedy dispatcher's return from the same seed";
+    const BASELINES: &'static [&'static str] = BASELINES;
 
-    fn baselines(&self) -> &'static [&'static str] {
-        BASELINES
+    fn schema() -> Value {
+        let odds = |d: &str| json!({"type": "number", "minimum": 0, "maximum": 1, "description": d});
+        let four = |d: &str| json!({"type": "array", "items": {"type": "number"}, "minItems": 4, "maxItems": 4, "description": d});
+        json!({
+            "type": "object",
+            "properties": {
+                "order_prob": odds("odds that an open order slot fills each step (0.5)"),
+                "order_timeout_prob": odds("odds that an unaccepted order is withdrawn each step (0.15)"),
+                "vehicle_capacity": {"type": "integer", "minimum": 0, "description": "orders carried at once (4)"},
+                "order_promise": {"type": "integer", "minimum": 0, "description": "steps an order lives (60)"},
+                "order_probs_per_zone": four("odds of each zone for a delivery point ([0.1, 0.5, 0.3, 0.1])"),
+                "order_reward_min": four("each zone's lowest order value ([8, 5, 2, 1])"),
+                "order_reward_max": four("each zone's highest order value ([12, 8, 5, 3])"),
+                "penalty_per_move": {"type": "number", "description": "cost of a move (0.1)"},
+                "order_miss_penalty": {"type": "number", "description": "cost of an accepted order that expires (50)"},
+                "step_limit": {"type": "integer", "minimum": 1, "maximum": crate::problems::orgym::vehicle_routing::env::MAX_STEPS, "description": "steps per episode (1000)"}
+            }
+        })
+    }
+
+    fn load(_: &'static str, input: ProblemInput<'_>) -> Result<Self, ProblemError> {
+        let config = config_from(VehicleRoutingConfig::default(), input, VehicleRoutingConfig::validate)?;
+        Ok(RoutingEpisode { config })
     }
 
     fn policy_run(&self, models: &Models<'_>, seed: u64) -> Result<(Self::Run, String), String> {

@@ -9,60 +9,27 @@ pub mod env;
 /// The reference policies the env is measured against.
 pub mod reference;
 
-use super::{config_from, with_policy, EpisodeSolve};
+use super::{config_from, with_policy, Endpoint, EpisodeSolve};
 use crate::drl::env::VecEnv;
 use crate::problems::orgym::vmpacking::env::{DataCenter, VmPackingConfig, VmPackingVecEnv, IDS};
 use crate::problems::orgym::vmpacking::reference::{rule_action, Rule};
-use crate::problems::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
+use crate::problems::{Models, ProblemError, ProblemInput, SolveReport};
 use serde_json::{json, Value};
 use std::time::Instant;
 
-pub struct OrGymVmPacking(pub &'static str);
-
-/// One row per registered id.
-pub static VM_PACKING: [OrGymVmPacking; 2] = [OrGymVmPacking(IDS[0].0), OrGymVmPacking(IDS[1].0)];
+/// One registry row per env id.
+pub(crate) static VM_PACKING: [Endpoint<VmEpisode>; 2] = [Endpoint::new(IDS[0].0), Endpoint::new(IDS[1].0)];
 
 /// `policy` and the reference policies, each usable as `method`.
 const BASELINES: &[&str] = &["policy", "first_fit", "best_fit"];
 
-impl Problem for OrGymVmPacking {
-    fn info(&self) -> ProblemInfo {
-        ProblemInfo {
-            name: self.0,
-            summary: "OR-Gym online virtual-machine packing (v1: VMs end): one episode by the shipped policy, with first fit's and best fit's returns on the same VMs",
-            formats: &["json"],
-            baselines: BASELINES,
-        }
-    }
-
-    fn instance_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "machines": {"type": "integer", "minimum": 1, "maximum": crate::problems::orgym::vmpacking::env::MAX_MACHINES, "description": "physical machines (50)"},
-                "step_limit": {"type": "integer", "minimum": 1, "maximum": crate::problems::orgym::vmpacking::env::MAX_STEPS, "description": "VMs per episode (72)"},
-                "cpu_mean": {"type": "number", "exclusiveMinimum": 0, "description": "mean CPU demand in percent of a machine (16.08)"},
-                "cpu_std": {"type": "number", "minimum": 0, "description": "its standard deviation (1.26)"},
-                "temporary": {"type": "boolean", "description": "VMs end (v1: true)"},
-                "demands": {"type": "array", "items": {"type": "array", "items": {"type": "number", "minimum": 0, "maximum": 1}, "minItems": 2, "maxItems": 2}, "description": "every VM's (cpu, mem), normalized, instead of draws"}
-            }
-        })
-    }
-
-    fn load(&self, input: ProblemInput<'_>, _limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
-        let config =
-            config_from(VmPackingConfig::by_id(self.0).expect("registered id"), input, VmPackingConfig::validate)?;
-        Ok(Box::new(super::Episode(VmEpisode { id: self.0, config })))
-    }
-}
-
-struct VmEpisode {
+pub(crate) struct VmEpisode {
     id: &'static str,
     config: VmPackingConfig,
 }
 
 /// One episode: each step's machine, reward and open machines after it.
-struct Run {
+pub(crate) struct Run {
     demands: Vec<[f32; 2]>,
     steps: Vec<(usize, f32, usize)>,
 }
@@ -102,9 +69,26 @@ impl VmEpisode {
 impl EpisodeSolve for VmEpisode {
     type Run = Run;
     const FALLBACK: &'static str = "best_fit";
+    const SUMMARY: &'static str = "OR-Gym online virtual-machine packing (v1: VMs end): one episode by the shipped policy, with first fit's and best fit's returns on the same VMs";
+    const BASELINES: &'static [&'static str] = BASELINES;
 
-    fn baselines(&self) -> &'static [&'static str] {
-        BASELINES
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "machines": {"type": "integer", "minimum": 1, "maximum": crate::problems::orgym::vmpacking::env::MAX_MACHINES, "description": "physical machines (50)"},
+                "step_limit": {"type": "integer", "minimum": 1, "maximum": crate::problems::orgym::vmpacking::env::MAX_STEPS, "description": "VMs per episode (72)"},
+                "cpu_mean": {"type": "number", "exclusiveMinimum": 0, "description": "mean CPU demand in percent of a machine (16.08)"},
+                "cpu_std": {"type": "number", "minimum": 0, "description": "its standard deviation (1.26)"},
+                "temporary": {"type": "boolean", "description": "VMs end (v1: true)"},
+                "demands": {"type": "array", "items": {"type": "array", "items": {"type": "number", "minimum": 0, "maximum": 1}, "minItems": 2, "maxItems": 2}, "description": "every VM's (cpu, mem), normalized, instead of draws"}
+            }
+        })
+    }
+
+    fn load(id: &'static str, input: ProblemInput<'_>) -> Result<Self, ProblemError> {
+        let config = config_from(VmPackingConfig::by_id(id).expect("registered id"), input, VmPackingConfig::validate)?;
+        Ok(VmEpisode { id, config })
     }
 
     fn policy_run(&self, models: &Models<'_>, seed: u64) -> Result<(Self::Run, String), String> {
