@@ -305,6 +305,9 @@ pub struct HistoryPoint {
     pub objective: f64,
 }
 
+/// What a solve answers: its report, or the error that names the field at fault.
+pub type Solved = Result<SolveReport, ProblemError>;
+
 /// The answer to a solve request.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct SolveReport {
@@ -396,7 +399,7 @@ impl SolveReport {
 /// A baseline of instance type `I`: its `method` name and how it runs.
 pub struct Baseline<I> {
     pub name: &'static str,
-    pub run: fn(&I, &SearchParams, Models<'_>) -> Result<SolveReport, ProblemError>,
+    pub run: fn(&I, &SearchParams, Models<'_>) -> Solved,
 }
 
 /// Runs the baseline `name` of `table` on `instance`; a name the table lacks is a `method`
@@ -407,7 +410,7 @@ pub fn run_baseline<I>(
     name: &str,
     params: &SearchParams,
     models: Models<'_>,
-) -> Result<SolveReport, ProblemError> {
+) -> Solved {
     match table.iter().find(|b| b.name == name) {
         Some(baseline) => (baseline.run)(instance, params, models),
         None => Err(ProblemError::invalid(
@@ -423,7 +426,7 @@ pub fn penalty_baseline<P: binary::PenaltyProblem>(
     encoding: Result<P, ProblemError>,
     params: &SearchParams,
     models: Models<'_>,
-) -> Result<SolveReport, ProblemError> {
+) -> Solved {
     Ok(binary::Repaired(Arc::new(encoding?)).solve(params, models))
 }
 
@@ -542,12 +545,7 @@ pub trait Instance: Send + Sync {
     fn solve(&self, params: &SearchParams, models: Models<'_>) -> SolveReport;
     /// Runs the named baseline for `params.time_limit_s` with `params.seed`; an unknown name or
     /// a baseline that cannot run on this instance is a `method` (or `model`) error.
-    fn solve_baseline(
-        &self,
-        name: &str,
-        params: &SearchParams,
-        models: Models<'_>,
-    ) -> Result<SolveReport, ProblemError>;
+    fn solve_baseline(&self, name: &str, params: &SearchParams, models: Models<'_>) -> Solved;
     /// Objective -> the search's target energy (for `target`); the objective itself where the
     /// search minimises it as its energy.
     fn target_energy(&self, objective: f64) -> f64 {
@@ -621,12 +619,7 @@ impl<T: IsingProblem> Instance for T {
         report(self, &params, outcome)
     }
 
-    fn solve_baseline(
-        &self,
-        name: &str,
-        params: &SearchParams,
-        models: Models<'_>,
-    ) -> Result<SolveReport, ProblemError> {
+    fn solve_baseline(&self, name: &str, params: &SearchParams, models: Models<'_>) -> Solved {
         let start = std::time::Instant::now();
         let (spins, time_to_best) = if name == "policy" {
             let policy = ising_policy(models)?.ok_or_else(|| {
@@ -807,8 +800,8 @@ pub fn solve(
     options: &SolveOptions,
     limits: &Limits,
     models: &Arc<ModelRegistry>,
-) -> Result<SolveReport, ProblemError> {
-    solve_tuned(problem, input, options, limits, models, |_| {})
+) -> Solved {
+    prepare(problem, input, options, limits, models, |_| {})?.run()
 }
 
 /// A loaded, checked solve: run it (possibly later, on another thread) with `run`.
@@ -824,7 +817,7 @@ pub struct PreparedSolve {
 impl PreparedSolve {
     /// Solves; a report whose numbers are not all finite (values so large that the arithmetic
     /// overflowed) is an `instance` error rather than an answer with nulls in it.
-    pub fn run(&self) -> Result<SolveReport, ProblemError> {
+    pub fn run(&self) -> Solved {
         let models = Models { registry: &self.registry, requested: self.model.as_deref() };
         let report = match self.method.as_str() {
             "search" => self.instance.solve(&self.params, models),
@@ -932,16 +925,4 @@ pub fn prepare(
 ) -> Result<PreparedSolve, ProblemError> {
     let settings = prepare_options(problem, options, limits, registry, tune)?;
     prepare_instance(problem, input, options, limits, registry, settings)
-}
-
-/// `solve` with expert search knobs set by `tune` (the CLI exposes them; the API does not).
-pub fn solve_tuned(
-    problem: &dyn Problem,
-    input: ProblemInput<'_>,
-    options: &SolveOptions,
-    limits: &Limits,
-    registry: &Arc<ModelRegistry>,
-    tune: impl FnOnce(&mut SearchParams),
-) -> Result<SolveReport, ProblemError> {
-    prepare(problem, input, options, limits, registry, tune)?.run()
 }

@@ -16,6 +16,7 @@
 use super::binary::Qubo;
 use super::ising::IsingModel;
 use super::{device_name, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
+use crate::problems::Solved;
 use crate::search::{SearchOutcome, SearchParams};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -449,7 +450,7 @@ impl Instance for QuboInstance {
         self.report(outcome, samples, params.seed)
     }
 
-    fn solve_baseline(&self, name: &str, _: &SearchParams, _: Models<'_>) -> Result<SolveReport, ProblemError> {
+    fn solve_baseline(&self, name: &str, _: &SearchParams, _: Models<'_>) -> Solved {
         Err(ProblemError::invalid(
             "method",
             format!("unknown baseline '{name}' (this problem has none; compare with MQLib through `bench nphard`)"),

@@ -21,6 +21,7 @@ pub mod ising;
 use super::graph::{parse_dimacs, parse_json as parse_graph_json, Graph};
 use super::{penalty_baseline, Baseline};
 use super::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport, SolveRun};
+use crate::problems::Solved;
 use crate::search::moves::{minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
 use rand::Rng;
@@ -351,12 +352,7 @@ impl Instance for ColoringInstance {
         self.report(&outcome.solution, SolveRun::of_moves(&outcome, |energy| energy, params.seed))
     }
 
-    fn solve_baseline(
-        &self,
-        name: &str,
-        params: &SearchParams,
-        models: Models<'_>,
-    ) -> Result<SolveReport, ProblemError> {
+    fn solve_baseline(&self, name: &str, params: &SearchParams, models: Models<'_>) -> Solved {
         super::run_baseline(Self::BASELINES, self, name, params, models)
     }
 

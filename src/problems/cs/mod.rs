@@ -8,6 +8,7 @@ pub mod recovery;
 
 use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use crate::models::{ModelRegistry, RegisteredModel};
+use crate::problems::Solved;
 use crate::search::{SearchParams, StopReason};
 use lista::ListaPolicy;
 use recovery::{lasso, lasso_lambda, least_squares, norm, omp, support_search, top_k, Matrix};
@@ -259,12 +260,7 @@ impl Instance for CsInstance {
         self.report(best_x, status, start, history, chains, iterations, params.seed)
     }
 
-    fn solve_baseline(
-        &self,
-        name: &str,
-        params: &SearchParams,
-        models: Models<'_>,
-    ) -> Result<SolveReport, ProblemError> {
+    fn solve_baseline(&self, name: &str, params: &SearchParams, models: Models<'_>) -> Solved {
         let start = Instant::now();
         let x = match name {
             "omp" => {

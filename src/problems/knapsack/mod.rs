@@ -20,6 +20,7 @@ pub mod ising;
 
 use super::{penalty_baseline, Baseline};
 use super::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport, SolveRun};
+use crate::problems::Solved;
 use crate::search::moves::{cycle_temperature, minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
 use rand::Rng;
@@ -289,7 +290,7 @@ impl KnapsackInstance {
         &self,
         params: &SearchParams,
         run: impl FnOnce() -> Result<(Vec<bool>, StopReason), ProblemError>,
-    ) -> Result<SolveReport, ProblemError> {
+    ) -> Solved {
         let start = Instant::now();
         let (x, status) = run()?;
         let elapsed = start.elapsed();
@@ -312,12 +313,7 @@ impl Instance for KnapsackInstance {
         self.report(&outcome.solution, SolveRun::of_moves(&outcome, |energy| -energy, params.seed))
     }
 
-    fn solve_baseline(
-        &self,
-        name: &str,
-        params: &SearchParams,
-        models: Models<'_>,
-    ) -> Result<SolveReport, ProblemError> {
+    fn solve_baseline(&self, name: &str, params: &SearchParams, models: Models<'_>) -> Solved {
         super::run_baseline(Self::BASELINES, self, name, params, models)
     }
 

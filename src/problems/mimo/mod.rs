@@ -8,6 +8,7 @@ pub mod policy;
 
 use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
 use crate::models::{ModelRegistry, RegisteredModel};
+use crate::problems::Solved;
 use crate::search::{SearchParams, StopReason};
 use beamforming::{mmse, mrt, parallel_gradient_search, sum_rate, wmmse, zero_forcing, COMPLEX};
 use policy::MimoPolicy;
@@ -175,12 +176,7 @@ impl Instance for MimoBatch {
         self.combine(reports, start, params.seed)
     }
 
-    fn solve_baseline(
-        &self,
-        name: &str,
-        params: &SearchParams,
-        models: Models<'_>,
-    ) -> Result<SolveReport, ProblemError> {
+    fn solve_baseline(&self, name: &str, params: &SearchParams, models: Models<'_>) -> Solved {
         let start = Instant::now();
         let reports =
             self.items.iter().map(|item| item.solve_baseline(name, params, models)).collect::<Result<Vec<_>, _>>()?;
@@ -339,12 +335,7 @@ impl Instance for MimoInstance {
         )
     }
 
-    fn solve_baseline(
-        &self,
-        name: &str,
-        params: &SearchParams,
-        models: Models<'_>,
-    ) -> Result<SolveReport, ProblemError> {
+    fn solve_baseline(&self, name: &str, params: &SearchParams, models: Models<'_>) -> Solved {
         let start = Instant::now();
         let h = self.channel();
         let w = self.baseline(&h, name, Some(models))?;

@@ -26,6 +26,7 @@ mod differencing;
 pub mod ising;
 
 use super::{penalty_baseline, Baseline};
+use crate::problems::Solved;
 pub mod schroeppel_shamir;
 
 use super::{
@@ -260,12 +261,7 @@ impl Instance for PartitionInstance {
         }
     }
 
-    fn solve_baseline(
-        &self,
-        name: &str,
-        params: &SearchParams,
-        models: Models<'_>,
-    ) -> Result<SolveReport, ProblemError> {
+    fn solve_baseline(&self, name: &str, params: &SearchParams, models: Models<'_>) -> Solved {
         super::run_baseline(Self::BASELINES, self, name, params, models)
     }
 

@@ -32,6 +32,7 @@ use crate::drl::agents::Agent;
 use crate::drl::env::ConfigError;
 use crate::drl::env::VecEnv;
 use crate::drl::run::{load_policy_for, DrlPolicy};
+use crate::problems::Solved;
 use crate::problems::{Models, ProblemError, ProblemInput, SolveReport, SolveRun};
 use crate::search::StopReason;
 use serde_json::{Map, Value};
@@ -102,7 +103,7 @@ pub(crate) trait EpisodeSolve: Send + Sync + Sized + 'static {
     fn size_summary(&self) -> String;
 
     /// A named baseline's answer.
-    fn baseline_report(&self, name: &str, seed: u64, start: Instant) -> Result<SolveReport, ProblemError> {
+    fn baseline_report(&self, name: &str, seed: u64, start: Instant) -> Solved {
         match self.baseline(name, seed) {
             Some(run) => Ok(self.report(name, run?, start, seed)),
             None => Err(ProblemError::invalid(
@@ -163,12 +164,7 @@ impl<E: EpisodeSolve> crate::problems::Instance for Episode<E> {
         }
     }
 
-    fn solve_baseline(
-        &self,
-        name: &str,
-        params: &crate::search::SearchParams,
-        models: Models<'_>,
-    ) -> Result<SolveReport, ProblemError> {
+    fn solve_baseline(&self, name: &str, params: &crate::search::SearchParams, models: Models<'_>) -> Solved {
         match name {
             "policy" => Ok(self.solve(params, models)),
             _ => self.0.baseline_report(name, params.seed, Instant::now()),

@@ -38,6 +38,7 @@ pub mod qp;
 pub mod search;
 
 use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
+use crate::problems::Solved;
 use crate::search::{SearchParams, StopReason};
 use ndarray::Array2;
 use qp::Allocation;
@@ -297,7 +298,7 @@ impl Instance for Portfolio {
         self.run(params, started, |goal, p, seeds| self.solve_goal(goal, p, seeds))
     }
 
-    fn solve_baseline(&self, name: &str, params: &SearchParams, _: Models<'_>) -> Result<SolveReport, ProblemError> {
+    fn solve_baseline(&self, name: &str, params: &SearchParams, _: Models<'_>) -> Solved {
         let started = Instant::now();
         let k = self.constraints.cardinality;
         let needs_k = |name: &str| ProblemError::invalid("method", format!("'{name}' needs a cardinality"));

@@ -33,6 +33,7 @@ pub mod slicing;
 pub mod tree;
 
 use super::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport, SolveRun};
+use crate::problems::Solved;
 use crate::search::moves::minimize_with;
 use crate::search::{SearchParams, StopReason};
 use serde_json::{json, Value};
@@ -173,12 +174,7 @@ impl Instance for Network {
         self.report(&outcome.solution, SolveRun::of_moves(&outcome, |energy| energy, params.seed))
     }
 
-    fn solve_baseline(
-        &self,
-        name: &str,
-        params: &SearchParams,
-        models: Models<'_>,
-    ) -> Result<SolveReport, ProblemError> {
+    fn solve_baseline(&self, name: &str, params: &SearchParams, models: Models<'_>) -> Solved {
         let start = Instant::now();
         let (tree, tries) = match name {
             "greedy" => (greedy::greedy(self), 1),
