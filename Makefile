@@ -24,7 +24,8 @@ setup:
 
 # The peers the benchmarks compare against and the fixture recorders use (not needed by `make test`).
 peers: setup
-	"$(PYTHON)" -m pip install --quiet "stable-baselines3==2.9.2" "gymnasium==1.4.0" "mpe2==1.1.1" "or-gymnasium==0.1.0"
+	"$(PYTHON)" -m pip install --quiet "stable-baselines3==2.9.2" "gymnasium==1.4.0" "mpe2==1.1.1" "or-gymnasium==0.1.0" \
+		"ortools==9.15.6755" "highspy==1.15.1" "elkai==2.0.1" "dwave-samplers==1.8.0"
 
 # Gymnasium with MuJoCo and PyBullet for `gymnasium:<id>` envs (the bridge, tests/gymnasium_bridge.rs)
 # and Stable-Baselines3, the peer of `bench simulators`; idempotent.

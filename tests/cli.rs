@@ -103,7 +103,16 @@ fn generate_is_each_problems_own_generator_and_names_the_ones_that_exist() {
     assert_eq!(edges.len(), 60);
     // Every generator's output loads as its problem's instance.
     let limits = rlsolver::problems::Limits::default();
-    let spec = rlsolver::problems::GenerateSpec { nodes: 12, edges: 8, weights: vec![1], colors: 3, cut: 2, seed: 1 };
+    let spec = rlsolver::problems::GenerateSpec {
+        nodes: 12,
+        edges: 8,
+        weights: vec![1],
+        colors: 3,
+        cut: 2,
+        class: 1,
+        range: 100,
+        seed: 1,
+    };
     let mut generators = 0;
     for problem in rlsolver::problems::registry() {
         let Some(text) = problem.generate(&spec) else { continue };
@@ -116,11 +125,14 @@ fn generate_is_each_problems_own_generator_and_names_the_ones_that_exist() {
         assert!(loaded.is_ok(), "{}: {text}", problem.name());
         generators += 1;
     }
-    assert_eq!(generators, 6);
+    assert_eq!(generators, 7);
     let output = rlsolver().args(["generate", "mimo", "--nodes", "3"]).output().unwrap();
     let said = String::from_utf8_lossy(&output.stderr);
     assert!(
-        !output.status.success() && said.contains("tensor_network") && said.contains("max_independent_set"),
+        !output.status.success()
+            && said.contains("tensor_network")
+            && said.contains("max_independent_set")
+            && said.contains("knapsack"),
         "{said}"
     );
 }

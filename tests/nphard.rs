@@ -336,7 +336,7 @@ fn read_knapsack(text: &str) -> (Vec<f64>, Vec<f64>, f64) {
 }
 
 #[test]
-fn knapsack_dp_is_exact_on_every_shared_instance_and_the_search_is_within_a_tenth_of_a_percent() {
+fn knapsack_dp_and_the_default_are_exact_on_every_shared_instance_and_the_moves_within_a_tenth_of_a_percent() {
     let Some(dir) = shared_data("nphard/knapsack", "knapPI_1_100_1000_1.txt") else { return };
     let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
     let base = start_server(ServerConfig::default());
@@ -354,7 +354,7 @@ fn knapsack_dp_is_exact_on_every_shared_instance_and_the_search_is_within_a_tent
             .unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         let (values, weights, capacity) = read_knapsack(&text);
-        for (method, slack) in [("dp", 0.0), ("search", 1e-3)] {
+        for (method, slack) in [("dp", 0.0), ("search", 0.0), ("moves", 1e-3)] {
             let report: Value =
                 post_text(&base, "knapsack", &format!("method={method}&time_limit_s=5"), &text).json().unwrap();
             let items: Vec<usize> =
@@ -365,8 +365,8 @@ fn knapsack_dp_is_exact_on_every_shared_instance_and_the_search_is_within_a_tent
             assert!(weight <= capacity, "{name} {method}: {weight} > {capacity}");
             assert_eq!(report["objective"].as_f64().unwrap(), value);
             assert!(value >= optimum * (1.0 - slack) && value <= optimum, "{name} {method}: {value} vs {optimum}");
-            if method == "dp" {
-                assert_eq!(report["status"], "optimal");
+            if slack == 0.0 {
+                assert_eq!(report["status"], "optimal", "{name} {method}");
             }
         }
         checked += 1;
@@ -387,6 +387,79 @@ fn knapsack_dp_is_exact_on_every_shared_instance_and_the_search_is_within_a_tent
         "weights",
         "1 weights for 2 items",
     );
+}
+
+/// The optimum of a one-capacity 0/1 knapsack by the table over capacities (integer weights):
+/// the test's own reference.
+fn knapsack_table(values: &[f64], weights: &[f64], capacity: f64) -> f64 {
+    let mut best = vec![0.0f64; capacity as usize + 1];
+    for (v, w) in values.iter().zip(weights) {
+        for c in (*w as usize..=capacity as usize).rev() {
+            best[c] = best[c].max(best[c - *w as usize] + v);
+        }
+    }
+    best[capacity as usize]
+}
+
+#[test]
+fn knapsack_is_exact_by_default_on_every_pisinger_class_and_every_bound_holds() {
+    use rlsolver::problems::knapsack::generate::{generate, CLASSES};
+    let base = start_server(ServerConfig::default());
+    for class in CLASSES {
+        for seed in 0..2 {
+            // Range 100 keeps the test's table small (class 9's weights are fixed near 1e5).
+            let n = if class == 9 { 40 } else { 400 };
+            let text = generate(n, class, 100, seed).unwrap();
+            let (values, weights, capacity) = read_knapsack(&text);
+            let report: Value = post_text(&base, "knapsack", "time_limit_s=10", &text).json().unwrap();
+            let items: Vec<usize> =
+                report["solution"]["items"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
+            let weight: f64 = items.iter().map(|&i| weights[i - 1]).sum();
+            let value: f64 = items.iter().map(|&i| values[i - 1]).sum();
+            let optimum = knapsack_table(&values, &weights, capacity);
+            assert!(weight <= capacity, "class {class} seed {seed}: overweight");
+            assert_eq!(report["objective"].as_f64().unwrap(), value, "class {class} seed {seed}");
+            assert_eq!(value, optimum, "class {class} seed {seed}");
+            assert_eq!(report["status"], "optimal", "class {class} seed {seed}");
+            assert_eq!((report["bound"].as_f64(), report["gap"].as_f64()), (Some(optimum), Some(0.0)));
+        }
+    }
+    // Every method's bound is above the enumerated optimum, one or two capacities.
+    let mut next = uniform(11);
+    for trial in 0..12 {
+        let n = 12;
+        let dims = 1 + trial % 2;
+        let values: Vec<f64> = (0..n).map(|_| (1.0 + 40.0 * next()).floor()).collect();
+        let weights: Vec<Vec<f64>> =
+            (0..dims).map(|_| (0..n).map(|_| (1.0 + 20.0 * next()).floor()).collect()).collect();
+        let capacity: Vec<f64> = weights.iter().map(|w| (w.iter().sum::<f64>() * 0.4).floor()).collect();
+        let optimum = (0..1u32 << n)
+            .filter(|m| {
+                (0..dims)
+                    .all(|d| (0..n).filter(|&i| m >> i & 1 == 1).map(|i| weights[d][i]).sum::<f64>() <= capacity[d])
+            })
+            .map(|m| (0..n).filter(|&i| m >> i & 1 == 1).map(|i| values[i]).sum::<f64>())
+            .fold(0.0, f64::max);
+        for method in ["search", "moves", "greedy", "dp"] {
+            if method == "dp" && dims > 1 {
+                continue;
+            }
+            let body = json!({
+                "instance": {"values": values, "weights": weights, "capacity": capacity},
+                "options": {"time_limit_s": 1, "method": method}
+            });
+            let report: Value = post_json(&base, "knapsack", body).json().unwrap();
+            let bound = report["bound"].as_f64().unwrap_or_else(|| panic!("{method}: no bound: {report}"));
+            let objective = report["objective"].as_f64().unwrap();
+            assert!(
+                objective <= optimum && optimum <= bound + 1e-9,
+                "trial {trial} {method}: {objective} <= {optimum} <= {bound}"
+            );
+            if report["status"] == "optimal" {
+                assert_eq!(objective, optimum, "trial {trial} {method}: optimal only when it is");
+            }
+        }
+    }
 }
 
 /// (costs, rows as lists of 1-based columns) of an OR-Library SCP file, read independently.

@@ -86,6 +86,8 @@ impl Instance for ToyInstance {
             energy: outcome.energy,
             solution: json!({"selected": kept.iter().enumerate().filter(|(_, k)| **k).map(|(i, _)| i).collect::<Vec<_>>()}),
             status: outcome.stop,
+            bound: None,
+            gap: None,
             elapsed_ms: start.elapsed().as_secs_f64() * 1e3,
             history,
             chains: outcome.chains,

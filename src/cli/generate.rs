@@ -11,7 +11,8 @@ pub struct GenerateArgs {
     /// planted colour classes plus a planted clique: DIMACS) or graph_partitioning (--nodes in
     /// two planted halves, --edges inside them and --cut across: METIS) or max_independent_set
     /// (--nodes groups of a forced model RB graph as BHOSLIB's frbN-K, optimum N: DIMACS) or
-    /// tensor_network (a random circuit of --nodes qubits on a grid and --edges cycles: einsum JSON);
+    /// tensor_network (a random circuit of --nodes qubits on a grid and --edges cycles: einsum JSON)
+    /// or knapsack (--nodes items of Pisinger's --class with coefficients up to --range: his text);
     /// each is the problem's own `Problem::generate`.
     problem: String,
     #[arg(long)]
@@ -28,6 +29,13 @@ pub struct GenerateArgs {
     /// graph_partitioning: the edges across the planted halves.
     #[arg(long, default_value_t = 0)]
     cut: usize,
+    /// knapsack: Pisinger's class (1-6, 9, 11-16; 1 uncorrelated, 3 strongly correlated, 11-16
+    /// his hard classes).
+    #[arg(long, default_value_t = 1)]
+    class: usize,
+    /// knapsack: the coefficient range R.
+    #[arg(long, default_value_t = 1000)]
+    range: u64,
     #[arg(long, default_value_t = 0)]
     seed: u64,
 }
@@ -40,6 +48,8 @@ pub fn run(args: GenerateArgs) -> Result<()> {
         weights: args.weights,
         colors: args.colors,
         cut: args.cut,
+        class: args.class,
+        range: args.range,
         seed: args.seed,
     };
     let text = problem.generate(&spec).ok_or_else(|| {

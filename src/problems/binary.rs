@@ -216,6 +216,8 @@ impl<P: PenaltyProblem> Repaired<P> {
             energy: model.energy(&spins) + constant,
             solution: problem.decode(&x),
             status: outcome.status,
+            bound: None,
+            gap: None,
             elapsed_ms: outcome.elapsed.as_secs_f64() * 1e3,
             history: outcome.history,
             chains: outcome.chains,

@@ -320,8 +320,16 @@ pub struct SolveReport {
     /// The decoded solution (for Max-Cut, the side 0 or 1 of every node, 0-indexed).
     #[schema(value_type = Value)]
     pub solution: serde_json::Value,
-    /// Why the search stopped.
+    /// Why the search stopped (`optimal`: proven, `bound` equals `objective`).
     pub status: StopReason,
+    /// A proven bound on the objective where one is cheap (above it when the objective is
+    /// maximised, below when minimised); absent where none is computed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bound: Option<f64>,
+    /// |bound - objective| / max(|objective|, 1): how far the answer can be from the optimum
+    /// (0: proven optimal); absent without a bound.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gap: Option<f64>,
     pub elapsed_ms: f64,
     /// Best-so-far objective each time it improved.
     pub history: Vec<HistoryPoint>,
@@ -386,6 +394,8 @@ impl SolveReport {
             energy,
             solution,
             status: run.status,
+            bound: None,
+            gap: None,
             elapsed_ms: run.elapsed.as_secs_f64() * 1e3,
             history: run.history,
             chains: run.chains,
@@ -393,6 +403,17 @@ impl SolveReport {
             device: run.device,
             seed: run.seed,
         }
+    }
+
+    /// This report with a proven `bound` on its objective and the gap to it; a zero gap makes
+    /// the status `optimal`.
+    pub fn with_bound(mut self, bound: f64) -> Self {
+        let gap = (bound - self.objective).abs() / self.objective.abs().max(1.0);
+        if gap <= 1e-12 {
+            self.status = StopReason::Optimal;
+        }
+        (self.bound, self.gap) = (Some(bound), Some(gap));
+        self
     }
 }
 
@@ -502,6 +523,10 @@ pub struct GenerateSpec {
     pub colors: usize,
     /// Edges across the planted halves (graph_partitioning).
     pub cut: usize,
+    /// Pisinger's instance class (knapsack: 1-6, 9, 11-16).
+    pub class: usize,
+    /// The coefficient range R (knapsack).
+    pub range: u64,
     pub seed: u64,
 }
 
@@ -664,6 +689,8 @@ fn report<T: IsingProblem>(problem: &T, params: &SearchParams, outcome: SearchOu
         energy: outcome.energy,
         solution: problem.decode(&outcome.spins),
         status: outcome.stop,
+        bound: None,
+        gap: None,
         elapsed_ms: outcome.elapsed.as_secs_f64() * 1e3,
         history: history_points(&outcome.history, |energy| problem.objective(energy)),
         chains: outcome.chains,

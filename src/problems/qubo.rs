@@ -423,6 +423,8 @@ impl QuboInstance {
             energy: self.bqm.energy(&outcome.spins),
             solution: self.sample_set(&samples),
             status: outcome.stop,
+            bound: None,
+            gap: None,
             elapsed_ms: outcome.elapsed.as_secs_f64() * 1e3,
             history: super::history_points(&outcome.history, |energy| energy + constant),
             chains: outcome.chains,

@@ -180,6 +180,8 @@ impl CsInstance {
             energy: residual * residual,
             solution: json!({"x": x, "support": support, "residual": residual}),
             status,
+            bound: None,
+            gap: None,
             elapsed_ms: start.elapsed().as_secs_f64() * 1e3,
             history,
             chains,

@@ -7,15 +7,23 @@
 //! JSON `{values, weights, capacity}` (weights a list for one dimension or m lists, capacity a
 //! number or m numbers). Items are 0-based in JSON and 1-based in the text formats.
 //!
-//! Methods: `search` runs knapsack moves in the engine's chains (`search::moves`); `dp` is the
-//! exact dynamic programme over the capacity (one dimension, integer weights, n (W + 1) cells at
-//! most `MAX_DP_CELLS`); `greedy` packs by value/weight ratio. Why moves and not the Ising
+//! Methods: the default (`search`) solves one capacity with integer data exactly (`exact.rs`,
+//! Pisinger's expanding-core programme: status `optimal`, or at the time limit the best found
+//! with its bound) and runs knapsack moves in the engine's chains (`search::moves`) otherwise;
+//! `moves` runs those chains on any instance; `dp` is the dynamic programme over the capacity (one
+//! dimension, integer weights, n (W + 1) cells at most `MAX_DP_CELLS`); `greedy` packs by
+//! value/weight ratio. Every answer carries a bound: the exact run's, else the least over the
+//! capacities of Dantzig's bound for that capacity alone (each is the LP relaxation of a
+//! relaxation, so it bounds the optimum from above). `rlsolver generate knapsack` writes
+//! Pisinger's classes (`generate.rs`). Why moves and not the Ising
 //! encoding: a capacity constraint needs log2(W) slack spins and a penalty whose scale dwarfs the
 //! values, and single flips on it mostly cross infeasible states; the moves here keep every state
 //! feasible: add an item that fits, drop one (Metropolis on the value lost), or swap one in for
 //! one out when it only fits that way. Method `ising`: the engine's spin flips on that encoding
 //! (`ising.rs`), every incumbent repacked to fit; measured against the moves in the README.
 
+pub mod exact;
+pub mod generate;
 pub mod ising;
 
 use super::{penalty_baseline, Baseline};
@@ -26,7 +34,7 @@ use crate::search::{SearchParams, StopReason};
 use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde_json::{json, Value};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The largest dynamic programme `dp` runs: items times (capacity + 1).
 pub const MAX_DP_CELLS: usize = 200_000_000;
@@ -97,6 +105,73 @@ impl KnapsackInstance {
             }
         }
         x
+    }
+
+    /// The instance as integers for `exact`: one capacity, non-negative integral data below 2^53;
+    /// None otherwise.
+    fn integral(&self) -> Option<(Vec<u64>, Vec<u64>, u64)> {
+        if self.capacity.len() != 1 {
+            return None;
+        }
+        let int = |x: f64| (x.fract() == 0.0 && (0.0..9.0e15).contains(&x)).then_some(x as u64);
+        let values = self.values.iter().map(|&v| int(v)).collect::<Option<Vec<_>>>()?;
+        let weights = self.weights[0].iter().map(|&w| int(w)).collect::<Option<Vec<_>>>()?;
+        Some((values, weights, int(self.capacity[0])?))
+    }
+
+    /// An upper bound on the optimum: for each capacity alone, Dantzig's bound (its LP
+    /// relaxation: items by value/weight, the last one fractional), the least of them.
+    pub fn dantzig_bound(&self) -> f64 {
+        let single = |weights: &[f64], capacity: f64| -> f64 {
+            let mut order: Vec<usize> = (0..self.num_items()).collect();
+            let ratio = |i: usize| if weights[i] > 0.0 { self.values[i] / weights[i] } else { f64::INFINITY };
+            order.sort_by(|&a, &b| ratio(b).total_cmp(&ratio(a)));
+            let (mut room, mut bound) = (capacity, 0.0);
+            for i in order {
+                if self.values[i] <= 0.0 {
+                    break;
+                }
+                if weights[i] <= room {
+                    room -= weights[i];
+                    bound += self.values[i];
+                } else {
+                    bound += self.values[i] * room / weights[i];
+                    break;
+                }
+            }
+            bound
+        };
+        self.weights.iter().zip(&self.capacity).map(|(w, &c)| single(w, c)).fold(f64::INFINITY, f64::min)
+    }
+
+    /// The exact run on one integral capacity (None for other instances), stopped by the time
+    /// limit or the cancel flag.
+    fn exact(&self, params: &SearchParams) -> Option<SolveReport> {
+        let (values, weights, capacity) = self.integral()?;
+        let start = Instant::now();
+        let deadline = start + Duration::from_secs_f64(params.time_limit_s.max(0.0));
+        let mut improved = |value: u64| params.hooks.incumbent(start.elapsed(), value as f64);
+        let out = exact::solve(&values, &weights, capacity, deadline, &|| params.hooks.cancelled(), &mut improved);
+        let elapsed = start.elapsed();
+        let status = if out.optimal { StopReason::Optimal } else { StopReason::TimeLimit };
+        let run = SolveRun::once(status, elapsed, elapsed, out.value as f64, params.seed);
+        Some(self.report(&out.x, run).with_bound(out.bound as f64))
+    }
+
+    /// The knapsack moves in the engine's chains, with Dantzig's bound.
+    fn search(&self, params: &SearchParams) -> SolveReport {
+        let mean_value = self.values.iter().sum::<f64>() / self.num_items() as f64;
+        let min_value = self.values.iter().copied().filter(|&v| v > 0.0).fold(f64::INFINITY, f64::min);
+        let moves = PackMoves {
+            instance: self,
+            hot: mean_value,
+            cold: (0.05 * min_value).min(mean_value),
+            cycle: (2_000 * self.num_items()) as u64,
+        };
+        let hooks = params.hooks.mapped(|energy| -energy);
+        let outcome = minimize_with(&moves, &SearchParams { hooks, ..params.clone() });
+        self.report(&outcome.solution, SolveRun::of_moves(&outcome, |energy| -energy, params.seed))
+            .with_bound(self.dantzig_bound())
     }
 
     /// Why `dp` cannot run here, if it cannot.
@@ -279,6 +354,7 @@ impl KnapsackInstance {
             },
         },
         Baseline { name: "greedy", run: |k, params, _| k.once(params, || Ok((k.greedy(), StopReason::Converged))) },
+        Baseline { name: "moves", run: |k, params, _| Ok(k.search(params)) },
         Baseline {
             name: "ising",
             run: |k, params, models| penalty_baseline(ising::SlackKnapsack::new(k), params, models),
@@ -294,23 +370,14 @@ impl KnapsackInstance {
         let start = Instant::now();
         let (x, status) = run()?;
         let elapsed = start.elapsed();
-        Ok(self.report(&x, SolveRun::once(status, elapsed, elapsed, self.value(&x), params.seed)))
+        let bound = if status == StopReason::Optimal { self.value(&x) } else { self.dantzig_bound() };
+        Ok(self.report(&x, SolveRun::once(status, elapsed, elapsed, self.value(&x), params.seed)).with_bound(bound))
     }
 }
 
 impl Instance for KnapsackInstance {
     fn solve(&self, params: &SearchParams, _: Models<'_>) -> SolveReport {
-        let mean_value = self.values.iter().sum::<f64>() / self.num_items() as f64;
-        let min_value = self.values.iter().copied().filter(|&v| v > 0.0).fold(f64::INFINITY, f64::min);
-        let moves = PackMoves {
-            instance: self,
-            hot: mean_value,
-            cold: (0.05 * min_value).min(mean_value),
-            cycle: (2_000 * self.num_items()) as u64,
-        };
-        let hooks = params.hooks.mapped(|energy| -energy);
-        let outcome = minimize_with(&moves, &SearchParams { hooks, ..params.clone() });
-        self.report(&outcome.solution, SolveRun::of_moves(&outcome, |energy| -energy, params.seed))
+        self.exact(params).unwrap_or_else(|| self.search(params))
     }
 
     fn solve_baseline(&self, name: &str, params: &SearchParams, models: Models<'_>) -> Solved {
@@ -497,8 +564,13 @@ impl Problem for Knapsack {
             name: "knapsack",
             summary: "0/1 knapsack, one or several capacities: the most valuable selection of items that fits",
             formats: &["json", "pisinger", "mknap"],
-            baselines: &["dp", "greedy", "ising"],
+            baselines: &["dp", "greedy", "moves", "ising"],
         }
+    }
+
+    /// Pisinger's text: `nodes` items of class `class` with coefficients up to `range`.
+    fn generate(&self, spec: &super::GenerateSpec) -> Option<Result<String, String>> {
+        Some(generate::generate(spec.nodes, spec.class, spec.range, spec.seed))
     }
 
     fn instance_schema(&self) -> Value {

@@ -158,6 +158,8 @@ impl MimoBatch {
                 item
             }).collect::<Vec<_>>()}),
             status,
+            bound: None,
+            gap: None,
             elapsed_ms,
             history: vec![HistoryPoint { elapsed_ms, objective: mean }],
             chains: reports[0].chains,
@@ -279,6 +281,8 @@ impl MimoInstance {
             energy: -rate,
             solution: json!({"w": {"re": part(w.real()), "im": part(w.imag())}, "user_rates": user_rates}),
             status,
+            bound: None,
+            gap: None,
             elapsed_ms: elapsed.as_secs_f64() * 1e3,
             history,
             chains,

@@ -207,6 +207,8 @@ impl Portfolio {
             energy: objective,
             solution,
             status,
+            bound: None,
+            gap: None,
             elapsed_ms,
             history,
             chains,

@@ -1,0 +1,296 @@
+//! Exact 0/1 knapsack with one capacity and integer data, by Pisinger's expanding-core dynamic
+//! programme (D. Pisinger, "A minimal algorithm for the 0-1 knapsack problem", Operations
+//! Research 45(5), 1997). Items are ordered by profit/weight; the break solution packs every item
+//! before the break item b. The enumerated core [s, t) starts at {b} and grows by one item on each
+//! side per step (item t may join, item s - 1 may leave), each step merging the list of
+//! (weight, profit) states with its shifted copy, dropping every state a lighter one dominates
+//! and every state whose bound cannot beat the incumbent: for a state that fits, its profit plus
+//! the free capacity at item t's ratio; for one that does not, its profit minus the excess at
+//! item s - 1's ratio (the paper's bounds (12)-(13), Dantzig's bound applied to a state). When no
+//! state is left open the incumbent is optimal; there is no n x W table, so the work follows the
+//! core, not the capacity.
+
+use std::time::Instant;
+
+/// States created at most (each 8 bytes of reconstruction trail plus its list entry): past it the
+/// run stops with the incumbent and its bound, unproven.
+pub const MAX_STATES: usize = 1 << 24;
+
+/// What the exact run found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExactOutcome {
+    /// The selection, in the instance's item order.
+    pub x: Vec<bool>,
+    pub value: u64,
+    /// An upper bound on the optimum: `value` itself when `optimal`.
+    pub bound: u64,
+    pub optimal: bool,
+}
+
+/// A partial solution of the enumerated core: its total weight and profit (the fixed items
+/// included) and its trail node.
+#[derive(Clone, Copy)]
+struct State {
+    weight: u64,
+    profit: u64,
+    node: u32,
+}
+
+/// A candidate state: `parent`'s node with `item` (a sorted position) toggled, or no toggle.
+#[derive(Clone, Copy)]
+struct Candidate {
+    weight: u64,
+    profit: u64,
+    parent: u32,
+    item: Option<u32>,
+}
+
+/// `a * b / c` rounded down, without overflow.
+fn mul_div_floor(a: u64, b: u64, c: u64) -> u64 {
+    (u128::from(a) * u128::from(b) / u128::from(c)) as u64
+}
+
+/// `a * b / c` rounded up.
+fn mul_div_ceil(a: u64, b: u64, c: u64) -> u64 {
+    (u128::from(a) * u128::from(b)).div_ceil(u128::from(c)) as u64
+}
+
+/// The optimum of `max sum p_i x_i, sum w_i x_i <= capacity`, or the best found by `deadline`
+/// (or when `cancelled` says so) with a valid bound; `improved` hears every new incumbent value.
+pub fn solve(
+    profits: &[u64],
+    weights: &[u64],
+    capacity: u64,
+    deadline: Instant,
+    cancelled: &dyn Fn() -> bool,
+    improved: &mut dyn FnMut(u64),
+) -> ExactOutcome {
+    let n = profits.len();
+    let mut x = vec![false; n];
+    // Weightless items always go in; items heavier than the capacity never do.
+    let mut base_profit = 0u64;
+    let mut order: Vec<usize> = Vec::with_capacity(n);
+    for i in 0..n {
+        if weights[i] == 0 {
+            x[i] = true;
+            base_profit += profits[i];
+        } else if weights[i] <= capacity && profits[i] > 0 {
+            order.push(i);
+        }
+    }
+    // By ratio, best first (cross-multiplied, exact), ties by index for a deterministic order.
+    order.sort_by(|&a, &b| {
+        (u128::from(profits[b]) * u128::from(weights[a]))
+            .cmp(&(u128::from(profits[a]) * u128::from(weights[b])))
+            .then(a.cmp(&b))
+    });
+    let (p, w): (Vec<u64>, Vec<u64>) = order.iter().map(|&i| (profits[i], weights[i])).unzip();
+    let m = order.len();
+    let (mut break_weight, mut break_profit, mut b) = (0u64, base_profit, 0);
+    while b < m && break_weight + w[b] <= capacity {
+        break_weight += w[b];
+        break_profit += p[b];
+        b += 1;
+    }
+    let finish = |chosen: &[bool], value: u64, bound: u64, x: &mut Vec<bool>| {
+        for (k, &on) in chosen.iter().enumerate() {
+            x[order[k]] = on;
+        }
+        ExactOutcome { x: x.clone(), value, bound, optimal: value == bound }
+    };
+    if b == m {
+        improved(break_profit);
+        return finish(&vec![true; m], break_profit, break_profit, &mut x);
+    }
+    // Dantzig's bound: the break solution plus the free capacity at the break item's ratio.
+    let dantzig = break_profit + mul_div_floor(capacity - break_weight, p[b], w[b]);
+    // The incumbent: the break solution filled greedily past the break item.
+    let mut greedy = vec![false; m];
+    greedy[..b].iter_mut().for_each(|g| *g = true);
+    let (mut load, mut best) = (break_weight, break_profit);
+    for k in b..m {
+        if load + w[k] <= capacity {
+            greedy[k] = true;
+            load += w[k];
+            best += p[k];
+        }
+    }
+    improved(best);
+    if best == dantzig {
+        return finish(&greedy, best, dantzig, &mut x);
+    }
+    // Trail of toggles: node k > 0 toggles `trail[k].1` relative to node `trail[k].0`; node 0 is the
+    // break solution itself.
+    let mut trail: Vec<(u32, u32)> = vec![(0, u32::MAX)];
+    let mut best_node: Option<u32> = None;
+    let mut states = vec![State { weight: break_weight, profit: break_profit, node: 0 }];
+    let (mut s, mut t) = (b, b);
+    let bound_of = |state: &State, s: usize, t: usize| -> Option<u64> {
+        if state.weight <= capacity {
+            Some(state.profit + if t < m { mul_div_floor(capacity - state.weight, p[t], w[t]) } else { 0 })
+        } else if s > 0 {
+            state.profit.checked_sub(mul_div_ceil(state.weight - capacity, p[s - 1], w[s - 1]))
+        } else {
+            None
+        }
+    };
+    let mut stopped = false;
+    while !states.is_empty() && (s > 0 || t < m) {
+        if Instant::now() >= deadline || trail.len() >= MAX_STATES || cancelled() {
+            stopped = true;
+            break;
+        }
+        if t < m {
+            states = expand(&states, w[t], p[t], true, t as u32, &mut trail);
+            t += 1;
+        }
+        if s > 0 {
+            s -= 1;
+            states = expand(&states, w[s], p[s], false, s as u32, &mut trail);
+        }
+        let before = best;
+        for state in &states {
+            if state.weight <= capacity && state.profit > best {
+                best = state.profit;
+                best_node = Some(state.node);
+            }
+        }
+        if best > before {
+            improved(best);
+        }
+        states.retain(|state| bound_of(state, s, t).is_some_and(|u| u > best));
+    }
+    let bound = if stopped { states.iter().filter_map(|st| bound_of(st, s, t)).fold(best, u64::max) } else { best };
+    let chosen = match best_node {
+        None => greedy,
+        Some(mut node) => {
+            let mut chosen = vec![false; m];
+            chosen[..b].iter_mut().for_each(|c| *c = true);
+            while node != 0 {
+                let (parent, item) = trail[node as usize];
+                chosen[item as usize] = !chosen[item as usize];
+                node = parent;
+            }
+            chosen
+        }
+    };
+    finish(&chosen, best, bound.min(dantzig), &mut x)
+}
+
+/// `states` merged with each state's copy that takes (`add`) or leaves item `item` of weight
+/// `weight` and profit `profit`, sorted by weight, without dominated states (a state is dropped
+/// when a state no heavier has at least its profit); survivors that toggled get a trail node.
+fn expand(states: &[State], weight: u64, profit: u64, add: bool, item: u32, trail: &mut Vec<(u32, u32)>) -> Vec<State> {
+    let shifted = |st: &State| -> Option<Candidate> {
+        let (weight, profit) = if add {
+            (st.weight + weight, st.profit + profit)
+        } else {
+            (st.weight.checked_sub(weight)?, st.profit.checked_sub(profit)?)
+        };
+        Some(Candidate { weight, profit, parent: st.node, item: Some(item) })
+    };
+    let kept = |st: &State| Candidate { weight: st.weight, profit: st.profit, parent: st.node, item: None };
+    // Both lists are sorted by weight; removing an item shifts every state by the same amount,
+    // so the shifted list stays sorted too.
+    let (mut i, mut j) = (0, 0);
+    let shifted_list: Vec<Candidate> = states.iter().filter_map(shifted).collect();
+    let mut out: Vec<State> = Vec::with_capacity(states.len() + shifted_list.len());
+    let mut last: Option<Candidate> = None;
+    let mut push = |c: Candidate, out: &mut Vec<State>, trail: &mut Vec<(u32, u32)>| {
+        if let Some(prev) = last {
+            if c.profit <= prev.profit {
+                return;
+            }
+            if c.weight == prev.weight {
+                out.pop();
+            }
+        }
+        let node = match c.item {
+            None => c.parent,
+            Some(item) => {
+                trail.push((c.parent, item));
+                (trail.len() - 1) as u32
+            }
+        };
+        out.push(State { weight: c.weight, profit: c.profit, node });
+        last = Some(c);
+    };
+    while i < states.len() || j < shifted_list.len() {
+        let take_kept = j >= shifted_list.len()
+            || (i < states.len()
+                && (states[i].weight, std::cmp::Reverse(states[i].profit))
+                    <= (shifted_list[j].weight, std::cmp::Reverse(shifted_list[j].profit)));
+        if take_kept {
+            push(kept(&states[i]), &mut out, trail);
+            i += 1;
+        } else {
+            push(shifted_list[j], &mut out, trail);
+            j += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_xoshiro::Xoshiro256PlusPlus;
+    use std::time::Duration;
+
+    /// The optimum by the textbook table over capacities.
+    fn table_optimum(p: &[u64], w: &[u64], c: u64) -> u64 {
+        let mut best = vec![0u64; c as usize + 1];
+        for i in 0..p.len() {
+            for cap in (w[i] as usize..=c as usize).rev() {
+                best[cap] = best[cap].max(best[cap - w[i] as usize] + p[i]);
+            }
+        }
+        best[c as usize]
+    }
+
+    #[test]
+    fn matches_the_table_on_every_pisinger_class() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
+        let far = Instant::now() + Duration::from_secs(60);
+        for trial in 0..300 {
+            let n = rng.gen_range(1..40);
+            let r = [10u64, 100, 1000][trial % 3];
+            let class = trial % 6 + 1;
+            let mut w = Vec::new();
+            let mut p = Vec::new();
+            for _ in 0..n {
+                let wi = rng.gen_range(1..=r);
+                let pi = match class {
+                    1 => rng.gen_range(1..=r),
+                    2 => (wi as i64 + rng.gen_range(-(r as i64) / 10..=(r as i64) / 10)).max(1) as u64,
+                    3 => wi + r / 10,
+                    4 => wi.saturating_sub(r / 10).max(1),
+                    5 => wi + r / 10 + rng.gen_range(0..=r / 500 + 1),
+                    _ => wi,
+                };
+                w.push(wi);
+                p.push(if trial % 7 == 0 { 0 } else { pi });
+            }
+            let c = rng.gen_range(0..=w.iter().sum::<u64>());
+            let out = solve(&p, &w, c, far, &|| false, &mut |_| {});
+            let weight: u64 = w.iter().zip(&out.x).filter(|(_, &on)| on).map(|(w, _)| w).sum();
+            let value: u64 = p.iter().zip(&out.x).filter(|(_, &on)| on).map(|(p, _)| p).sum();
+            assert!(weight <= c, "trial {trial}: overweight");
+            assert_eq!(value, out.value, "trial {trial}: value");
+            assert_eq!(value, table_optimum(&p, &w, c), "trial {trial} class {class}");
+            assert!(out.optimal && out.bound == value, "trial {trial}: proven");
+        }
+    }
+
+    #[test]
+    fn a_past_deadline_keeps_a_valid_bound() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
+        let w: Vec<u64> = (0..200).map(|_| rng.gen_range(1..=1000)).collect();
+        let p: Vec<u64> = w.iter().map(|&w| w + 100).collect();
+        let c = w.iter().sum::<u64>() / 2;
+        let out = solve(&p, &w, c, Instant::now(), &|| false, &mut |_| {});
+        let optimum = table_optimum(&p, &w, c);
+        assert!(out.value <= optimum && optimum <= out.bound, "{} <= {optimum} <= {}", out.value, out.bound);
+    }
+}
