@@ -7,12 +7,13 @@ CARGO_ENV := LIBTORCH_USE_PYTORCH=1 VIRTUAL_ENV=$(VENV) PATH="$(VENV)/bin:$$PATH
 HOST ?= 127.0.0.1
 PORT ?= 8080
 BENCH_LIMITS ?= 10,60
-GSET ?= ../shared/data/gset
+SHARED ?= ../shared
+GSET ?= $(SHARED)/data/gset
 
 MDBOOK := target/tools/bin/mdbook
 
 # fmt and clippy, as CI runs them before the tests.
-.PHONY: docs setup lint peers simulators ui-tools ui-screenshots client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard bench-portfolio bench-tsp bench-orgym bench-ising-policy bench-backends bench-device-envs bench-population bench-apex bench-bridge bench-simulators bench-hterm bench-trading postgres deploy-tools models openapi clean
+.PHONY: docs setup lint peers mqlib simulators ui-tools ui-screenshots client-tools tnco-peer bench-tnco service-tools fuzz load container-test build serve test verify bench bench-drl bench-mimo bench-cs bench-nphard bench-portfolio bench-tsp bench-orgym bench-ising-policy bench-backends bench-device-envs bench-population bench-apex bench-bridge bench-simulators bench-hterm bench-trading postgres deploy-tools models openapi clean
 
 # Idempotent: skipped when the venv already imports the pinned torch.
 setup:
@@ -26,6 +27,13 @@ setup:
 peers: setup
 	"$(PYTHON)" -m pip install --quiet "stable-baselines3==2.9.2" "gymnasium==1.4.0" "mpe2==1.1.1" "or-gymnasium==0.1.0" \
 		"ortools==9.15.6755" "highspy==1.15.1" "elkai==2.0.1" "dwave-samplers==1.8.0"
+
+# MQLib, the Max-Cut and QUBO peer of `bench maxcut`, built from ../shared/peers/mqlib (its own
+# Makefile) in a copy under target/, never inside shared/.
+mqlib: target/mqlib/bin/MQLib
+target/mqlib/bin/MQLib:
+	rm -rf target/mqlib && mkdir -p target && cp -r $(SHARED)/peers/mqlib target/mqlib
+	$(MAKE) -C target/mqlib -j2 bin/MQLib
 
 # Gymnasium with MuJoCo and PyBullet for `gymnasium:<id>` envs (the bridge, tests/gymnasium_bridge.rs)
 # and Stable-Baselines3, the peer of `bench simulators`; idempotent.
@@ -147,8 +155,9 @@ models: build
 	./target/release/rlsolver train-policy orgym --env TSP-v1 --steps 60000 --seed 0 --out models
 
 # The classical NP-hard sets with proven optima -> benches/nphard-report.md (~30 minutes).
-bench-nphard: build
+bench-nphard: build peers
 	./target/release/rlsolver bench nphard --instances ../shared/data/nphard --time-limit 1,10,60 --seeds 0,1,2 --output benches/nphard-report.md
+	./target/release/rlsolver bench nphard --instances ../shared/data/nphard --only knapsack-classes --time-limit 10 --seeds 0,1,2 --python "$(PYTHON)" --output benches/knapsack-classes-report.md
 
 # Contraction orders on the Sycamore networks and generated circuits, ours next to cotengra and
 # opt_einsum (same command, same machine) -> benches/tnco-report.md (~15 minutes).
@@ -158,8 +167,8 @@ bench-tnco: build tnco-peer
 bench-portfolio: build
 	./target/release/rlsolver bench portfolio --instances ../shared/data/portfolio --time-limit 5 --seeds 0,1,2 --output benches/portfolio-report.md
 
-bench-tsp: build
-	./target/release/rlsolver bench tsp --instances ../shared/data/nphard/tsp --time-limit 10,60 --seeds 0,1,2 --output benches/tsp-report.md
+bench-tsp: build peers
+	./target/release/rlsolver bench tsp --instances ../shared/data/nphard/tsp --time-limit 1,10 --seeds 0,1,2 --python "$(PYTHON)" --output benches/tsp-report.md
 
 # OR-Gym policies against their references (ORGYM_EPISODES unseen episodes per row, default and
 # changed parameters) and env throughput against or-gymnasium -> benches/orgym-report.md. Most

@@ -284,6 +284,9 @@ fn coordinates_whose_tours_overflow_are_a_422_and_the_time_limit_covers_the_neig
     let url = format!("{base}/v1/problems/tsp/solve");
     let far = json!({"instance": {"coordinates": [[0, 0], [1e308, 0], [0, 1e308], [1e308, 1e308]]}});
     expect_422(client().post(&url).json(&far).send().unwrap(), "coordinates", "overflows");
+    // A finite bounding box whose squared diagonal overflows: every distance would be infinite.
+    let squared = json!({"instance": {"coordinates": [[0, 0], [1e200, 0], [0, 1e200]]}});
+    expect_422(client().post(&url).json(&squared).send().unwrap(), "coordinates", "overflows");
     // 20,000 cities: building the neighbour lists alone takes about a second and a half here; the
     // answer still comes within the limit and one search round.
     let mut rng = 1u64;

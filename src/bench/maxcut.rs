@@ -1,6 +1,8 @@
 //! `rlsolver bench maxcut`: our search and the baselines on a folder of Gset graphs, one
 //! process, one markdown table. Ours runs once per seed; a cell is the median cut over the seeds
-//! and, in brackets, the worst.
+//! and, in brackets, the worst. With a Python (`--python`), the peers run with the same limits and
+//! seeds (benches/peers/maxcut_peer.py): MQLib's BURER2002 and hyper-heuristic (`make mqlib`)
+//! and dwave-samplers' TabuSampler; their cuts are re-scored here from the sides they return.
 
 use super::median;
 use anyhow::{Context, Result};
@@ -26,6 +28,17 @@ pub struct BenchConfig {
     pub seeds: Vec<u64>,
     pub device: Device,
     pub chains: Option<usize>,
+    /// Python with dwave-samplers and the peer script; None: ours and the baselines only.
+    pub peer: Option<(PathBuf, PathBuf)>,
+}
+
+/// The peers the peer script runs, by its names.
+const PEERS: &[&str] = &["burer2002", "mqlib-hh", "dwave-tabu"];
+
+/// What the peer script returns.
+#[derive(serde::Deserialize)]
+struct PeerSides {
+    sides: Vec<u8>,
 }
 
 /// Best-known values from the folder's README table rows `| name | ... | value |`.
@@ -81,6 +94,7 @@ pub fn run_maxcut(config: &BenchConfig) -> Result<String> {
     anyhow::ensure!(!files.is_empty(), "no .txt instances in {}", config.instances.display());
     anyhow::ensure!(!config.seeds.is_empty() && !config.time_limits_s.is_empty(), "need a seed and a time limit");
     let baseline_limit = config.time_limits_s.iter().copied().fold(f64::INFINITY, f64::min);
+    let peers: &[&str] = if config.peer.is_some() { PEERS } else { &[] };
     let mut report = String::new();
     writeln!(
         report,
@@ -91,12 +105,16 @@ pub fn run_maxcut(config: &BenchConfig) -> Result<String> {
             .map(|t| format!(" ours {t} s, median (worst) of {} seeds |", config.seeds.len()))
             .collect::<String>(),
         SEARCH_BASELINES.iter().map(|b| format!(" {b} {baseline_limit} s |")).collect::<String>()
+            + &peers
+                .iter()
+                .flat_map(|p| config.time_limits_s.iter().map(move |t| format!(" {p} {t} s |")))
+                .collect::<String>()
     )?;
     writeln!(
         report,
         "|---|---|---|---|{}---|---|---|{}",
         "---|".repeat(config.time_limits_s.len()),
-        "---|".repeat(SEARCH_BASELINES.len())
+        "---|".repeat(SEARCH_BASELINES.len() + peers.len() * config.time_limits_s.len())
     )?;
     for file in files {
         let name = file.file_stem().unwrap_or_default().to_string_lossy().to_string();
@@ -149,6 +167,28 @@ pub fn run_maxcut(config: &BenchConfig) -> Result<String> {
             crate::progress::row_done(format!("{name} baseline {baseline}: cut {cut}"));
             write!(row, " {cut} |")?;
         }
+        if let Some((python, script)) = &config.peer {
+            for peer in peers {
+                for &limit in &config.time_limits_s {
+                    let mut cuts = Vec::new();
+                    for &seed in &config.seeds {
+                        crate::progress::figure(format!("measuring {name}: {peer} at {limit} s, seed {seed}"));
+                        let args =
+                            [peer.to_string(), file.to_string_lossy().to_string(), limit.to_string(), seed.to_string()];
+                        let run: PeerSides = super::run_peer(python, script, &args)?;
+                        anyhow::ensure!(
+                            run.sides.len() == graph.num_nodes(),
+                            "{peer} on {name}: {} sides",
+                            run.sides.len()
+                        );
+                        let spins: Vec<i8> = run.sides.iter().map(|&s| if s == 1 { 1 } else { -1 }).collect();
+                        cuts.push(graph.cut_value(&spins));
+                    }
+                    cuts.sort_by(f64::total_cmp);
+                    write!(row, " {} ({}) |", median(&cuts), cuts[0])?;
+                }
+            }
+        }
         row.push('\n');
         report.push_str(&row);
     }
@@ -163,5 +203,8 @@ pub fn from_args(args: super::Args) -> anyhow::Result<String> {
         seeds: args.seeds.clone(),
         device: rlsolver::problems::parse_device(Some(&args.device))?,
         chains: args.chains,
+        peer: args
+            .python
+            .map(|python| (python, args.peer_script.unwrap_or_else(|| "benches/peers/maxcut_peer.py".into()))),
     })
 }

@@ -85,12 +85,12 @@ pub struct Args {
     /// Also write the table to this file.
     #[arg(long)]
     pub output: Option<PathBuf>,
-    /// drl, tnco, orgym: Python interpreter with the peer (stable-baselines3; cotengra;
-    /// or-gymnasium) for the peer measurements (none: ours only).
+    /// drl, tnco, orgym, nphard: Python interpreter with the peer (stable-baselines3; cotengra;
+    /// or-gymnasium; ortools and highspy) for the peer measurements (none: ours only).
     #[arg(long)]
     pub python: Option<PathBuf>,
-    /// drl, tnco, orgym: the peer script (default: benches/peers/sb3_peer.py;
-    /// benches/peers/cotengra_peer.py; benches/peers/orgym_peer.py).
+    /// drl, tnco, orgym, nphard: the peer script (default: benches/peers/sb3_peer.py;
+    /// benches/peers/cotengra_peer.py; benches/peers/orgym_peer.py; benches/peers/mip_peer.py).
     #[arg(long)]
     pub peer_script: Option<PathBuf>,
     /// maxcut, nphard, tnco, portfolio, tsp: seeds of our runs (median and worst per cell); drl: seeds of the time-to-threshold runs.

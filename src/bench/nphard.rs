@@ -23,8 +23,110 @@ pub struct NphardBenchConfig {
     pub data: PathBuf,
     pub time_limits_s: Vec<f64>,
     pub seeds: Vec<u64>,
-    /// Only the suites of these problems (empty: all).
+    /// Only the suites of these problems (empty: all); `knapsack-classes` names the section of
+    /// Pisinger's generated classes.
     pub only: Vec<String>,
+    /// Python with ortools and highspy, and the MIP peer script (benches/peers/mip_peer.py):
+    /// CP-SAT and HiGHS on the generated knapsack classes (None: ours only).
+    pub peer: Option<(PathBuf, PathBuf)>,
+}
+
+/// Items of the generated knapsack classes.
+const CLASS_SIZES: [usize; 2] = [1_000, 10_000];
+/// Their coefficient range R.
+const CLASS_RANGE: u64 = 1_000;
+/// Threads of each MIP peer (this machine's two cores).
+const PEER_THREADS: usize = 2;
+
+/// A MIP peer's answer on one instance.
+#[derive(serde::Deserialize)]
+struct PeerRun {
+    value: Option<f64>,
+    optimal: bool,
+    seconds: f64,
+}
+
+/// "k/N proven, median (worst) s" of runs (proven, seconds).
+fn proof_cell(runs: &[(bool, f64)]) -> String {
+    let proven = runs.iter().filter(|r| r.0).count();
+    let mut seconds: Vec<f64> = runs.iter().map(|r| r.1).collect();
+    let (median, worst) = super::median_and_worst(&mut seconds, false);
+    format!("{proven}/{} · {median:.3} ({worst:.3})", runs.len())
+}
+
+/// Pisinger's classes generated at `CLASS_SIZES` items (range `CLASS_RANGE`, one instance per
+/// seed): our default solve (the exact core programme) against CP-SAT and HiGHS at the longest
+/// limit, each answer's value checked against ours.
+fn knapsack_classes(config: &NphardBenchConfig, report: &mut String) -> Result<()> {
+    use rlsolver::problems::knapsack::generate::{generate, CLASSES};
+    if !config.only.is_empty() && !config.only.iter().any(|p| p == "knapsack-classes") {
+        return Ok(());
+    }
+    let longest = config.time_limits_s.iter().copied().fold(0.0, f64::max);
+    let problem = rlsolver::problems::find("knapsack").map_err(|e| anyhow::anyhow!("{e}"))?;
+    let registry = ModelRegistry::empty(rlsolver::problems::policy_loaders);
+    let models = Models { registry: &registry, requested: None };
+    let peers: &[&str] = if config.peer.is_some() { &["cpsat", "highs"] } else { &[] };
+    let header: String = peers.iter().map(|p| format!(" {p}: proven · s | {p}: below ours |")).collect();
+    writeln!(
+        report,
+        "\n| knapsack class | items | ours: proven · s |{header}\n|---|---|---|{}",
+        "---|---|".repeat(peers.len())
+    )?;
+    let dir = std::env::temp_dir().join(format!("rlsolver-knapsack-classes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    for class in CLASSES {
+        for n in CLASS_SIZES {
+            let mut ours = Vec::new();
+            let mut values = Vec::new();
+            let mut peer_runs: Vec<Vec<(bool, f64)>> = vec![Vec::new(); peers.len()];
+            let mut below: Vec<f64> = vec![0.0; peers.len()];
+            for &seed in &config.seeds {
+                let text = generate(n, class, CLASS_RANGE, seed).map_err(|e| anyhow::anyhow!(e))?;
+                crate::progress::figure(format!("measuring knapsack class {class}, {n} items, seed {seed}"));
+                let start = std::time::Instant::now();
+                let instance =
+                    problem.load(ProblemInput::Text(&text), &Limits::default()).map_err(|e| anyhow::anyhow!("{e}"))?;
+                let solved =
+                    instance.solve(&SearchParams { time_limit_s: longest, seed, ..SearchParams::default() }, models);
+                let seconds = start.elapsed().as_secs_f64();
+                ours.push((solved.status == rlsolver::search::StopReason::Optimal, seconds));
+                values.push(solved.objective);
+                if let Some((python, script)) = &config.peer {
+                    let file = dir.join(format!("c{class}_n{n}_s{seed}.txt"));
+                    std::fs::write(&file, &text)?;
+                    for (k, peer) in peers.iter().enumerate() {
+                        let args = [
+                            "knapsack",
+                            peer,
+                            &file.to_string_lossy(),
+                            &longest.to_string(),
+                            &PEER_THREADS.to_string(),
+                            &seed.to_string(),
+                        ]
+                        .map(String::from);
+                        let run: PeerRun = super::run_peer(python, script, &args)?;
+                        peer_runs[k].push((run.optimal, run.seconds));
+                        below[k] = below[k].max(solved.objective - run.value.unwrap_or(0.0));
+                    }
+                }
+                crate::progress::row_done(format!("knapsack class {class} n {n} seed {seed}: {}", solved.objective));
+            }
+            let cells: String =
+                peer_runs.iter().zip(&below).map(|(runs, b)| format!(" {} | {b} |", proof_cell(runs))).collect();
+            writeln!(report, "| {class} | {n} | {} |{cells}", proof_cell(&ours))?;
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    writeln!(
+        report,
+        "\nGenerated by `rlsolver generate knapsack --class C --nodes N --range {CLASS_RANGE} --seed S` for seeds {:?} \
+         (Pisinger 2005's classes; capacity half the total weight). Proven: runs that proved their answer optimal; s: wall \
+         seconds including loading, median (worst); below ours: the most a peer's value fell short of ours. Peers: CP-SAT \
+         and HiGHS with {PEER_THREADS} threads and the {longest} s limit (benches/peers/mip_peer.py; HiGHS with no MIP gap).",
+        config.seeds
+    )?;
+    Ok(())
 }
 
 /// The README row `| name | n | m | value | ... |`: the value in column `column`.
@@ -255,6 +357,11 @@ fn generated_suites() -> Result<Vec<(Suite<'static>, Vec<BenchInstance>)>> {
 /// Runs every suite whose data is present and returns the markdown report.
 pub fn run_nphard(config: &NphardBenchConfig) -> Result<String> {
     anyhow::ensure!(!config.seeds.is_empty() && !config.time_limits_s.is_empty(), "need a seed and a time limit");
+    if !config.only.is_empty() && config.only.iter().all(|p| p == "knapsack-classes") {
+        let mut report = String::new();
+        knapsack_classes(config, &mut report)?;
+        return Ok(report.trim_start().to_string());
+    }
     let limits: String = config.time_limits_s.iter().map(|t| format!(" ours {t} s |")).collect();
     let baseline: String = config.time_limits_s.iter().map(|t| format!(" baseline {t} s |")).collect();
     let mut report = String::new();
@@ -306,6 +413,7 @@ pub fn run_nphard(config: &NphardBenchConfig) -> Result<String> {
     for (suite, instances) in generated_suites()? {
         run_suite(config, &suite, &instances, &mut report)?;
     }
+    knapsack_classes(config, &mut report)?;
     writeln!(
         report,
         "\nCells: median (worst) over seeds {:?}; the time to optimum is the median (worst). Baselines: \
@@ -328,5 +436,8 @@ pub fn from_args(args: super::Args) -> anyhow::Result<String> {
         time_limits_s: args.time_limit,
         seeds: args.seeds,
         only: args.only,
+        peer: args
+            .python
+            .map(|python| (python, args.peer_script.unwrap_or_else(|| "benches/peers/mip_peer.py".into()))),
     })
 }

@@ -80,7 +80,10 @@ impl PartitionInstance {
         if difference <= self.optimal_difference() {
             run.status = StopReason::Optimal;
         }
+        // No split beats the total's parity; a finished complete search proves its own answer.
+        let bound = if run.status == StopReason::Optimal { difference } else { self.optimal_difference() };
         SolveReport::new("number_partitioning", difference as f64, difference as f64, self.solution(sides), run)
+            .with_bound(bound as f64)
     }
 }
 
