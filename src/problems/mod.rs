@@ -37,6 +37,7 @@ pub mod portfolio;
 pub mod qubo;
 pub mod random;
 pub mod set_cover;
+pub mod subgradient;
 pub mod tensor_network;
 pub mod tsp;
 

@@ -6,6 +6,7 @@
 //! towards the LP relaxation's value, lambda halving after `STALL` steps without progress.
 
 use super::SetCoverInstance;
+use crate::problems::subgradient::Ascent;
 use std::time::Instant;
 
 /// Steps without a better bound before lambda halves.
@@ -27,8 +28,7 @@ pub fn lower_bound(instance: &SetCoverInstance, upper: f64, deadline: Instant) -
                 .fold(f64::INFINITY, f64::min)
         })
         .collect();
-    let mut best = f64::NEG_INFINITY;
-    let (mut lambda, mut stalled) = (2.0, 0);
+    let mut ascent = Ascent::new(STALL, MIN_LAMBDA);
     let mut chosen = vec![false; sets];
     let mut gradient = vec![0.0f64; rows];
     for _ in 0..MAX_STEPS {
@@ -40,15 +40,7 @@ pub fn lower_bound(instance: &SetCoverInstance, upper: f64, deadline: Instant) -
                 bound += reduced;
             }
         }
-        if bound > best + 1e-9 {
-            (best, stalled) = (bound, 0);
-        } else {
-            stalled += 1;
-            if stalled >= STALL {
-                (lambda, stalled) = (lambda / 2.0, 0);
-            }
-        }
-        if lambda < MIN_LAMBDA || best >= upper - 1e-9 || Instant::now() >= deadline {
+        if !ascent.record(bound) || ascent.best >= upper - 1e-9 || Instant::now() >= deadline {
             break;
         }
         for (i, g) in gradient.iter_mut().enumerate() {
@@ -59,12 +51,12 @@ pub fn lower_bound(instance: &SetCoverInstance, upper: f64, deadline: Instant) -
             // Every row covered exactly once by the relaxation's sets: u is optimal for the dual.
             break;
         }
-        let step = lambda * (upper - bound).max(0.0) / norm;
+        let step = ascent.step(upper, bound, norm);
         for (ui, g) in u.iter_mut().zip(&gradient) {
             *ui = (*ui + step * g).max(0.0);
         }
     }
-    best
+    ascent.best
 }
 
 #[cfg(test)]

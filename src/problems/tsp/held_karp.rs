@@ -9,6 +9,7 @@
 //! O(n^2) distance evaluations.
 
 use super::Distances;
+use crate::problems::subgradient::Ascent;
 use std::time::Instant;
 
 /// Steps without a better bound before lambda halves.
@@ -72,29 +73,21 @@ pub fn lower_bound(distances: &Distances, upper: f64, deadline: Instant) -> f64 
     }
     let mut pi = vec![0.0f64; n];
     let mut degree = vec![0u32; n];
-    let mut best = f64::NEG_INFINITY;
-    let (mut lambda, mut stalled) = (2.0, 0);
+    let mut ascent = Ascent::new(STALL, MIN_LAMBDA);
     for _ in 0..MAX_STEPS {
         let bound = one_tree(distances, &pi, &mut degree) - 2.0 * pi.iter().sum::<f64>();
-        if bound > best + 1e-9 {
-            (best, stalled) = (bound, 0);
-        } else {
-            stalled += 1;
-            if stalled >= STALL {
-                (lambda, stalled) = (lambda / 2.0, 0);
-            }
-        }
+        let going = ascent.record(bound);
         let norm: f64 = degree.iter().map(|&d| (f64::from(d) - 2.0).powi(2)).sum();
-        if norm == 0.0 || lambda < MIN_LAMBDA || best >= upper - 1e-9 || Instant::now() >= deadline {
+        if norm == 0.0 || !going || ascent.best >= upper - 1e-9 || Instant::now() >= deadline {
             // A 1-tree with every degree 2 is a tour: the bound is its length.
             break;
         }
-        let step = lambda * (upper - bound).max(0.0) / norm;
+        let step = ascent.step(upper, bound, norm);
         for (p, &d) in pi.iter_mut().zip(&degree) {
             *p += step * (f64::from(d) - 2.0);
         }
     }
-    best
+    ascent.best
 }
 
 #[cfg(test)]
