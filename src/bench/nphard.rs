@@ -24,7 +24,7 @@ pub struct NphardBenchConfig {
     pub time_limits_s: Vec<f64>,
     pub seeds: Vec<u64>,
     /// Only the suites of these problems (empty: all); `knapsack-classes` names the section of
-    /// Pisinger's generated classes.
+    /// Pisinger's generated classes, `set-cover-peers` the OR-Library covers against the MIP peers.
     pub only: Vec<String>,
     /// Python with ortools and highspy, and the MIP peer script (benches/peers/mip_peer.py):
     /// CP-SAT and HiGHS on the generated knapsack classes (None: ours only).
@@ -54,76 +54,132 @@ fn proof_cell(runs: &[(bool, f64)]) -> String {
     format!("{proven}/{} · {median:.3} ({worst:.3})", runs.len())
 }
 
+/// One row of a peer section: its label cells and one instance text per seed.
+struct PeerRow {
+    label: String,
+    texts: Vec<(u64, String)>,
+}
+
+/// Rows comparing our default solve of `problem` with the MIP peers (`kind` in the peer script)
+/// at the longest limit: per row, runs proven optimal and wall seconds (loading included), and how
+/// far each peer's value fell behind ours at most.
+fn peer_rows(
+    config: &NphardBenchConfig,
+    problem: &str,
+    kind: &str,
+    label_header: &str,
+    rows: Vec<PeerRow>,
+    report: &mut String,
+) -> Result<()> {
+    let longest = config.time_limits_s.iter().copied().fold(0.0, f64::max);
+    let solver = rlsolver::problems::find(problem).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let registry = ModelRegistry::empty(rlsolver::problems::policy_loaders);
+    let models = Models { registry: &registry, requested: None };
+    let peers: &[&str] = if config.peer.is_some() { &["cpsat", "highs"] } else { &[] };
+    let header: String = peers.iter().map(|p| format!(" {p}: proven · s | {p}: behind ours |")).collect();
+    let columns = label_header.matches('|').count() + 1;
+    writeln!(
+        report,
+        "\n| {label_header} | ours: proven · s | ours: median value |{header}\n|{}---|---|{}",
+        "---|".repeat(columns),
+        "---|---|".repeat(peers.len())
+    )?;
+    let dir = std::env::temp_dir().join(format!("rlsolver-{kind}-peers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    for PeerRow { label, texts } in rows {
+        let mut ours = Vec::new();
+        let mut values = Vec::new();
+        let mut peer_runs: Vec<Vec<(bool, f64)>> = vec![Vec::new(); peers.len()];
+        let mut behind: Vec<f64> = vec![0.0; peers.len()];
+        for (seed, text) in &texts {
+            crate::progress::figure(format!("measuring {problem} {label}, seed {seed}"));
+            let start = std::time::Instant::now();
+            let instance =
+                solver.load(ProblemInput::Text(text), &Limits::default()).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let params = SearchParams { time_limit_s: longest, seed: *seed, ..SearchParams::default() };
+            let solved = instance.solve(&params, models);
+            ours.push((solved.status == rlsolver::search::StopReason::Optimal, start.elapsed().as_secs_f64()));
+            values.push(solved.objective);
+            if let Some((python, script)) = &config.peer {
+                let file = dir.join(format!("instance-{seed}.txt"));
+                std::fs::write(&file, text)?;
+                for (k, peer) in peers.iter().enumerate() {
+                    let file = file.to_string_lossy().to_string();
+                    let args = [kind, peer, &file, &longest.to_string(), &PEER_THREADS.to_string(), &seed.to_string()]
+                        .map(String::from);
+                    let run: PeerRun = super::run_peer(python, script, &args)?;
+                    peer_runs[k].push((run.optimal, run.seconds));
+                    // No answer at all counts as behind by the whole of ours.
+                    let gap = match run.value {
+                        Some(v) if problem == "knapsack" => solved.objective - v,
+                        Some(v) => v - solved.objective,
+                        None => solved.objective.abs(),
+                    };
+                    behind[k] = behind[k].max(gap);
+                }
+            }
+            crate::progress::row_done(format!("{problem} {label} seed {seed}: {}", solved.objective));
+        }
+        let cells: String =
+            peer_runs.iter().zip(&behind).map(|(runs, b)| format!(" {} | {b} |", proof_cell(runs))).collect();
+        values.sort_by(f64::total_cmp);
+        writeln!(report, "| {label} | {} | {} |{cells}", proof_cell(&ours), median(&values))?;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
 /// Pisinger's classes generated at `CLASS_SIZES` items (range `CLASS_RANGE`, one instance per
-/// seed): our default solve (the exact core programme) against CP-SAT and HiGHS at the longest
-/// limit, each answer's value checked against ours.
+/// seed): our default solve (the exact core programme) against CP-SAT and HiGHS.
 fn knapsack_classes(config: &NphardBenchConfig, report: &mut String) -> Result<()> {
     use rlsolver::problems::knapsack::generate::{generate, CLASSES};
     if !config.only.is_empty() && !config.only.iter().any(|p| p == "knapsack-classes") {
         return Ok(());
     }
-    let longest = config.time_limits_s.iter().copied().fold(0.0, f64::max);
-    let problem = rlsolver::problems::find("knapsack").map_err(|e| anyhow::anyhow!("{e}"))?;
-    let registry = ModelRegistry::empty(rlsolver::problems::policy_loaders);
-    let models = Models { registry: &registry, requested: None };
-    let peers: &[&str] = if config.peer.is_some() { &["cpsat", "highs"] } else { &[] };
-    let header: String = peers.iter().map(|p| format!(" {p}: proven · s | {p}: below ours |")).collect();
-    writeln!(
-        report,
-        "\n| knapsack class | items | ours: proven · s |{header}\n|---|---|---|{}",
-        "---|---|".repeat(peers.len())
-    )?;
-    let dir = std::env::temp_dir().join(format!("rlsolver-knapsack-classes-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
+    let mut rows = Vec::new();
     for class in CLASSES {
         for n in CLASS_SIZES {
-            let mut ours = Vec::new();
-            let mut values = Vec::new();
-            let mut peer_runs: Vec<Vec<(bool, f64)>> = vec![Vec::new(); peers.len()];
-            let mut below: Vec<f64> = vec![0.0; peers.len()];
-            for &seed in &config.seeds {
-                let text = generate(n, class, CLASS_RANGE, seed).map_err(|e| anyhow::anyhow!(e))?;
-                crate::progress::figure(format!("measuring knapsack class {class}, {n} items, seed {seed}"));
-                let start = std::time::Instant::now();
-                let instance =
-                    problem.load(ProblemInput::Text(&text), &Limits::default()).map_err(|e| anyhow::anyhow!("{e}"))?;
-                let solved =
-                    instance.solve(&SearchParams { time_limit_s: longest, seed, ..SearchParams::default() }, models);
-                let seconds = start.elapsed().as_secs_f64();
-                ours.push((solved.status == rlsolver::search::StopReason::Optimal, seconds));
-                values.push(solved.objective);
-                if let Some((python, script)) = &config.peer {
-                    let file = dir.join(format!("c{class}_n{n}_s{seed}.txt"));
-                    std::fs::write(&file, &text)?;
-                    for (k, peer) in peers.iter().enumerate() {
-                        let args = [
-                            "knapsack",
-                            peer,
-                            &file.to_string_lossy(),
-                            &longest.to_string(),
-                            &PEER_THREADS.to_string(),
-                            &seed.to_string(),
-                        ]
-                        .map(String::from);
-                        let run: PeerRun = super::run_peer(python, script, &args)?;
-                        peer_runs[k].push((run.optimal, run.seconds));
-                        below[k] = below[k].max(solved.objective - run.value.unwrap_or(0.0));
-                    }
-                }
-                crate::progress::row_done(format!("knapsack class {class} n {n} seed {seed}: {}", solved.objective));
-            }
-            let cells: String =
-                peer_runs.iter().zip(&below).map(|(runs, b)| format!(" {} | {b} |", proof_cell(runs))).collect();
-            writeln!(report, "| {class} | {n} | {} |{cells}", proof_cell(&ours))?;
+            let texts = config
+                .seeds
+                .iter()
+                .map(|&seed| Ok((seed, generate(n, class, CLASS_RANGE, seed).map_err(|e| anyhow::anyhow!(e))?)))
+                .collect::<Result<Vec<_>>>()?;
+            rows.push(PeerRow { label: format!("{class} | {n}"), texts });
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    peer_rows(config, "knapsack", "knapsack", "knapsack class | items", rows, report)?;
+    let longest = config.time_limits_s.iter().copied().fold(0.0, f64::max);
     writeln!(
         report,
         "\nGenerated by `rlsolver generate knapsack --class C --nodes N --range {CLASS_RANGE} --seed S` for seeds {:?} \
          (Pisinger 2005's classes; capacity half the total weight). Proven: runs that proved their answer optimal; s: wall \
-         seconds including loading, median (worst); below ours: the most a peer's value fell short of ours. Peers: CP-SAT \
+         seconds including loading, median (worst); behind ours: the most a peer's value fell short of ours. Peers: CP-SAT \
          and HiGHS with {PEER_THREADS} threads and the {longest} s limit (benches/peers/mip_peer.py; HiGHS with no MIP gap).",
+        config.seeds
+    )?;
+    Ok(())
+}
+
+/// The shared OR-Library set covers: our default solve (the search stopped at its Lagrangian
+/// bound) against CP-SAT and HiGHS, each seed a run.
+fn set_cover_peers(config: &NphardBenchConfig, report: &mut String) -> Result<()> {
+    if !config.only.is_empty() && !config.only.iter().any(|p| p == "set-cover-peers") {
+        return Ok(());
+    }
+    let mut rows = Vec::new();
+    for file in files(&config.data.join("setcover"), "txt")? {
+        let text = std::fs::read_to_string(&file)?;
+        let label = file.file_stem().unwrap_or_default().to_string_lossy().to_string();
+        rows.push(PeerRow { label, texts: config.seeds.iter().map(|&seed| (seed, text.clone())).collect() });
+    }
+    peer_rows(config, "set_cover", "setcover", "set cover", rows, report)?;
+    let longest = config.time_limits_s.iter().copied().fold(0.0, f64::max);
+    writeln!(
+        report,
+        "\nOR-Library set covers, seeds {:?}, no target: ours stops when a cover meets its Lagrangian bound (proven) or at \
+         the {longest} s limit. Proven: runs that proved their answer optimal; s: wall seconds including loading, median \
+         (worst); behind ours: the most a peer's cost exceeded ours. Peers: CP-SAT and HiGHS with {PEER_THREADS} threads \
+         (benches/peers/mip_peer.py; HiGHS with no MIP gap).",
         config.seeds
     )?;
     Ok(())
@@ -357,9 +413,10 @@ fn generated_suites() -> Result<Vec<(Suite<'static>, Vec<BenchInstance>)>> {
 /// Runs every suite whose data is present and returns the markdown report.
 pub fn run_nphard(config: &NphardBenchConfig) -> Result<String> {
     anyhow::ensure!(!config.seeds.is_empty() && !config.time_limits_s.is_empty(), "need a seed and a time limit");
-    if !config.only.is_empty() && config.only.iter().all(|p| p == "knapsack-classes") {
+    if !config.only.is_empty() && config.only.iter().all(|p| p == "knapsack-classes" || p == "set-cover-peers") {
         let mut report = String::new();
         knapsack_classes(config, &mut report)?;
+        set_cover_peers(config, &mut report)?;
         return Ok(report.trim_start().to_string());
     }
     let limits: String = config.time_limits_s.iter().map(|t| format!(" ours {t} s |")).collect();
@@ -414,6 +471,7 @@ pub fn run_nphard(config: &NphardBenchConfig) -> Result<String> {
         run_suite(config, &suite, &instances, &mut report)?;
     }
     knapsack_classes(config, &mut report)?;
+    set_cover_peers(config, &mut report)?;
     writeln!(
         report,
         "\nCells: median (worst) over seeds {:?}; the time to optimum is the median (worst). Baselines: \
