@@ -25,13 +25,10 @@ def read_knapsack(path):
     return values, weights, capacity
 
 
-def knapsack_cpsat(values, weights, capacity, seconds, threads, seed):
+def cpsat_solve(model, x, seconds, threads, seed):
+    """CP-SAT on `model` over the booleans `x`: (chosen indices, proven, its bound)."""
     from ortools.sat.python import cp_model
 
-    model = cp_model.CpModel()
-    x = [model.NewBoolVar(f"x{i}") for i in range(len(values))]
-    model.Add(sum(w * v for w, v in zip(weights, x)) <= capacity)
-    model.Maximize(sum(p * v for p, v in zip(values, x)))
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = seconds
     solver.parameters.num_workers = threads
@@ -39,13 +36,12 @@ def knapsack_cpsat(values, weights, capacity, seconds, threads, seed):
     status = solver.Solve(model)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return [], False, None
-    chosen = [i for i, v in enumerate(x) if solver.Value(v)]
-    return chosen, status == cp_model.OPTIMAL, solver.BestObjectiveBound()
+    return [i for i, v in enumerate(x) if solver.Value(v)], status == cp_model.OPTIMAL, solver.BestObjectiveBound()
 
 
-def knapsack_highs(values, weights, capacity, seconds, threads, seed):
+def highs_solve(lp, seconds, threads, seed):
+    """HiGHS on the MIP `lp`: (chosen columns, proven, its dual bound)."""
     import highspy
-    import numpy as np
 
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
@@ -54,6 +50,27 @@ def knapsack_highs(values, weights, capacity, seconds, threads, seed):
     h.setOptionValue("random_seed", int(seed))
     # Proven means proven: no relative gap left open (the default is 1e-4).
     h.setOptionValue("mip_rel_gap", 0.0)
+    h.passModel(lp)
+    h.run()
+    chosen = [j for j, v in enumerate(h.getSolution().col_value) if v > 0.5]
+    optimal = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+    return chosen, optimal, h.getInfo().mip_dual_bound
+
+
+def knapsack_cpsat(values, weights, capacity, seconds, threads, seed):
+    from ortools.sat.python import cp_model
+
+    model = cp_model.CpModel()
+    x = [model.NewBoolVar(f"x{i}") for i in range(len(values))]
+    model.Add(sum(w * v for w, v in zip(weights, x)) <= capacity)
+    model.Maximize(sum(p * v for p, v in zip(values, x)))
+    return cpsat_solve(model, x, seconds, threads, seed)
+
+
+def knapsack_highs(values, weights, capacity, seconds, threads, seed):
+    import highspy
+    import numpy as np
+
     n = len(values)
     lp = highspy.HighsLp()
     lp.num_col_ = n
@@ -69,13 +86,7 @@ def knapsack_highs(values, weights, capacity, seconds, threads, seed):
     lp.a_matrix_.index_ = np.zeros(n, dtype=np.int32)
     lp.a_matrix_.value_ = np.array(weights, dtype=np.double)
     lp.integrality_ = [highspy.HighsVarType.kInteger] * n
-    h.passModel(lp)
-    h.run()
-    solution = h.getSolution()
-    chosen = [i for i, v in enumerate(solution.col_value) if v > 0.5]
-    info = h.getInfo()
-    optimal = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
-    return chosen, optimal, info.mip_dual_bound
+    return highs_solve(lp, seconds, threads, seed)
 
 
 def read_setcover(path):
@@ -99,26 +110,13 @@ def setcover_cpsat(costs, covering, seconds, threads, seed):
     for row in covering:
         model.AddBoolOr([x[j] for j in row])
     model.Minimize(sum(c * v for c, v in zip(costs, x)))
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = seconds
-    solver.parameters.num_workers = threads
-    solver.parameters.random_seed = seed
-    status = solver.Solve(model)
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return [], False, None
-    return [j for j, v in enumerate(x) if solver.Value(v)], status == cp_model.OPTIMAL, solver.BestObjectiveBound()
+    return cpsat_solve(model, x, seconds, threads, seed)
 
 
 def setcover_highs(costs, covering, seconds, threads, seed):
     import highspy
     import numpy as np
 
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("time_limit", float(seconds))
-    h.setOptionValue("threads", int(threads))
-    h.setOptionValue("random_seed", int(seed))
-    h.setOptionValue("mip_rel_gap", 0.0)
     n = len(costs)
     columns = [[] for _ in range(n)]
     for i, row in enumerate(covering):
@@ -137,11 +135,7 @@ def setcover_highs(costs, covering, seconds, threads, seed):
     lp.a_matrix_.index_ = np.array([i for c in columns for i in c], dtype=np.int32)
     lp.a_matrix_.value_ = np.ones(sum(len(c) for c in columns))
     lp.integrality_ = [highspy.HighsVarType.kInteger] * n
-    h.passModel(lp)
-    h.run()
-    chosen = [j for j, v in enumerate(h.getSolution().col_value) if v > 0.5]
-    optimal = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
-    return chosen, optimal, h.getInfo().mip_dual_bound
+    return highs_solve(lp, seconds, threads, seed)
 
 
 def main():
