@@ -202,13 +202,18 @@ impl TabuCol<'_> {
         self.refresh(chain, v);
     }
 
-    /// A proper colouring with k colours: record it (minimising) and move on to k - 1.
+    /// A proper colouring with k colours: record it (minimising) and move on to k - 1, unless
+    /// k is already the fewest any colouring needs (one colour, two once there is an edge).
     fn on_proper(&self, chain: &mut ColorChain, rng: &mut Xoshiro256PlusPlus) -> bool {
-        if self.instance.colors.is_some() || chain.k <= 1 {
+        if self.instance.colors.is_some() {
             return false;
         }
         chain.best.copy_from_slice(&chain.colors);
         chain.best_value = chain.k;
+        let fewest = if self.instance.graph.edges.is_empty() { 1 } else { 2 };
+        if chain.k <= fewest {
+            return false;
+        }
         let k = chain.k - 1;
         for c in chain.colors.iter_mut() {
             if *c as usize == k {
@@ -292,6 +297,8 @@ impl MoveSet for TabuCol<'_> {
             }
             let (v, c) = match pick {
                 Some((_, v, c)) => (v, c),
+                // One colour: no node can move.
+                None if k < 2 => return,
                 // Every move tabu: a random conflicting node takes a random other colour.
                 None => {
                     let v = chain.conflicting[rng.gen_range(0..chain.conflicting.len())] as usize;
@@ -425,6 +432,21 @@ impl Problem for GraphColoring {
 mod tests {
     use super::*;
     use rand::SeedableRng;
+
+    #[test]
+    fn a_bipartite_graph_takes_two_colours_and_one_colour_is_all_conflicts() {
+        let graph = Graph { num_nodes: 4, edges: vec![(0, 1), (1, 2), (2, 3), (3, 0)], weights: None };
+        let params = SearchParams { time_limit_s: 1.0, max_rounds: Some(2), ..SearchParams::default() };
+        let registry = crate::models::ModelRegistry::empty(crate::problems::policy_loaders);
+        let models = Models { registry: &registry, requested: None };
+        let fewest = ColoringInstance::new(graph.clone(), None, "instance").unwrap().solve(&params, models);
+        let colors: Vec<u64> =
+            fewest.solution["colors"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).collect();
+        assert!(graph.edges.iter().all(|&(u, v)| colors[u as usize] != colors[v as usize]), "{colors:?}");
+        assert_eq!(colors.iter().max(), Some(&1), "two colours");
+        let one = ColoringInstance::new(graph, Some(1), "colors").unwrap().solve(&params, models);
+        assert_eq!(one.objective, 4.0, "every edge conflicts with one colour");
+    }
 
     #[test]
     fn tables_stay_exact_and_a_planted_colouring_is_found() {
