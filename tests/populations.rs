@@ -24,12 +24,20 @@ fn population(c: &Client, base: &str, id: &str) -> Value {
 
 fn wait_until_ended(c: &Client, base: &str, id: &str, seconds: u64) -> Value {
     let deadline = Instant::now() + Duration::from_secs(seconds);
+    let mut ended_at: Option<Instant> = None;
     loop {
         let p = population(c, base, id);
         if p["state"] != "running" {
-            return p;
+            // The round that ends a population is filed a moment before its last job's row
+            // settles: give the job counts up to 10 s to show nothing running.
+            let settled = p["jobs"]["evaluation"]["running"].is_null() && p["jobs"]["member"]["running"].is_null();
+            let since = *ended_at.get_or_insert_with(Instant::now);
+            if settled || since.elapsed() > Duration::from_secs(10) {
+                return p;
+            }
+        } else {
+            assert!(Instant::now() < deadline, "population {id} still running after {seconds} s: {p}");
         }
-        assert!(Instant::now() < deadline, "population {id} still running after {seconds} s: {p}");
         std::thread::sleep(Duration::from_millis(200));
     }
 }
