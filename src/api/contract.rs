@@ -5,7 +5,6 @@
 //! the defaults, `GET /openapi.json` the serving process's values (`FlagLimits`).
 
 use crate::drl;
-use crate::drl::env;
 use crate::jobs::population::PopulationLimits;
 use crate::jobs::training;
 use crate::problems::{self, MAX_SEED};
@@ -207,12 +206,11 @@ fn algorithm_rules(envs: &[training::EnvInfo], population: bool) -> Vec<Value> {
         })
         .collect();
     if !population {
+        // The envs that take no parameters: the catalog configures none of them.
+        let catalog = crate::problems::envs(Default::default());
         let fixed: Vec<&str> = envs
             .iter()
-            .filter(|e| {
-                e.multi_agent || crate::problems::envs(Default::default()).configure(&e.id, 1, &json!({})).is_none()
-            })
-            .filter(|e| e.id != env::stock_trading::ID)
+            .filter(|e| e.multi_agent || catalog.configure(&e.id, 1, &json!({})).is_none())
             .map(|e| e.id.as_str())
             .collect();
         rules.push(json!({"if": {"properties": {"env": {"enum": fixed}}, "required": ["env"]},

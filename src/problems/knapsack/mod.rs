@@ -370,8 +370,9 @@ impl KnapsackInstance {
         let start = Instant::now();
         let (x, status) = run()?;
         let elapsed = start.elapsed();
-        let bound = if status == StopReason::Optimal { self.value(&x) } else { self.dantzig_bound() };
-        Ok(self.report(&x, SolveRun::once(status, elapsed, elapsed, self.value(&x), params.seed)).with_bound(bound))
+        let value = self.value(&x);
+        let bound = if status == StopReason::Optimal { value } else { self.dantzig_bound() };
+        Ok(self.report(&x, SolveRun::once(status, elapsed, elapsed, value, params.seed)).with_bound(bound))
     }
 }
 
