@@ -10,7 +10,8 @@ mod common;
 use rlsolver::api::state::ServerConfig;
 use rlsolver::problems::ising::IsingModel;
 use rlsolver::problems::{
-    HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, ProblemSet, SolveReport,
+    HistoryPoint, Instance, Limits, Models, ProblemCode, ProblemError, ProblemInfo, ProblemInput, ProblemSet, Row,
+    SolveReport,
 };
 use rlsolver::search::{SearchParams, StopReason};
 use serde_json::{json, Value};
@@ -110,15 +111,7 @@ impl Instance for ToyInstance {
     }
 }
 
-impl Problem for ToyIndependentSet {
-    fn info(&self) -> ProblemInfo {
-        ProblemInfo {
-            name: "toy_independent_set",
-            summary: "test-only weighted independent set: penalties, repair, repaired weight",
-            formats: &["json"],
-            baselines: &[],
-        }
-    }
+impl ProblemCode for ToyIndependentSet {
     fn instance_schema(&self) -> Value {
         json!({"type": "object", "required": ["weights", "edges"]})
     }
@@ -135,7 +128,16 @@ impl Problem for ToyIndependentSet {
     }
 }
 
-static TOY: ToyIndependentSet = ToyIndependentSet;
+/// Its registry row.
+static TOY: Row<ToyIndependentSet> = Row {
+    info: ProblemInfo {
+        name: "toy_independent_set",
+        summary: "test-only weighted independent set: penalties, repair, repaired weight",
+        formats: &["json"],
+        baselines: &[],
+    },
+    code: ToyIndependentSet,
+};
 
 /// A reproducible graph: node weights 1..=5, about `degree` neighbours each.
 fn instance(n: usize, degree: usize, seed: u64) -> (Vec<f64>, Vec<(usize, usize)>) {

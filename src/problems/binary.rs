@@ -156,11 +156,8 @@ pub fn spins_to_bits(spins: &[i8]) -> Vec<bool> {
 
 /// A constrained binary problem solved through its penalty Hamiltonian.
 pub trait PenaltyProblem: Send + Sync + 'static {
-    /// Registry name, for the report.
-    fn name(&self) -> &'static str;
-    /// The penalty Hamiltonian H and the constant c with E(x) = H(s) + c (E is the QUBO's
-    /// energy; `Qubo::to_ising` gives both).
-    fn hamiltonian(&self) -> (&IsingModel, f64);
+    /// The encoding's Hamiltonian, under the problem's registry name.
+    fn penalty(&self) -> &Penalty;
     /// A feasible selection made from any state (the search's spins as bits).
     fn repair(&self, x: &[bool]) -> Vec<bool>;
     /// The objective of a feasible selection.
@@ -182,6 +179,25 @@ pub trait PenaltyProblem: Send + Sync + 'static {
     /// beats spin flips on H; its outcome's energy is in H's units. None: `search::minimize` on H.
     fn dedicated_search(&self, _params: &SearchParams) -> Option<SearchOutcome> {
         None
+    }
+}
+
+/// A penalty encoding: the Hamiltonian H and the constant c with E(x) = H(s) + c, E the QUBO's
+/// energy (`Qubo::to_ising` gives both), under the registry name its reports carry.
+pub struct Penalty {
+    pub problem: &'static str,
+    pub model: IsingModel,
+    pub constant: f64,
+}
+
+impl Penalty {
+    pub fn new(problem: &'static str, (model, constant): (IsingModel, f64)) -> Self {
+        Penalty { problem, model, constant }
+    }
+
+    /// E(x) of the state `spins`.
+    pub fn energy(&self, spins: &[i8]) -> f64 {
+        self.model.energy(spins) + self.constant
     }
 }
 
@@ -208,12 +224,11 @@ impl<P: PenaltyProblem> Repaired<P> {
 
     fn report(&self, x: Vec<bool>, params: &SearchParams, outcome: ReportParts) -> SolveReport {
         let problem = &self.0;
-        let (model, constant) = problem.hamiltonian();
         let spins: Vec<i8> = x.iter().map(|&on| if on { 1 } else { -1 }).collect();
         SolveReport {
-            problem: problem.name().to_string(),
+            problem: problem.penalty().problem.to_string(),
             objective: problem.objective(&x),
-            energy: model.energy(&spins) + constant,
+            energy: problem.penalty().energy(&spins),
             solution: problem.decode(&x),
             status: outcome.status,
             bound: None,
@@ -267,12 +282,12 @@ impl<P: PenaltyProblem> Instance for Repaired<P> {
             })),
             cancel: params.hooks.cancel.clone(),
         };
-        let target_energy = params.target_energy.map(|e| e - self.0.hamiltonian().1);
+        let target_energy = params.target_energy.map(|e| e - self.0.penalty().constant);
         let search = SearchParams { hooks, target_energy, ..params.clone() };
         let outcome = self
             .0
             .dedicated_search(&search)
-            .unwrap_or_else(|| crate::search::minimize(self.0.hamiltonian().0, &search));
+            .unwrap_or_else(|| crate::search::minimize(&self.0.penalty().model, &search));
         let mut best = std::mem::replace(
             &mut *best.lock().expect("no panics while held"),
             Best { x: None, objective: worst, history: Vec::new() },

@@ -480,9 +480,27 @@ pub struct ProblemInfo {
     pub baselines: &'static [&'static str],
 }
 
-/// A registered problem: its `ProblemInfo`, its instance format and loader, and optionally its
-/// policies and generator.
-pub trait Problem: Send + Sync {
+/// How a problem reads and makes its instances: the code of a registry row, whose
+/// `ProblemInfo` is data (`Row`).
+pub trait ProblemCode: Send + Sync {
+    /// JSON schema of the JSON instance format.
+    fn instance_schema(&self) -> serde_json::Value;
+    fn load(&self, input: ProblemInput<'_>, limits: &Limits) -> Result<Box<dyn Instance>, ProblemError>;
+    /// Loads this problem's policies from model folders (problems without learned policies: None).
+    fn policy_loader(&self) -> Option<PolicyLoader> {
+        None
+    }
+    /// A generated instance in one of this problem's input formats (`rlsolver generate`); None
+    /// for problems without a generator. The error names what is wrong with `spec`.
+    fn generate(&self, spec: &GenerateSpec) -> Option<Result<String, String>> {
+        let _ = spec;
+        None
+    }
+}
+
+/// A served problem: its code and its `ProblemInfo`. A `Row` is one; a problem whose info is
+/// computed (the OR-Gym endpoints, one per env id) implements `info` itself.
+pub trait Problem: ProblemCode {
     fn info(&self) -> ProblemInfo;
     fn name(&self) -> &'static str {
         self.info().name
@@ -496,18 +514,32 @@ pub trait Problem: Send + Sync {
     fn baselines(&self) -> &'static [&'static str] {
         self.info().baselines
     }
-    /// JSON schema of the JSON instance format.
-    fn instance_schema(&self) -> serde_json::Value;
-    fn load(&self, input: ProblemInput<'_>, limits: &Limits) -> Result<Box<dyn Instance>, ProblemError>;
-    /// Loads this problem's policies from model folders (problems without learned policies: None).
-    fn policy_loader(&self) -> Option<PolicyLoader> {
-        None
+}
+
+/// A registry row: what the listings say of a problem, next to the code that serves it.
+pub struct Row<C> {
+    pub info: ProblemInfo,
+    pub code: C,
+}
+
+impl<C: ProblemCode> ProblemCode for Row<C> {
+    fn instance_schema(&self) -> serde_json::Value {
+        self.code.instance_schema()
     }
-    /// A generated instance in one of this problem's input formats (`rlsolver generate`); None
-    /// for problems without a generator. The error names what is wrong with `spec`.
+    fn load(&self, input: ProblemInput<'_>, limits: &Limits) -> Result<Box<dyn Instance>, ProblemError> {
+        self.code.load(input, limits)
+    }
+    fn policy_loader(&self) -> Option<PolicyLoader> {
+        self.code.policy_loader()
+    }
     fn generate(&self, spec: &GenerateSpec) -> Option<Result<String, String>> {
-        let _ = spec;
-        None
+        self.code.generate(spec)
+    }
+}
+
+impl<C: ProblemCode> Problem for Row<C> {
+    fn info(&self) -> ProblemInfo {
+        self.info
     }
 }
 
@@ -757,22 +789,150 @@ pub fn envs(bridge: crate::drl::env::gymnasium::BridgeConfig) -> crate::drl::env
 /// Every registered problem.
 pub fn registry() -> &'static [&'static dyn Problem] {
     static PROBLEMS: &[&dyn Problem] = &[
-        &maxcut::MaxCut,
-        &mimo::Mimo,
-        &cs::CompressiveSensing,
-        &independent_set::MAX_INDEPENDENT_SET,
-        &independent_set::MIN_VERTEX_COVER,
-        &independent_set::MAX_CLIQUE,
-        &qubo::QUBO,
-        &qubo::ISING,
-        &knapsack::Knapsack,
-        &set_cover::SetCover,
-        &coloring::GraphColoring,
-        &number_partitioning::NumberPartitioning,
-        &graph_partitioning::GraphPartitioning,
-        &tensor_network::TensorNetwork,
-        &portfolio::PortfolioProblem,
-        &tsp::TravellingSalesman,
+        &Row {
+            info: ProblemInfo {
+                name: "maxcut",
+                summary: "Weighted Max-Cut: split the nodes in two sides maximising the total weight of crossing edges",
+                formats: &["json", "gset"],
+                baselines: maxcut::BASELINES,
+            },
+            code: maxcut::MaxCut,
+        },
+        &Row {
+            info: ProblemInfo {
+                name: "mimo",
+                summary: "Downlink MISO beamforming: a beamformer for K users and N antennas maximising the sum rate under a power budget",
+                formats: &["json"],
+                baselines: mimo::BASELINES,
+            },
+            code: mimo::Mimo,
+        },
+        &Row {
+            info: ProblemInfo {
+                name: "compressive_sensing",
+                summary: "Sparse recovery: the sparse x with y = A x (+ noise), from the measurements y and the matrix A",
+                formats: &["json"],
+                baselines: cs::BASELINES,
+            },
+            code: cs::CompressiveSensing,
+        },
+        &Row {
+            info: ProblemInfo {
+                name: "max_independent_set",
+                summary: "Maximum (weight) independent set: the heaviest set of pairwise non-adjacent nodes",
+                formats: &["json", "dimacs"],
+                baselines: &["greedy"],
+            },
+            code: independent_set::SetProblem(independent_set::SetKind::IndependentSet),
+        },
+        &Row {
+            info: ProblemInfo {
+                name: "min_vertex_cover",
+                summary: "Minimum (weight) vertex cover: the lightest set of nodes touching every edge",
+                formats: &["json", "dimacs"],
+                baselines: &["greedy"],
+            },
+            code: independent_set::SetProblem(independent_set::SetKind::VertexCover),
+        },
+        &Row {
+            info: ProblemInfo {
+                name: "max_clique",
+                summary: "Maximum (weight) clique: the heaviest set of pairwise adjacent nodes",
+                formats: &["json", "dimacs"],
+                baselines: &["greedy"],
+            },
+            code: independent_set::SetProblem(independent_set::SetKind::Clique),
+        },
+        &Row {
+            info: ProblemInfo {
+                name: "qubo",
+                summary: "Any QUBO / binary quadratic model (dimod BQM, MQLib text, plain JSON): minimise its energy",
+                formats: &["json", "mqlib"],
+                baselines: &[],
+            },
+            code: qubo::QUBO,
+        },
+        &Row {
+            info: ProblemInfo {
+                name: "ising",
+                summary: "Any Ising model (dimod BQM or plain JSON, SPIN by default): minimise its energy",
+                formats: &["json", "mqlib"],
+                baselines: &[],
+            },
+            code: qubo::ISING,
+        },
+        &Row {
+            info: ProblemInfo {
+                name: "knapsack",
+                summary: "0/1 knapsack, one or several capacities: the most valuable selection of items that fits",
+                formats: &["json", "pisinger", "mknap"],
+                baselines: &["dp", "greedy", "moves", "ising"],
+            },
+            code: knapsack::Knapsack,
+        },
+        &Row {
+            info: ProblemInfo {
+                name: "set_cover",
+                summary: "Weighted set cover: the cheapest sets whose union is the universe",
+                formats: &["json", "orlib"],
+                baselines: &["greedy", "ising"],
+            },
+            code: set_cover::SetCover,
+        },
+        &Row {
+            info: ProblemInfo {
+                name: "graph_coloring",
+                summary: "Graph colouring: a proper colouring with the fewest colours, or the fewest conflicts with k colours",
+                formats: &["json", "dimacs"],
+                baselines: &["dsatur", "ising"],
+            },
+            code: coloring::GraphColoring,
+        },
+        &Row {
+            info: ProblemInfo {
+                name: "number_partitioning",
+                summary: "Number partitioning: two sets of the given integers with sums as equal as possible",
+                formats: &["json"],
+                baselines: &["anneal", "kk", "ckk", "ising"],
+            },
+            code: number_partitioning::NumberPartitioning,
+        },
+        &Row {
+            info: ProblemInfo {
+                name: "graph_partitioning",
+                summary: "Balanced graph partitioning: parts of bounded size with the least weight of edges between them",
+                formats: &["json", "metis"],
+                baselines: &["bfs", "ising"],
+            },
+            code: graph_partitioning::GraphPartitioning,
+        },
+        &Row {
+            info: ProblemInfo {
+                name: "tensor_network",
+                summary: "Tensor-network contraction order: the pairwise contraction tree with the fewest multiplications (log10)",
+                formats: &["json", "adjacency"],
+                baselines: &["greedy", "random-greedy", "policy"],
+            },
+            code: tensor_network::TensorNetwork,
+        },
+        &Row {
+            info: ProblemInfo {
+                name: "portfolio",
+                summary: "Mean-variance portfolios with a cardinality constraint (Chang et al. 2000): one lambda, a target return, a risk budget or the frontier",
+                formats: &["json", "port"],
+                baselines: &["unconstrained", "greedy", "ga", "branch-and-bound"],
+            },
+            code: portfolio::PortfolioProblem,
+        },
+        &Row {
+            info: ProblemInfo {
+                name: "tsp",
+                summary: "Symmetric travelling salesman: the shortest closed tour (TSPLIB EUC_2D, CEIL_2D, ATT, GEO, explicit matrices)",
+                formats: &["json", "tsplib"],
+                baselines: &["nn-2opt"],
+            },
+            code: tsp::TravellingSalesman,
+        },
         &orgym::KNAPSACK[0],
         &orgym::KNAPSACK[1],
         &orgym::KNAPSACK[2],

@@ -15,7 +15,7 @@
 
 use super::binary::Qubo;
 use super::ising::IsingModel;
-use super::{device_name, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
+use super::{device_name, Instance, Limits, Models, ProblemCode, ProblemError, ProblemInput, SolveReport};
 use crate::problems::Solved;
 use crate::search::{SearchOutcome, SearchParams};
 use serde_json::{json, Map, Value};
@@ -470,24 +470,10 @@ pub struct QuboProblem {
     default_vartype: Vartype,
 }
 
-pub static QUBO: QuboProblem = QuboProblem { name: "qubo", default_vartype: Vartype::Binary };
-pub static ISING: QuboProblem = QuboProblem { name: "ising", default_vartype: Vartype::Spin };
+pub const QUBO: QuboProblem = QuboProblem { name: "qubo", default_vartype: Vartype::Binary };
+pub const ISING: QuboProblem = QuboProblem { name: "ising", default_vartype: Vartype::Spin };
 
-impl Problem for QuboProblem {
-    fn info(&self) -> ProblemInfo {
-        ProblemInfo {
-            name: self.name,
-            summary: match self.default_vartype {
-                Vartype::Binary => {
-                    "Any QUBO / binary quadratic model (dimod BQM, MQLib text, plain JSON): minimise its energy"
-                }
-                Vartype::Spin => "Any Ising model (dimod BQM or plain JSON, SPIN by default): minimise its energy",
-            },
-            formats: &["json", "mqlib"],
-            baselines: &[],
-        }
-    }
-
+impl ProblemCode for QuboProblem {
     fn instance_schema(&self) -> Value {
         json!({
             "type": "object",

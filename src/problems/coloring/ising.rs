@@ -10,16 +10,14 @@
 //! colour given the nodes before it) and scored by its conflicts.
 
 use super::ColoringInstance;
-use crate::problems::binary::{PenaltyProblem, Qubo, MAX_PENALTY_COUPLINGS};
+use crate::problems::binary::{Penalty, PenaltyProblem, Qubo, MAX_PENALTY_COUPLINGS};
 use crate::problems::ProblemError;
-use crate::search::ising::IsingModel;
 use serde_json::Value;
 
 pub struct OneHotColoring {
     instance: ColoringInstance,
     k: usize,
-    model: IsingModel,
-    constant: f64,
+    penalty: Penalty,
 }
 
 impl OneHotColoring {
@@ -47,8 +45,7 @@ impl OneHotColoring {
                 qubo.add_quadratic(u as usize * k + c, v as usize * k + c, 1.0);
             }
         }
-        let (model, constant) = qubo.to_ising();
-        Ok(OneHotColoring { instance: instance.clone(), k, model, constant })
+        Ok(OneHotColoring { instance: instance.clone(), k, penalty: Penalty::new("graph_coloring", qubo.to_ising()) })
     }
 
     /// One colour per node: its first colour on, else the colour fewest of its earlier
@@ -68,12 +65,8 @@ impl OneHotColoring {
 }
 
 impl PenaltyProblem for OneHotColoring {
-    fn name(&self) -> &'static str {
-        "graph_coloring"
-    }
-
-    fn hamiltonian(&self) -> (&IsingModel, f64) {
-        (&self.model, self.constant)
+    fn penalty(&self) -> &Penalty {
+        &self.penalty
     }
 
     fn repair(&self, x: &[bool]) -> Vec<bool> {
@@ -150,12 +143,12 @@ mod tests {
                 .sum::<usize>();
             let expected = penalty * one_hot + pairs as f64;
             let spins: Vec<i8> = x.iter().map(|&b| if b { 1 } else { -1 }).collect();
-            let energy = encoding.model.energy(&spins) + encoding.constant;
+            let energy = encoding.penalty.energy(&spins);
             assert!((energy - expected).abs() < 1e-9, "{mask}: {energy} vs {expected}");
             if mask % 211 == 0 {
                 let repaired = encoding.repair(&x);
                 let spins: Vec<i8> = repaired.iter().map(|&b| if b { 1 } else { -1 }).collect();
-                let energy = encoding.model.energy(&spins) + encoding.constant;
+                let energy = encoding.penalty.energy(&spins);
                 assert!((energy - encoding.objective(&repaired)).abs() < 1e-9);
             }
         }

@@ -20,7 +20,7 @@ pub mod ising;
 
 use super::graph::{parse_dimacs, parse_json as parse_graph_json, Graph};
 use super::{penalty_baseline, Baseline};
-use super::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport, SolveRun};
+use super::{Instance, Limits, Models, ProblemCode, ProblemError, ProblemInput, SolveReport, SolveRun};
 use crate::problems::Solved;
 use crate::search::moves::{minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
@@ -371,17 +371,7 @@ impl Instance for ColoringInstance {
 /// The registry row.
 pub struct GraphColoring;
 
-impl Problem for GraphColoring {
-    fn info(&self) -> ProblemInfo {
-        ProblemInfo {
-            name: "graph_coloring",
-            summary:
-                "Graph colouring: a proper colouring with the fewest colours, or the fewest conflicts with k colours",
-            formats: &["json", "dimacs"],
-            baselines: &["dsatur", "ising"],
-        }
-    }
-
+impl ProblemCode for GraphColoring {
     /// DIMACS: `nodes` nodes, `edges` edges between `colors` planted colour classes plus a
     /// planted clique.
     fn generate(&self, spec: &super::GenerateSpec) -> Option<Result<String, String>> {

@@ -6,7 +6,7 @@
 pub mod lista;
 pub mod recovery;
 
-use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
+use super::{HistoryPoint, Instance, Limits, Models, ProblemCode, ProblemError, ProblemInput, SolveReport};
 use crate::models::{ModelRegistry, RegisteredModel};
 use crate::problems::Solved;
 use crate::search::{SearchParams, StopReason};
@@ -311,16 +311,7 @@ pub fn default_model(registry: &ModelRegistry, measurements: usize, unknowns: us
     })
 }
 
-impl Problem for CompressiveSensing {
-    fn info(&self) -> ProblemInfo {
-        ProblemInfo {
-            name: "compressive_sensing",
-            summary: "Sparse recovery: the sparse x with y = A x (+ noise), from the measurements y and the matrix A",
-            formats: &["json"],
-            baselines: BASELINES,
-        }
-    }
-
+impl ProblemCode for CompressiveSensing {
     fn policy_loader(&self) -> Option<crate::models::PolicyLoader> {
         Some(lista::load)
     }

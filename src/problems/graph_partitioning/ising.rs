@@ -9,15 +9,14 @@
 //! couples every pair of nodes, hence `binary::MAX_DENSE_SPINS`; the move set (`Annealing`) stays the default.
 
 use super::PartitionGraph;
-use crate::problems::binary::{square_of_sum, PenaltyProblem, MAX_DENSE_SPINS};
+use crate::problems::binary::{square_of_sum, Penalty, PenaltyProblem, MAX_DENSE_SPINS};
 use crate::problems::ProblemError;
 use crate::search::ising::IsingModel;
 use serde_json::Value;
 
 pub struct Bisection {
     graph: PartitionGraph,
-    model: IsingModel,
-    constant: f64,
+    penalty: Penalty,
     /// The least balance term a state can have: A for an odd count of unit-weight nodes, else 0.
     balance_floor: f64,
 }
@@ -52,7 +51,11 @@ impl Bisection {
         couplings.retain(|c| c.2 != 0.0);
         let constant = balance_constant + edge_total / 2.0;
         let balance_floor = if graph.node_weights.is_none() && n % 2 == 1 { a } else { 0.0 };
-        Ok(Bisection { graph: graph.clone(), model: IsingModel::new(n, couplings, vec![]), constant, balance_floor })
+        Ok(Bisection {
+            graph: graph.clone(),
+            penalty: Penalty::new("graph_partitioning", (IsingModel::new(n, couplings, vec![]), constant)),
+            balance_floor,
+        })
     }
 
     fn parts_of(x: &[bool]) -> Vec<u32> {
@@ -90,12 +93,8 @@ impl Bisection {
 }
 
 impl PenaltyProblem for Bisection {
-    fn name(&self) -> &'static str {
-        "graph_partitioning"
-    }
-
-    fn hamiltonian(&self) -> (&IsingModel, f64) {
-        (&self.model, self.constant)
+    fn penalty(&self) -> &Penalty {
+        &self.penalty
     }
 
     fn repair(&self, x: &[bool]) -> Vec<bool> {
@@ -157,7 +156,7 @@ mod tests {
             let parts: Vec<u32> = (0..n).map(|i| mask >> i & 1).collect();
             let imbalance: f64 = spins.iter().zip(&weights).map(|(&s, w)| f64::from(s) * w).sum();
             let expected = a * imbalance * imbalance + graph.cut(&parts);
-            let energy = bisection.model.energy(&spins) + bisection.constant;
+            let energy = bisection.penalty.energy(&spins);
             assert!((energy - expected).abs() < 1e-9, "{mask}: {energy} vs {expected}");
             let repaired = bisection.repair(&spins_to_bits(&spins));
             assert!(graph.balanced(&Bisection::parts_of(&repaired)));

@@ -27,7 +27,7 @@ pub mod ising;
 
 use super::graph::check_node_count;
 use super::{penalty_baseline, Baseline};
-use super::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport, SolveRun};
+use super::{Instance, Limits, Models, ProblemCode, ProblemError, ProblemInput, SolveReport, SolveRun};
 use crate::problems::Solved;
 use crate::search::moves::{cycle_temperature, minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
@@ -588,16 +588,7 @@ pub fn parse_json(value: &Value, limits: &Limits) -> Result<PartitionGraph, Prob
 /// The registry row.
 pub struct GraphPartitioning;
 
-impl Problem for GraphPartitioning {
-    fn info(&self) -> ProblemInfo {
-        ProblemInfo {
-            name: "graph_partitioning",
-            summary: "Balanced graph partitioning: parts of bounded size with the least weight of edges between them",
-            formats: &["json", "metis"],
-            baselines: &["bfs", "ising"],
-        }
-    }
-
+impl ProblemCode for GraphPartitioning {
     /// METIS: `nodes` nodes in two planted halves, `edges` inside them and `cut` across.
     fn generate(&self, spec: &super::GenerateSpec) -> Option<Result<String, String>> {
         let graph = super::graph::planted(spec.nodes, 2, spec.edges, spec.cut, false, spec.seed);

@@ -19,10 +19,9 @@
 pub mod model_rb;
 pub mod numvc;
 
-use super::binary::{PenaltyProblem, Qubo, Repaired};
+use super::binary::{Penalty, PenaltyProblem, Qubo, Repaired};
 use super::graph::{parse_dimacs, parse_json, Graph};
-use super::ising::IsingModel;
-use super::{Instance, Limits, Problem, ProblemError, ProblemInfo, ProblemInput};
+use super::{Instance, Limits, ProblemCode, ProblemError, ProblemInput};
 use crate::search::hooks::SearchHooks;
 use crate::search::moves::{minimize_with, MoveSet};
 use crate::search::{SearchOutcome, SearchParams};
@@ -62,8 +61,7 @@ pub struct SetInstance {
     /// Node ids heaviest first (ties by id): the order repair keeps nodes in.
     by_weight: Vec<u32>,
     total_weight: f64,
-    model: IsingModel,
-    constant: f64,
+    penalty: Penalty,
     /// NuMVC's graph, for unweighted instances.
     cover_graph: Option<CoverGraph>,
 }
@@ -83,22 +81,13 @@ impl SetInstance {
             let penalty = 2.0 * graph.weight(u as usize).min(graph.weight(v as usize));
             qubo.add_quadratic(u as usize, v as usize, penalty);
         }
-        let (model, constant) = qubo.to_ising();
+        let penalty = Penalty::new(kind.name(), qubo.to_ising());
         let mut by_weight: Vec<u32> = (0..n as u32).collect();
         by_weight.sort_by(|&a, &b| graph.weight(b as usize).total_cmp(&graph.weight(a as usize)).then(a.cmp(&b)));
         let total_weight = (0..n).map(|i| graph.weight(i)).sum();
         let unweighted = graph.weights.as_ref().is_none_or(|w| w.iter().all(|&x| x == w[0]));
         let cover_graph = unweighted.then(|| CoverGraph::new(n, &working.edges, NumvcParams::default()));
-        Ok(SetInstance {
-            kind,
-            adjacency: working.adjacency(),
-            graph,
-            by_weight,
-            total_weight,
-            model,
-            constant,
-            cover_graph,
-        })
+        Ok(SetInstance { kind, adjacency: working.adjacency(), graph, by_weight, total_weight, penalty, cover_graph })
     }
 
     pub fn graph(&self) -> &Graph {
@@ -183,12 +172,8 @@ impl SetInstance {
 }
 
 impl PenaltyProblem for SetInstance {
-    fn name(&self) -> &'static str {
-        self.kind.name()
-    }
-
-    fn hamiltonian(&self) -> (&IsingModel, f64) {
-        (&self.model, self.constant)
+    fn penalty(&self) -> &Penalty {
+        &self.penalty
     }
 
     fn repair(&self, x: &[bool]) -> Vec<bool> {
@@ -287,7 +272,7 @@ impl MoveSet for CoverMoves<'_> {
         let spins: Vec<i8> = chain.best_cover().iter().map(|&c| if c { -1 } else { 1 }).collect();
         let weight = self.instance.graph.weight(0);
         let independent = (self.graph.num_nodes() - chain.best_size()) as f64;
-        (spins, -weight * independent - self.instance.constant)
+        (spins, -weight * independent - self.instance.penalty.constant)
     }
 }
 
@@ -334,30 +319,11 @@ impl Numbered {
 /// A registry row: one of the three problems.
 pub struct SetProblem(pub SetKind);
 
-pub static MAX_INDEPENDENT_SET: SetProblem = SetProblem(SetKind::IndependentSet);
-pub static MIN_VERTEX_COVER: SetProblem = SetProblem(SetKind::VertexCover);
-pub static MAX_CLIQUE: SetProblem = SetProblem(SetKind::Clique);
-
-impl Problem for SetProblem {
-    fn info(&self) -> ProblemInfo {
-        ProblemInfo {
-            name: self.0.name(),
-            summary: match self.0 {
-                SetKind::IndependentSet => {
-                    "Maximum (weight) independent set: the heaviest set of pairwise non-adjacent nodes"
-                }
-                SetKind::VertexCover => "Minimum (weight) vertex cover: the lightest set of nodes touching every edge",
-                SetKind::Clique => "Maximum (weight) clique: the heaviest set of pairwise adjacent nodes",
-            },
-            formats: &["json", "dimacs"],
-            baselines: &["greedy"],
-        }
-    }
-
+impl ProblemCode for SetProblem {
     /// Max independent set, DIMACS: `nodes` groups of a forced model RB graph as BHOSLIB's
     /// frbN-K (the optimum is N).
     fn generate(&self, spec: &super::GenerateSpec) -> Option<Result<String, String>> {
-        if self.name() != "max_independent_set" {
+        if !matches!(self.0, SetKind::IndependentSet) {
             return None;
         }
         let (vertices, _, edges) = model_rb::generate(spec.nodes, spec.seed);
@@ -426,7 +392,7 @@ mod tests {
             for mask in 0..32u32 {
                 let x: Vec<bool> = (0..5).map(|i| mask >> i & 1 == 1).collect();
                 let spins: Vec<i8> = x.iter().map(|&b| if b { 1 } else { -1 }).collect();
-                let energy = instance.model.energy(&spins) + instance.constant;
+                let energy = instance.penalty.energy(&spins);
                 if energy < lowest.0 - 1e-9 {
                     lowest = (energy, x.clone());
                 }

@@ -11,15 +11,13 @@
 //! kernels on an accelerator); every incumbent is repacked to fit (`KnapsackInstance::packed`).
 
 use super::KnapsackInstance;
-use crate::problems::binary::{slack_bits, slack_coefficients, PenaltyProblem, Qubo, MAX_DENSE_SPINS};
+use crate::problems::binary::{slack_bits, slack_coefficients, Penalty, PenaltyProblem, Qubo, MAX_DENSE_SPINS};
 use crate::problems::ProblemError;
-use crate::search::ising::IsingModel;
 use serde_json::Value;
 
 pub struct SlackKnapsack {
     instance: KnapsackInstance,
-    model: IsingModel,
-    constant: f64,
+    penalty: Penalty,
     /// Slack coefficients per dimension, in spin order after the items.
     slacks: Vec<Vec<f64>>,
 }
@@ -53,8 +51,7 @@ impl SlackKnapsack {
             terms.extend(coefficients.iter().enumerate().map(|(k, &c)| (first + k, c)));
             qubo.add_squared(&terms, -instance.capacity[d], penalty);
         }
-        let (model, constant) = qubo.to_ising();
-        Ok(SlackKnapsack { instance: instance.clone(), model, constant, slacks })
+        Ok(SlackKnapsack { instance: instance.clone(), penalty: Penalty::new("knapsack", qubo.to_ising()), slacks })
     }
 
     fn items_of(&self, x: &[bool]) -> Vec<bool> {
@@ -63,12 +60,8 @@ impl SlackKnapsack {
 }
 
 impl PenaltyProblem for SlackKnapsack {
-    fn name(&self) -> &'static str {
-        "knapsack"
-    }
-
-    fn hamiltonian(&self) -> (&IsingModel, f64) {
-        (&self.model, self.constant)
+    fn penalty(&self) -> &Penalty {
+        &self.penalty
     }
 
     /// The repacked items, each dimension's slack set to its free capacity (residue 0).
@@ -99,7 +92,7 @@ impl PenaltyProblem for SlackKnapsack {
             "items={} dimensions={} spins={} (Ising)",
             self.instance.num_items(),
             self.instance.capacity.len(),
-            self.model.num_spins()
+            self.penalty.model.num_spins()
         )
     }
 }
@@ -127,7 +120,7 @@ mod tests {
     fn the_hamiltonian_is_the_capacity_penalties_minus_the_value() {
         let instance = random_knapsack(4, 2, 8);
         let encoding = SlackKnapsack::new(&instance).unwrap();
-        let n = encoding.model.num_spins();
+        let n = encoding.penalty.model.num_spins();
         let penalty = 2.0 * instance.values.iter().copied().fold(0.0, f64::max);
         for mask in 0..1u64 << n {
             let x: Vec<bool> = (0..n).map(|i| mask >> i & 1 == 1).collect();
@@ -140,13 +133,13 @@ mod tests {
                 expected += penalty * (load + slack - instance.capacity[d]).powi(2);
             }
             let spins: Vec<i8> = x.iter().map(|&b| if b { 1 } else { -1 }).collect();
-            let energy = encoding.model.energy(&spins) + encoding.constant;
+            let energy = encoding.penalty.energy(&spins);
             assert!((energy - expected).abs() < 1e-6, "{mask}: {energy} vs {expected}");
             if mask % 61 == 0 {
                 let repaired = encoding.repair(&x);
                 assert!(instance.fits(&repaired[..instance.num_items()]));
                 let spins: Vec<i8> = repaired.iter().map(|&b| if b { 1 } else { -1 }).collect();
-                let energy = encoding.model.energy(&spins) + encoding.constant;
+                let energy = encoding.penalty.energy(&spins);
                 assert!((energy + encoding.objective(&repaired)).abs() < 1e-6);
             }
         }

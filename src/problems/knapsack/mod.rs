@@ -27,7 +27,7 @@ pub mod generate;
 pub mod ising;
 
 use super::{penalty_baseline, Baseline};
-use super::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport, SolveRun};
+use super::{Instance, Limits, Models, ProblemCode, ProblemError, ProblemInput, SolveReport, SolveRun};
 use crate::problems::Solved;
 use crate::search::moves::{cycle_temperature, minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
@@ -559,16 +559,7 @@ pub fn parse_json(value: &Value, limits: &Limits) -> Result<KnapsackInstance, Pr
 /// The registry row.
 pub struct Knapsack;
 
-impl Problem for Knapsack {
-    fn info(&self) -> ProblemInfo {
-        ProblemInfo {
-            name: "knapsack",
-            summary: "0/1 knapsack, one or several capacities: the most valuable selection of items that fits",
-            formats: &["json", "pisinger", "mknap"],
-            baselines: &["dp", "greedy", "moves", "ising"],
-        }
-    }
-
+impl ProblemCode for Knapsack {
     /// Pisinger's text: `nodes` items of class `class` with coefficients up to `range`.
     fn generate(&self, spec: &super::GenerateSpec) -> Option<Result<String, String>> {
         Some(generate::generate(spec.nodes, spec.class, spec.range, spec.seed))

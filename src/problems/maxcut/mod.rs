@@ -6,7 +6,7 @@ pub mod generate;
 mod parse;
 
 use super::ising::IsingModel;
-use super::{Instance, IsingProblem, Limits, Problem, ProblemError, ProblemInfo, ProblemInput};
+use super::{Instance, IsingProblem, Limits, ProblemCode, ProblemError, ProblemInput};
 use serde_json::json;
 use std::time::Duration;
 
@@ -78,16 +78,7 @@ pub const BASELINES: &[&str] = &["greedy", "sa", "rank2", "policy"];
 /// The registry entry.
 pub struct MaxCut;
 
-impl Problem for MaxCut {
-    fn info(&self) -> ProblemInfo {
-        ProblemInfo {
-            name: "maxcut",
-            summary: "Weighted Max-Cut: split the nodes in two sides maximising the total weight of crossing edges",
-            formats: &["json", "gset"],
-            baselines: BASELINES,
-        }
-    }
-
+impl ProblemCode for MaxCut {
     /// Gset text: `nodes` nodes, `edges` distinct edges, weights drawn from `weights`.
     fn generate(&self, spec: &super::GenerateSpec) -> Option<Result<String, String>> {
         Some(if spec.edges > spec.nodes * spec.nodes.saturating_sub(1) / 2 {

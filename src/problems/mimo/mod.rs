@@ -6,7 +6,7 @@
 pub mod beamforming;
 pub mod policy;
 
-use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
+use super::{HistoryPoint, Instance, Limits, Models, ProblemCode, ProblemError, ProblemInput, SolveReport};
 use crate::models::{ModelRegistry, RegisteredModel};
 use crate::problems::Solved;
 use crate::search::{SearchParams, StopReason};
@@ -374,16 +374,7 @@ pub fn default_model(registry: &ModelRegistry, users: usize, antennas: usize, po
         .map(|(m, _)| m)
 }
 
-impl Problem for Mimo {
-    fn info(&self) -> ProblemInfo {
-        ProblemInfo {
-            name: "mimo",
-            summary: "Downlink MISO beamforming: a beamformer for K users and N antennas maximising the sum rate under a power budget",
-            formats: &["json"],
-            baselines: BASELINES,
-        }
-    }
-
+impl ProblemCode for Mimo {
     fn policy_loader(&self) -> Option<crate::models::PolicyLoader> {
         Some(policy::load)
     }

@@ -6,15 +6,14 @@
 //! difference is recomputed exactly from the returned sides. Every pair couples, hence `binary::MAX_DENSE_SPINS`.
 
 use super::PartitionInstance;
-use crate::problems::binary::{square_of_sum, PenaltyProblem, MAX_DENSE_SPINS};
+use crate::problems::binary::{square_of_sum, Penalty, PenaltyProblem, MAX_DENSE_SPINS};
 use crate::problems::ProblemError;
 use crate::search::ising::IsingModel;
 use serde_json::Value;
 
 pub struct SquaredResidue {
     instance: PartitionInstance,
-    model: IsingModel,
-    constant: f64,
+    penalty: Penalty,
     scale: f64,
 }
 
@@ -32,17 +31,17 @@ impl SquaredResidue {
         let (mut couplings, constant) = square_of_sum(&a, 1.0);
         couplings.retain(|c| c.2 != 0.0);
         let instance = PartitionInstance::new(instance.numbers.clone());
-        Ok(SquaredResidue { instance, model: IsingModel::new(n, couplings, vec![]), constant, scale })
+        Ok(SquaredResidue {
+            instance,
+            penalty: Penalty::new("number_partitioning", (IsingModel::new(n, couplings, vec![]), constant)),
+            scale,
+        })
     }
 }
 
 impl PenaltyProblem for SquaredResidue {
-    fn name(&self) -> &'static str {
-        "number_partitioning"
-    }
-
-    fn hamiltonian(&self) -> (&IsingModel, f64) {
-        (&self.model, self.constant)
+    fn penalty(&self) -> &Penalty {
+        &self.penalty
     }
 
     fn repair(&self, x: &[bool]) -> Vec<bool> {
@@ -89,7 +88,7 @@ mod tests {
             let sides: Vec<bool> = (0..numbers.len()).map(|i| mask >> i & 1 == 1).collect();
             let spins: Vec<i8> = sides.iter().map(|&on| if on { 1 } else { -1 }).collect();
             let residue: i64 = numbers.iter().zip(&sides).map(|(&a, &on)| if on { a } else { -a }).sum();
-            let energy = encoding.model.energy(&spins) + encoding.constant;
+            let energy = encoding.penalty.energy(&spins);
             assert!((energy - (residue as f64 / scale).powi(2)).abs() < 1e-9);
             best = best.min(residue.unsigned_abs() as u128);
         }

@@ -29,9 +29,7 @@ use super::{penalty_baseline, Baseline};
 use crate::problems::Solved;
 pub mod schroeppel_shamir;
 
-use super::{
-    HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport, SolveRun,
-};
+use super::{HistoryPoint, Instance, Limits, Models, ProblemCode, ProblemError, ProblemInput, SolveReport, SolveRun};
 use crate::search::moves::{cycle_temperature, minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
 use rand::Rng;
@@ -322,16 +320,7 @@ pub fn parse_json(value: &Value, limits: &Limits) -> Result<PartitionInstance, P
 /// The registry row.
 pub struct NumberPartitioning;
 
-impl Problem for NumberPartitioning {
-    fn info(&self) -> ProblemInfo {
-        ProblemInfo {
-            name: "number_partitioning",
-            summary: "Number partitioning: two sets of the given integers with sums as equal as possible",
-            formats: &["json"],
-            baselines: &["anneal", "kk", "ckk", "ising"],
-        }
-    }
-
+impl ProblemCode for NumberPartitioning {
     /// JSON: `nodes` numbers of `edges` bits each (bits = numbers is the hard phase).
     fn generate(&self, spec: &super::GenerateSpec) -> Option<Result<String, String>> {
         let numbers = generate(spec.nodes, spec.edges as u32, spec.seed);

@@ -138,7 +138,9 @@ impl<E: EpisodeSolve> crate::problems::Problem for Endpoint<E> {
         let (summary, baselines) = E::describe(self.id);
         crate::problems::ProblemInfo { name: self.id, summary, formats: &["json"], baselines }
     }
+}
 
+impl<E: EpisodeSolve> crate::problems::ProblemCode for Endpoint<E> {
     fn instance_schema(&self) -> Value {
         E::schema()
     }

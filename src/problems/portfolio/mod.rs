@@ -37,7 +37,7 @@ pub mod greedy;
 pub mod qp;
 pub mod search;
 
-use super::{HistoryPoint, Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport};
+use super::{HistoryPoint, Instance, Limits, Models, ProblemCode, ProblemError, ProblemInput, SolveReport};
 use crate::problems::Solved;
 use crate::search::{SearchParams, StopReason};
 use ndarray::Array2;
@@ -792,16 +792,7 @@ pub fn load(input: ProblemInput<'_>, limits: &Limits) -> Result<Portfolio, Probl
 /// The registry row.
 pub struct PortfolioProblem;
 
-impl Problem for PortfolioProblem {
-    fn info(&self) -> ProblemInfo {
-        ProblemInfo {
-            name: "portfolio",
-            summary: "Mean-variance portfolios with a cardinality constraint (Chang et al. 2000): one lambda, a target return, a risk budget or the frontier",
-            formats: &["json", "port"],
-            baselines: &["unconstrained", "greedy", "ga", "branch-and-bound"],
-        }
-    }
-
+impl ProblemCode for PortfolioProblem {
     fn instance_schema(&self) -> Value {
         let bound = |what: &str| json!({"oneOf": [{"type": "number", "minimum": 0, "maximum": 1}, {"type": "array", "items": {"type": "number"}}], "description": what});
         json!({

@@ -10,15 +10,13 @@
 //! redundant sets (`SetCoverInstance::completed`).
 
 use super::SetCoverInstance;
-use crate::problems::binary::{slack_bits, slack_coefficients, PenaltyProblem, Qubo, MAX_PENALTY_COUPLINGS};
+use crate::problems::binary::{slack_bits, slack_coefficients, Penalty, PenaltyProblem, Qubo, MAX_PENALTY_COUPLINGS};
 use crate::problems::ProblemError;
-use crate::search::ising::IsingModel;
 use serde_json::Value;
 
 pub struct SlackCover {
     instance: SetCoverInstance,
-    model: IsingModel,
-    constant: f64,
+    penalty: Penalty,
     /// Slack coefficients per row, in spin order after the sets.
     slacks: Vec<Vec<f64>>,
 }
@@ -53,8 +51,7 @@ impl SlackCover {
             terms.extend(coefficients.iter().enumerate().map(|(k, &c)| (first + k, -c)));
             qubo.add_squared(&terms, -1.0, penalty);
         }
-        let (model, constant) = qubo.to_ising();
-        Ok(SlackCover { instance: instance.clone(), model, constant, slacks })
+        Ok(SlackCover { instance: instance.clone(), penalty: Penalty::new("set_cover", qubo.to_ising()), slacks })
     }
 
     fn sets_of(&self, x: &[bool]) -> Vec<bool> {
@@ -63,12 +60,8 @@ impl SlackCover {
 }
 
 impl PenaltyProblem for SlackCover {
-    fn name(&self) -> &'static str {
-        "set_cover"
-    }
-
-    fn hamiltonian(&self) -> (&IsingModel, f64) {
-        (&self.model, self.constant)
+    fn penalty(&self) -> &Penalty {
+        &self.penalty
     }
 
     /// The completed cover, each row's slack set to its surplus coverage (residue 0).
@@ -99,7 +92,7 @@ impl PenaltyProblem for SlackCover {
             "rows={} sets={} spins={} (Ising)",
             self.instance.sets_of.len(),
             self.instance.costs.len(),
-            self.model.num_spins()
+            self.penalty.model.num_spins()
         )
     }
 }
@@ -134,7 +127,7 @@ mod tests {
     fn the_hamiltonian_is_the_row_penalties_plus_the_cost() {
         let instance = random_cover(4, 5, 3);
         let cover = SlackCover::new(&instance).unwrap();
-        let n = cover.model.num_spins();
+        let n = cover.penalty.model.num_spins();
         let penalty = instance.costs.iter().copied().fold(0.0, f64::max);
         for mask in 0..1u64 << n {
             let x: Vec<bool> = (0..n).map(|i| mask >> i & 1 == 1).collect();
@@ -149,13 +142,13 @@ mod tests {
                 expected += penalty * (chosen - 1.0 - slack).powi(2);
             }
             let spins: Vec<i8> = x.iter().map(|&b| if b { 1 } else { -1 }).collect();
-            let energy = cover.model.energy(&spins) + cover.constant;
+            let energy = cover.penalty.energy(&spins);
             assert!((energy - expected).abs() < 1e-9, "{mask}: {energy} vs {expected}");
             if mask % 97 == 0 {
                 let repaired = cover.repair(&x);
                 assert!(instance.covers(&repaired[..instance.costs.len()]));
                 let spins: Vec<i8> = repaired.iter().map(|&b| if b { 1 } else { -1 }).collect();
-                let energy = cover.model.energy(&spins) + cover.constant;
+                let energy = cover.penalty.energy(&spins);
                 assert!((energy - cover.objective(&repaired)).abs() < 1e-9);
             }
         }

@@ -24,7 +24,7 @@ pub mod ising;
 pub mod lagrangian;
 
 use super::{penalty_baseline, Baseline};
-use super::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport, SolveRun};
+use super::{Instance, Limits, Models, ProblemCode, ProblemError, ProblemInput, SolveReport, SolveRun};
 use crate::problems::Solved;
 use crate::search::moves::{cycle_temperature, minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
@@ -492,16 +492,7 @@ pub fn parse_json(value: &Value, limits: &Limits) -> Result<SetCoverInstance, Pr
 /// The registry row.
 pub struct SetCover;
 
-impl Problem for SetCover {
-    fn info(&self) -> ProblemInfo {
-        ProblemInfo {
-            name: "set_cover",
-            summary: "Weighted set cover: the cheapest sets whose union is the universe",
-            formats: &["json", "orlib"],
-            baselines: &["greedy", "ising"],
-        }
-    }
-
+impl ProblemCode for SetCover {
     fn instance_schema(&self) -> Value {
         json!({
             "type": "object",

@@ -32,7 +32,7 @@ pub mod policy;
 pub mod slicing;
 pub mod tree;
 
-use super::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport, SolveRun};
+use super::{Instance, Limits, Models, ProblemCode, ProblemError, ProblemInput, SolveReport, SolveRun};
 use crate::problems::Solved;
 use crate::search::moves::minimize_with;
 use crate::search::{SearchParams, StopReason};
@@ -364,16 +364,7 @@ pub fn load(input: ProblemInput<'_>, limits: &Limits) -> Result<Network, Problem
 /// The registry row.
 pub struct TensorNetwork;
 
-impl Problem for TensorNetwork {
-    fn info(&self) -> ProblemInfo {
-        ProblemInfo {
-            name: "tensor_network",
-            summary: "Tensor-network contraction order: the pairwise contraction tree with the fewest multiplications (log10)",
-            formats: &["json", "adjacency"],
-            baselines: &["greedy", "random-greedy", "policy"],
-        }
-    }
-
+impl ProblemCode for TensorNetwork {
     /// einsum JSON: a random circuit of `nodes` qubits on a grid and `edges` cycles.
     fn generate(&self, spec: &super::GenerateSpec) -> Option<Result<String, String>> {
         let network = generate::random_circuit(spec.nodes, spec.edges, spec.seed);

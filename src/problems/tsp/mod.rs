@@ -26,7 +26,7 @@ pub mod held_karp;
 pub mod ils;
 pub mod tour;
 
-use super::{Instance, Limits, Models, Problem, ProblemError, ProblemInfo, ProblemInput, SolveReport, SolveRun};
+use super::{Instance, Limits, Models, ProblemCode, ProblemError, ProblemInput, SolveReport, SolveRun};
 use crate::problems::Solved;
 use crate::search::moves::minimize_with;
 use crate::search::{SearchParams, StopReason};
@@ -461,16 +461,7 @@ pub fn load(input: ProblemInput<'_>, limits: &Limits) -> Result<Tsp, ProblemErro
 /// The registry row.
 pub struct TravellingSalesman;
 
-impl Problem for TravellingSalesman {
-    fn info(&self) -> ProblemInfo {
-        ProblemInfo {
-            name: "tsp",
-            summary: "Symmetric travelling salesman: the shortest closed tour (TSPLIB EUC_2D, CEIL_2D, ATT, GEO, explicit matrices)",
-            formats: &["json", "tsplib"],
-            baselines: &["nn-2opt"],
-        }
-    }
-
+impl ProblemCode for TravellingSalesman {
     fn instance_schema(&self) -> Value {
         json!({
             "type": "object",
