@@ -1,14 +1,16 @@
 //! `rlsolver bench maxcut`: our search and the baselines on a folder of Gset graphs, one
-//! process, one markdown table. Ours runs once per seed; a cell is the median cut over the seeds
-//! and, in brackets, the worst. With a Python (`--python`), the peers run with the same limits and
+//! process, one markdown table. Ours runs a request's path once per seed (the search, then the
+//! eigenvalue bound in its share of the limit, `problems::BOUND_SHARE`); a cell is the median cut
+//! over the seeds and, in brackets, the worst. With a Python (`--python`), the peers run with the same limits and
 //! seeds (benches/peers/maxcut_peer.py): MQLib's BURER2002 and hyper-heuristic (`make mqlib`)
 //! and dwave-samplers' TabuSampler; their cuts are re-scored here from the sides they return.
 
 use super::median;
 use anyhow::{Context, Result};
+use rlsolver::models::ModelRegistry;
 use rlsolver::problems::maxcut::{parse_gset, MaxCutInstance};
-use rlsolver::problems::{device_name, IsingProblem, Limits};
-use rlsolver::search::{minimize, SearchParams};
+use rlsolver::problems::{device_name, Instance, IsingProblem, Limits, Models};
+use rlsolver::search::SearchParams;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -95,10 +97,12 @@ pub fn run_maxcut(config: &BenchConfig) -> Result<String> {
     anyhow::ensure!(!config.seeds.is_empty() && !config.time_limits_s.is_empty(), "need a seed and a time limit");
     let baseline_limit = config.time_limits_s.iter().copied().fold(f64::INFINITY, f64::min);
     let peers: &[&str] = if config.peer.is_some() { PEERS } else { &[] };
+    let registry = ModelRegistry::empty(rlsolver::problems::policy_loaders);
+    let models = Models { registry: &registry, requested: None };
     let mut report = String::new();
     writeln!(
         report,
-        "| graph | n | m | best known |{} time to best at the longest limit, last seed (s) | chains | device |{}",
+        "| graph | n | m | best known |{} eigenvalue bound at the longest limit, last seed | its gap, median (worst) | time to best at the longest limit, last seed (s) | chains | device |{}",
         config
             .time_limits_s
             .iter()
@@ -112,7 +116,7 @@ pub fn run_maxcut(config: &BenchConfig) -> Result<String> {
     )?;
     writeln!(
         report,
-        "|---|---|---|---|{}---|---|---|{}",
+        "|---|---|---|---|{}---|---|---|---|---|{}",
         "---|".repeat(config.time_limits_s.len()),
         "---|".repeat(SEARCH_BASELINES.len() + peers.len() * config.time_limits_s.len())
     )?;
@@ -129,8 +133,10 @@ pub fn run_maxcut(config: &BenchConfig) -> Result<String> {
             best.map_or("?".into(), |b| format!("{b}"))
         );
         let mut last = None;
+        let mut gaps = Vec::new();
         for &limit in &config.time_limits_s {
             let mut cuts = Vec::new();
+            gaps.clear();
             for &seed in &config.seeds {
                 crate::progress::figure(format!("measuring {name} at {limit} s, seed {seed}"));
                 let params = SearchParams {
@@ -144,22 +150,40 @@ pub fn run_maxcut(config: &BenchConfig) -> Result<String> {
                     // stagnant cycle: G22 10 s gave 13322 on one seed of 0-4 that way.)
                     ..SearchParams::default()
                 };
-                let outcome = minimize(graph.ising(), &params);
-                let cut = graph.cut_value(&outcome.spins);
+                // A request's path: the search, then the eigenvalue bound in its share of the limit.
+                let solved = graph.solve(&params, models);
+                let sides: Vec<u8> = serde_json::from_value(solved.solution.clone())?;
+                let spins: Vec<i8> = sides.iter().map(|&s| if s == 1 { 1 } else { -1 }).collect();
+                let cut = graph.cut_value(&spins);
+                anyhow::ensure!(
+                    cut == solved.objective,
+                    "{name}: reported cut {} re-scores as {cut}",
+                    solved.objective
+                );
                 crate::progress::row_done(format!(
                     "{name} limit {limit} s seed {seed}: cut {cut} ({:?}, {} rounds)",
-                    outcome.stop, outcome.rounds
+                    solved.status, solved.rounds
                 ));
                 cuts.push(cut);
-                last = Some(outcome);
+                gaps.push(solved.gap.unwrap_or(f64::NAN));
+                last = Some(solved);
             }
             cuts.sort_by(f64::total_cmp);
             write!(row, " {} ({}) |", median(&cuts), cuts[0])?;
         }
         let last = last.expect("at least one time limit and seed");
-        let to_best = last.history.last().map_or(0.0, |p| p.elapsed.as_secs_f64());
+        let to_best = last.history.last().map_or(0.0, |p| p.elapsed_ms / 1e3);
         let limit = Duration::from_secs_f64(baseline_limit);
-        write!(row, " {to_best:.1} | {} | {} |", last.chains, device_name(config.device))?;
+        let bound = last.bound.map_or("-".into(), |b| format!("{b}"));
+        let (gap, worst_gap) = super::median_and_worst(&mut gaps, false);
+        write!(
+            row,
+            " {bound} | {:.1}% ({:.1}%) | {to_best:.1} | {} | {} |",
+            100.0 * gap,
+            100.0 * worst_gap,
+            last.chains,
+            device_name(config.device)
+        )?;
         for baseline in SEARCH_BASELINES {
             crate::progress::figure(format!("measuring {name} baseline {baseline}"));
             let (spins, _) = graph.run_baseline(baseline, limit, config.seeds[0]).expect("a listed baseline");

@@ -24,7 +24,8 @@ pub struct NphardBenchConfig {
     pub time_limits_s: Vec<f64>,
     pub seeds: Vec<u64>,
     /// Only the suites of these problems (empty: all); `knapsack-classes` names the section of
-    /// Pisinger's generated classes, `set-cover-peers` the OR-Library covers against the MIP peers.
+    /// Pisinger's generated classes, `set-cover-peers` the OR-Library covers against the MIP peers,
+    /// `graph-peers` the independent sets, colourings and bisections against them.
     pub only: Vec<String>,
     /// Python with ortools and highspy, and the MIP peer script (benches/peers/mip_peer.py):
     /// CP-SAT and HiGHS on the generated knapsack classes (None: ours only).
@@ -60,12 +61,19 @@ struct PeerRow {
     texts: Vec<(u64, String)>,
 }
 
+/// How a peer section's objective compares.
+#[derive(Clone, Copy)]
+enum Sense {
+    Maximize,
+    Minimize,
+}
+
 /// Rows comparing our default solve of `problem` with the MIP peers (`kind` in the peer script)
 /// at the longest limit: per row, runs proven optimal and wall seconds (loading included), and how
 /// far each peer's value fell behind ours at most.
 fn peer_rows(
     config: &NphardBenchConfig,
-    problem: &str,
+    (problem, sense): (&str, Sense),
     kind: &str,
     label_header: &str,
     rows: Vec<PeerRow>,
@@ -90,7 +98,7 @@ fn peer_rows(
         let mut ours = Vec::new();
         let mut values = Vec::new();
         let mut peer_runs: Vec<Vec<(bool, f64)>> = vec![Vec::new(); peers.len()];
-        let mut behind: Vec<f64> = vec![0.0; peers.len()];
+        let mut behind: Vec<f64> = vec![f64::NEG_INFINITY; peers.len()];
         for (seed, text) in &texts {
             crate::progress::figure(format!("measuring {problem} {label}, seed {seed}"));
             let start = std::time::Instant::now();
@@ -110,10 +118,10 @@ fn peer_rows(
                     let run: PeerRun = super::run_peer(python, script, &args)?;
                     peer_runs[k].push((run.optimal, run.seconds));
                     // No answer at all counts as behind by the whole of ours.
-                    let gap = match run.value {
-                        Some(v) if problem == "knapsack" => solved.objective - v,
-                        Some(v) => v - solved.objective,
-                        None => solved.objective.abs(),
+                    let gap = match (run.value, sense) {
+                        (Some(v), Sense::Maximize) => solved.objective - v,
+                        (Some(v), Sense::Minimize) => v - solved.objective,
+                        (None, _) => solved.objective.abs(),
                     };
                     behind[k] = behind[k].max(gap);
                 }
@@ -147,7 +155,7 @@ fn knapsack_classes(config: &NphardBenchConfig, report: &mut String) -> Result<(
             rows.push(PeerRow { label: format!("{class} | {n}"), texts });
         }
     }
-    peer_rows(config, "knapsack", "knapsack", "knapsack class | items", rows, report)?;
+    peer_rows(config, ("knapsack", Sense::Maximize), "knapsack", "knapsack class | items", rows, report)?;
     let longest = config.time_limits_s.iter().copied().fold(0.0, f64::max);
     writeln!(
         report,
@@ -172,7 +180,7 @@ fn set_cover_peers(config: &NphardBenchConfig, report: &mut String) -> Result<()
         let label = file.file_stem().unwrap_or_default().to_string_lossy().to_string();
         rows.push(PeerRow { label, texts: config.seeds.iter().map(|&seed| (seed, text.clone())).collect() });
     }
-    peer_rows(config, "set_cover", "setcover", "set cover", rows, report)?;
+    peer_rows(config, ("set_cover", Sense::Minimize), "setcover", "set cover", rows, report)?;
     let longest = config.time_limits_s.iter().copied().fold(0.0, f64::max);
     writeln!(
         report,
@@ -180,6 +188,52 @@ fn set_cover_peers(config: &NphardBenchConfig, report: &mut String) -> Result<()
          the {longest} s limit. Proven: runs that proved their answer optimal; s: wall seconds including loading, median \
          (worst); behind ours: the most a peer's cost exceeded ours. Peers: CP-SAT and HiGHS with {PEER_THREADS} threads \
          (benches/peers/mip_peer.py; HiGHS with no MIP gap).",
+        config.seeds
+    )?;
+    Ok(())
+}
+
+/// The graph problems against the MIP peers, each seed a run of our default solve: BHOSLIB's
+/// independent sets from the shared data, and the generated colourings and bisections of the
+/// main table. Number partitioning has no peer row: its numbers (n bits for n numbers) exceed
+/// what HiGHS's doubles hold exactly (2^53) and CP-SAT's 64-bit sums from n = 57 on.
+fn graph_peers(config: &NphardBenchConfig, report: &mut String) -> Result<()> {
+    if !config.only.is_empty() && !config.only.iter().any(|p| p == "graph-peers") {
+        return Ok(());
+    }
+    let per_seed = |text: &str| config.seeds.iter().map(|&seed| (seed, text.to_string())).collect::<Vec<_>>();
+    let mut sets = Vec::new();
+    for file in files(&config.data.join("mis"), "mis")? {
+        let label = file.file_stem().unwrap_or_default().to_string_lossy().to_string();
+        sets.push(PeerRow { label, texts: per_seed(&std::fs::read_to_string(&file)?) });
+    }
+    let mut colourings = Vec::new();
+    let mut bisections = Vec::new();
+    for (suite, instances) in generated_suites()? {
+        for instance in instances {
+            let Input::Text(text) = &instance.input else { continue };
+            let row = PeerRow { label: instance.name.clone(), texts: per_seed(text) };
+            match suite.problem {
+                "max_independent_set" => sets.push(row),
+                "graph_coloring" => colourings.push(row),
+                "graph_partitioning" => bisections.push(row),
+                _ => {}
+            }
+        }
+    }
+    peer_rows(config, ("max_independent_set", Sense::Maximize), "mis", "independent set", sets, report)?;
+    peer_rows(config, ("graph_coloring", Sense::Minimize), "coloring", "colouring", colourings, report)?;
+    peer_rows(config, ("graph_partitioning", Sense::Minimize), "bisection", "bisection", bisections, report)?;
+    let longest = config.time_limits_s.iter().copied().fold(0.0, f64::max);
+    writeln!(
+        report,
+        "\nIndependent sets (BHOSLIB and generated model RB graphs), colourings and bisections (the generated rows of the \
+         main table), seeds {:?}, no target: each run at the {longest} s limit. Proven: runs that proved their answer \
+         optimal; s: wall seconds including loading, median (worst); behind ours: the most a peer's value fell short of \
+         ours (negative: the peer was ahead). Peers: CP-SAT and HiGHS with {PEER_THREADS} threads on the natural models \
+         (benches/peers/mip_peer.py: edge constraints; colour assignment with as many colours as a largest-first greedy \
+         colouring; |x_u - x_v| per edge under a balance row). Number partitioning has no peer row: its numbers exceed \
+         the doubles HiGHS computes in and CP-SAT's 64-bit sums.",
         config.seeds
     )?;
     Ok(())
@@ -413,10 +467,12 @@ fn generated_suites() -> Result<Vec<(Suite<'static>, Vec<BenchInstance>)>> {
 /// Runs every suite whose data is present and returns the markdown report.
 pub fn run_nphard(config: &NphardBenchConfig) -> Result<String> {
     anyhow::ensure!(!config.seeds.is_empty() && !config.time_limits_s.is_empty(), "need a seed and a time limit");
-    if !config.only.is_empty() && config.only.iter().all(|p| p == "knapsack-classes" || p == "set-cover-peers") {
+    let sections = ["knapsack-classes", "set-cover-peers", "graph-peers"];
+    if !config.only.is_empty() && config.only.iter().all(|p| sections.contains(&p.as_str())) {
         let mut report = String::new();
         knapsack_classes(config, &mut report)?;
         set_cover_peers(config, &mut report)?;
+        graph_peers(config, &mut report)?;
         return Ok(report.trim_start().to_string());
     }
     let limits: String = config.time_limits_s.iter().map(|t| format!(" ours {t} s |")).collect();
@@ -472,6 +528,7 @@ pub fn run_nphard(config: &NphardBenchConfig) -> Result<String> {
     }
     knapsack_classes(config, &mut report)?;
     set_cover_peers(config, &mut report)?;
+    graph_peers(config, &mut report)?;
     writeln!(
         report,
         "\nCells: median (worst) over seeds {:?}; the time to optimum is the median (worst). Baselines: \

@@ -626,7 +626,20 @@ pub trait IsingProblem: Send + Sync {
     fn decode(&self, spins: &[i8]) -> serde_json::Value;
     /// Runs the named baseline: (spins, time to its best), or None for an unknown name.
     fn run_baseline(&self, name: &str, time_limit: Duration, seed: u64) -> Option<(Vec<i8>, Duration)>;
+    /// Seconds one step of `bound` is expected to take; None: the problem has no bound.
+    fn bound_step_s(&self) -> Option<f64> {
+        None
+    }
+    /// A proven bound on the objective, computed within `budget` once the search has found
+    /// `best`; None when no step fits.
+    fn bound(&self, best: f64, budget: Duration) -> Option<f64> {
+        let _ = (best, budget);
+        None
+    }
 }
+
+/// The share of a solve's time limit a bound may take before the search starts.
+pub const BOUND_SHARE: f64 = 0.05;
 
 /// The problems whose instances are `IsingProblem`s, which `ising` models serve.
 pub const ISING_POLICY_PROBLEMS: &[&str] = &["maxcut"];
@@ -668,13 +681,26 @@ impl<T: IsingProblem> Instance for T {
                     policy.sample(model, POLICY_SAMPLES, params.seed).into_iter().map(|(s, _)| s).collect();
             }
         }
-        // The policy's time is part of the request's budget and of the times reported.
+        // The policy's time is part of the request's budget and of the times reported; a bound
+        // that fits its share of the budget has that share reserved after the search.
         let spent = start.elapsed();
-        params.time_limit_s = (params.time_limit_s - spent.as_secs_f64()).max(0.0);
+        let left = (params.time_limit_s - spent.as_secs_f64()).max(0.0);
+        let exact = params.exact && crate::search::exact::affordable(model);
+        let reserved = match self.bound_step_s() {
+            Some(step) if !exact && step <= BOUND_SHARE * left => BOUND_SHARE * left,
+            _ => 0.0,
+        };
+        params.time_limit_s = left - reserved;
         let mut outcome = crate::search::minimize(model, &params);
         outcome.elapsed += spent;
         outcome.history.iter_mut().for_each(|incumbent| incumbent.elapsed += spent);
-        report(self, &params, outcome)
+        let answer = report(self, &params, outcome);
+        let budget = Duration::from_secs_f64(left).saturating_sub(start.elapsed() - spent);
+        let budget = budget.min(Duration::from_secs_f64(reserved));
+        match (reserved > 0.0).then(|| self.bound(answer.objective, budget)).flatten() {
+            Some(bound) => SolveReport { elapsed_ms: start.elapsed().as_secs_f64() * 1e3, ..answer.with_bound(bound) },
+            None => answer,
+        }
     }
 
     fn solve_baseline(&self, name: &str, params: &SearchParams, models: Models<'_>) -> Solved {

@@ -2,6 +2,7 @@
 //! cut(s) = (sum_{(i,j)} w_ij - H(s)) / 2, so minimising H maximises the cut.
 
 pub mod baselines;
+pub mod bound;
 pub mod generate;
 mod parse;
 
@@ -68,6 +69,18 @@ impl IsingProblem for MaxCutInstance {
             _ => return None,
         };
         Some((result.spins, result.time_to_best))
+    }
+
+    fn bound_step_s(&self) -> Option<f64> {
+        Some(bound::step_seconds(self.num_nodes()))
+    }
+
+    /// Poljak and Rendl's eigenvalue bound (`bound`), rounded down when every weight is an
+    /// integer (every cut is then one).
+    fn bound(&self, best: f64, budget: Duration) -> Option<f64> {
+        let config = bound::BoundConfig::default();
+        let bound = bound::mohar_poljak(self.num_nodes(), self.edges(), best, budget, &config)?;
+        Some(if self.edges().iter().all(|e| e.2.fract() == 0.0) { bound.floor() } else { bound })
     }
 }
 
