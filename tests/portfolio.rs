@@ -142,6 +142,41 @@ fn port1s_cardinality_frontier_equals_the_proven_optimum_at_every_lambda() {
 }
 
 #[test]
+fn the_nondominated_list_holds_feasible_mutually_nondominated_portfolios_that_no_frontier_point_beats() {
+    let Some((text, uef)) = read_port(2) else { return };
+    let (mu, cov) = port_numbers(&text);
+    let frontier: Vec<[f64; 2]> = uef.iter().map(|&(r, v)| [r, v]).collect();
+    let instance = json!({"port": text, "cardinality": 10, "min_weight": 0.01, "points": 20, "frontier": frontier, "nondominated": true});
+    let p = portfolio::parse_json(&instance, &Limits::default()).unwrap();
+    let registry = no_models();
+    let models = Models { registry: &registry, requested: None };
+    let report = p.solve(&params(3.0, 2), models);
+    let rescored = |key: &str| -> Vec<(f64, f64)> {
+        let list = report.solution[key].as_array().unwrap();
+        list.iter().map(|point| rescore(point, &mu, &cov, Some(10), 0.01, 1.0)).collect()
+    };
+    let listed = rescored("nondominated");
+    let per_lambda = rescored("frontier");
+    assert!(listed.len() > per_lambda.len(), "{} listed against {} lambdas", listed.len(), per_lambda.len());
+    let beats = |a: (f64, f64), b: (f64, f64)| a.0 >= b.0 && a.1 <= b.1 && (a.0 > b.0 || a.1 < b.1);
+    for (i, &a) in listed.iter().enumerate() {
+        for (j, &b) in listed.iter().enumerate() {
+            assert!(i == j || !beats(b, a), "listed {b:?} dominates listed {a:?}");
+        }
+        for &b in &per_lambda {
+            assert!(!beats(b, a), "the frontier point {b:?} dominates listed {a:?}");
+        }
+    }
+    let error = portfolio::frontier::mean_percentage_error(&listed, &uef).unwrap();
+    let reported = report.solution["mean_percentage_error_nondominated"].as_f64().unwrap();
+    assert!((reported - error).abs() < 1e-9, "{reported} vs {error}");
+    // A single goal has no frontier to list.
+    let single = json!({"port": text, "cardinality": 10, "lambda": 0.5, "nondominated": true});
+    let refused = portfolio::parse_json(&single, &Limits::default()).unwrap_err();
+    assert!(refused.to_string().contains("nondominated"), "{refused}");
+}
+
+#[test]
 fn the_search_is_never_worse_than_the_ga_or_greedy_at_any_lambda() {
     let Some((text, _)) = read_port(2) else { return };
     let instance = json!({"port": text, "cardinality": 10, "min_weight": 0.01, "points": 20});

@@ -104,6 +104,20 @@ pub fn mean_percentage_error(heuristic: &[(f64, f64)], uef: &[(f64, f64)]) -> Op
     (!errors.is_empty()).then(|| errors.iter().sum::<f64>() / errors.len() as f64)
 }
 
+/// The portfolios no other one beats on both counts (a return at least as high with a lower
+/// variance, or a higher return at no more variance), by ascending return.
+pub fn nondominated(mut points: Vec<std::sync::Arc<Allocation>>) -> Vec<std::sync::Arc<Allocation>> {
+    points.sort_by(|a, b| b.expected_return.total_cmp(&a.expected_return).then(a.variance.total_cmp(&b.variance)));
+    let mut kept: Vec<std::sync::Arc<Allocation>> = Vec::new();
+    for point in points {
+        if kept.last().is_none_or(|last| point.variance < last.variance) {
+            kept.push(point);
+        }
+    }
+    kept.reverse();
+    kept
+}
+
 /// A `portef` file of OR-Library: lines `mean_return variance`.
 pub fn parse_portef(text: &str) -> Option<Vec<(f64, f64)>> {
     let values: Vec<f64> = text.split_whitespace().map(|t| t.parse().ok()).collect::<Option<_>>()?;

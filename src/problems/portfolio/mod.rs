@@ -132,6 +132,9 @@ pub struct Portfolio {
     pub mode: Mode,
     /// The unconstrained frontier the error is measured against: (return, variance) points.
     pub reference: Option<Vec<(f64, f64)>>,
+    /// Frontier mode: also report the non-dominated portfolios among all the search scored
+    /// and their error (Chang et al. measure a heuristic's frontier so).
+    pub nondominated: bool,
 }
 
 /// Points of the default frontier, as in Chang et al.
@@ -172,8 +175,8 @@ impl Portfolio {
         })
     }
 
-    /// The frontier's points as JSON and their Chang error (when the reference exists).
-    fn frontier_report(&self, points: &[(f64, Allocation)], deadline: Instant) -> (Value, Option<f64>) {
+    /// The frontier's points as JSON and their Chang error against `reference` (the UEF).
+    fn frontier_report(&self, points: &[(f64, Allocation)], reference: Option<&[(f64, f64)]>) -> (Value, Option<f64>) {
         let list: Vec<Value> = points
             .iter()
             .map(|(lambda, a)| {
@@ -182,10 +185,9 @@ impl Portfolio {
                 v
             })
             .collect();
-        let reference = self.reference.clone().or_else(|| frontier::trace(self, TRACED_UEF_POINTS, deadline));
         let error = reference.and_then(|uef| {
             let heuristic: Vec<(f64, f64)> = points.iter().map(|(_, a)| (a.expected_return, a.variance)).collect();
-            frontier::mean_percentage_error(&heuristic, &uef)
+            frontier::mean_percentage_error(&heuristic, uef)
         });
         (json!(list), error)
     }
@@ -244,6 +246,7 @@ impl Portfolio {
                 let share = params.time_limit_s / lambdas.len() as f64;
                 let mut seeds: Vec<Vec<usize>> = Vec::new();
                 let mut found = Vec::new();
+                let mut scored = Vec::new();
                 let (mut rounds, mut chains, mut stop) = (0, 1, StopReason::Converged);
                 // From lambda = 1 (least variance) down: neighbouring optima share most assets.
                 for (e, &lambda) in lambdas.iter().enumerate().rev() {
@@ -273,12 +276,16 @@ impl Portfolio {
                     if let Some(best) = result.best {
                         found.push((lambda, best));
                     }
+                    if self.nondominated {
+                        scored = frontier::nondominated(scored.into_iter().chain(result.scored).collect());
+                    }
                     seeds = result.elite;
                 }
                 found.reverse();
                 // Tracing the UEF may take a quarter of the budget again, no more.
                 let deadline = Instant::now() + Duration::from_secs_f64(0.25 * params.time_limit_s);
-                let (list, error) = self.frontier_report(&found, deadline);
+                let reference = self.reference.clone().or_else(|| frontier::trace(self, TRACED_UEF_POINTS, deadline));
+                let (list, error) = self.frontier_report(&found, reference.as_deref());
                 // Without an error (no UEF in time), the objective is the points' mean objective.
                 let mean_objective = found.iter().map(|(_, a)| a.objective).sum::<f64>() / found.len().max(1) as f64;
                 let objective = error.unwrap_or(mean_objective);
@@ -286,8 +293,15 @@ impl Portfolio {
                 if let Some(error) = error {
                     solution["mean_percentage_error"] = json!(error);
                 }
-                let run =
-                    search::GoalResult { best: None, elite: Vec::new(), stop, chains, rounds, history: Vec::new() };
+                if self.nondominated {
+                    let points: Vec<(f64, f64)> = scored.iter().map(|a| (a.expected_return, a.variance)).collect();
+                    solution["nondominated"] =
+                        json!(scored.iter().map(|a| Self::allocation_json(a)).collect::<Vec<_>>());
+                    if let Some(error) = reference.and_then(|uef| frontier::mean_percentage_error(&points, &uef)) {
+                        solution["mean_percentage_error_nondominated"] = json!(error);
+                    }
+                }
+                let run = search::GoalResult { stop, chains, rounds, ..search::GoalResult::exact(None) };
                 self.report((solution, objective), started, params, run)
             }
         }
@@ -758,6 +772,13 @@ fn build(
             Some(parsed)
         }
     };
+    let nondominated = match object.get("nondominated") {
+        None | Some(Value::Null) => false,
+        Some(v) => v.as_bool().ok_or_else(|| ProblemError::invalid("nondominated", "expected true or false"))?,
+    };
+    if nondominated && !matches!(mode, Mode::Frontier(_)) {
+        return Err(ProblemError::invalid("nondominated", "applies to a frontier (points), not to a single goal"));
+    }
     let portfolio = Portfolio {
         mu,
         cov,
@@ -765,6 +786,7 @@ fn build(
         constraints: Constraints { cardinality, lower, upper, sectors, costs },
         mode,
         reference,
+        nondominated,
     };
     if let Mode::Single(Goal::RiskBudget(v)) = mode {
         let least = frontier::minimum_variance(&portfolio).map(|a| a.variance);
@@ -814,6 +836,7 @@ impl ProblemCode for PortfolioProblem {
                 "current_weights": {"type": "array", "items": {"type": "number", "minimum": 0}, "description": "the weights held now (default: all cash), for cost_budget"},
                 "transaction_cost": bound("cost per unit of weight traded, for cost_budget"),
                 "cost_budget": {"type": "number", "minimum": 0, "description": "sum of transaction_cost_i |w_i - current_i| at most this"},
+                "nondominated": {"type": "boolean", "description": "frontier mode: also return the non-dominated portfolios among all the search scored, and their mean percentage error (default: false)"},
                 "frontier": {"type": "array", "items": {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}, "description": "the unconstrained frontier as [return, variance] points, for the mean percentage error (default: traced)"}
             }
         })

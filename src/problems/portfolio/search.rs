@@ -70,13 +70,16 @@ pub struct GoalResult {
     pub chains: usize,
     pub rounds: usize,
     pub history: Vec<HistoryPoint>,
+    /// The non-dominated portfolios (return against variance) among all the goal's search scored.
+    pub scored: Vec<Arc<Allocation>>,
 }
 
 impl GoalResult {
     /// A result computed in one go.
     pub fn exact(best: Option<Allocation>) -> Self {
         let elite = best.iter().map(|a| a.assets.clone()).collect();
-        GoalResult { best, elite, stop: StopReason::Converged, chains: 1, rounds: 1, history: Vec::new() }
+        let scored = best.iter().cloned().map(Arc::new).collect();
+        GoalResult { best, elite, stop: StopReason::Converged, chains: 1, rounds: 1, history: Vec::new(), scored }
     }
 }
 
@@ -161,6 +164,12 @@ impl<'a> SubsetMoves<'a> {
             }
         }
         scored
+    }
+
+    /// The non-dominated portfolios among those scored.
+    fn nondominated(&self) -> Vec<Arc<Allocation>> {
+        let cache = self.cache.lock().expect("cache");
+        super::frontier::nondominated(cache.scores.values().flatten().cloned().collect())
     }
 
     fn elite(&self) -> Vec<Vec<usize>> {
@@ -313,5 +322,6 @@ pub fn search_goal(
         chains: outcome.chains,
         rounds: outcome.rounds,
         history: crate::problems::history_points(&outcome.history, |e| e),
+        scored: moves.nondominated(),
     }
 }
