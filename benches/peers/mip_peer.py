@@ -19,6 +19,7 @@ model building included)}.
 """
 
 import json
+import math
 import sys
 import time
 
@@ -325,6 +326,8 @@ def main():
         covers = all(any(j in picked for j in row) for row in covering)
         value = sum(costs[j] for j in chosen) if covers else None
     elapsed = time.perf_counter() - start
+    # A solver without a finite bound (no solution yet) reports none: JSON has no infinities.
+    bound = float(bound) if bound is not None and math.isfinite(bound) else None
     print(json.dumps({"value": value, "optimal": optimal, "bound": bound, "seconds": elapsed}))
 
 

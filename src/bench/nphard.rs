@@ -131,7 +131,10 @@ fn peer_rows(
         let cells: String =
             peer_runs.iter().zip(&behind).map(|(runs, b)| format!(" {} | {b} |", proof_cell(runs))).collect();
         values.sort_by(f64::total_cmp);
-        writeln!(report, "| {label} | {} | {} |{cells}", proof_cell(&ours), median(&values))?;
+        let row = format!("| {label} | {} | {} |{cells}", proof_cell(&ours), median(&values));
+        // The row in the log too: a long section's finished rows outlive a failure after them.
+        crate::progress::row_done(row.clone());
+        writeln!(report, "{row}")?;
     }
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
