@@ -176,14 +176,8 @@ pub fn run_maxcut(config: &BenchConfig) -> Result<String> {
         let limit = Duration::from_secs_f64(baseline_limit);
         let bound = last.bound.map_or("-".into(), |b| format!("{b}"));
         let (gap, worst_gap) = super::median_and_worst(&mut gaps, false);
-        write!(
-            row,
-            " {bound} | {:.1}% ({:.1}%) | {to_best:.1} | {} | {} |",
-            100.0 * gap,
-            100.0 * worst_gap,
-            last.chains,
-            device_name(config.device)
-        )?;
+        let gap = if gap.is_nan() { "-".into() } else { format!("{:.1}% ({:.1}%)", 100.0 * gap, 100.0 * worst_gap) };
+        write!(row, " {bound} | {gap} | {to_best:.1} | {} | {} |", last.chains, device_name(config.device))?;
         for baseline in SEARCH_BASELINES {
             crate::progress::figure(format!("measuring {name} baseline {baseline}"));
             let (spins, _) = graph.run_baseline(baseline, limit, config.seeds[0]).expect("a listed baseline");
