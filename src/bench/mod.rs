@@ -22,6 +22,7 @@ pub mod orgym;
 /// Population-based training against independent runs.
 pub mod population;
 pub mod portfolio;
+pub mod qubo;
 /// Our algorithms on MuJoCo and PyBullet through the bridge against SB3, and the H-term study.
 pub mod simulators;
 pub mod tnco;
@@ -48,6 +49,7 @@ pub const BENCHES: &[Bench] = &[
     Bench { name: "tnco", summary: "contraction orders of the Sycamore circuits against cotengra (peer by --python)", run: tnco::from_args },
     Bench { name: "portfolio", summary: "Chang et al.'s cardinality-constrained frontiers", run: portfolio::from_args },
     Bench { name: "tsp", summary: "TSPLIB tours against their optima", run: tsp::from_args },
+    Bench { name: "qubo", summary: "generated OR-Library-style QUBOs against MQLib and dwave-samplers (peers by --python)", run: qubo::from_args },
     Bench { name: "orgym", summary: "OR-Gym policies against their references, env throughput against or-gymnasium (--only: sections)", run: orgym::from_args },
     Bench { name: "bifurcation", summary: "simulated bifurcation on Gset at each time limit, --chains chains (default 1024), on --device", run: bifurcation::from_args },
     Bench { name: "backends", summary: "the search with each of --backends at each time limit on --device, on the Gset graphs named by --only and a --torus-side torus", run: backends::from_args },
