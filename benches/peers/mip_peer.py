@@ -75,25 +75,8 @@ def knapsack_cpsat(values, weights, capacity, seconds, threads, seed):
 
 
 def knapsack_highs(values, weights, capacity, seconds, threads, seed):
-    import highspy
-    import numpy as np
-
-    n = len(values)
-    lp = highspy.HighsLp()
-    lp.num_col_ = n
-    lp.num_row_ = 1
-    lp.col_cost_ = np.array(values, dtype=np.double)
-    lp.col_lower_ = np.zeros(n)
-    lp.col_upper_ = np.ones(n)
-    lp.row_lower_ = np.array([-highspy.kHighsInf])
-    lp.row_upper_ = np.array([float(capacity)])
-    lp.sense_ = highspy.ObjSense.kMaximize
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = np.arange(n + 1, dtype=np.int32)
-    lp.a_matrix_.index_ = np.zeros(n, dtype=np.int32)
-    lp.a_matrix_.value_ = np.array(weights, dtype=np.double)
-    lp.integrality_ = [highspy.HighsVarType.kInteger] * n
-    return highs_solve(lp, seconds, threads, seed)
+    rows = [(-1.0e30, float(capacity), [(i, float(w)) for i, w in enumerate(weights)])]
+    return highs_solve(highs_lp(len(values), values, rows, maximize=True), seconds, threads, seed)
 
 
 def read_setcover(path):
@@ -121,28 +104,8 @@ def setcover_cpsat(costs, covering, seconds, threads, seed):
 
 
 def setcover_highs(costs, covering, seconds, threads, seed):
-    import highspy
-    import numpy as np
-
-    n = len(costs)
-    columns = [[] for _ in range(n)]
-    for i, row in enumerate(covering):
-        for j in row:
-            columns[j].append(i)
-    lp = highspy.HighsLp()
-    lp.num_col_ = n
-    lp.num_row_ = len(covering)
-    lp.col_cost_ = np.array(costs, dtype=np.double)
-    lp.col_lower_ = np.zeros(n)
-    lp.col_upper_ = np.ones(n)
-    lp.row_lower_ = np.ones(len(covering))
-    lp.row_upper_ = np.full(len(covering), highspy.kHighsInf)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = np.cumsum([0] + [len(c) for c in columns]).astype(np.int32)
-    lp.a_matrix_.index_ = np.array([i for c in columns for i in c], dtype=np.int32)
-    lp.a_matrix_.value_ = np.ones(sum(len(c) for c in columns))
-    lp.integrality_ = [highspy.HighsVarType.kInteger] * n
-    return highs_solve(lp, seconds, threads, seed)
+    rows = [(1.0, 1.0e30, [(j, 1.0) for j in row]) for row in covering]
+    return highs_solve(highs_lp(len(costs), costs, rows), seconds, threads, seed)
 
 
 def read_dimacs(path):
@@ -173,9 +136,9 @@ def read_metis(path):
     return n, [(u, v, w) for (u, v), w in sorted(edges.items())]
 
 
-def highs_lp(num_col, costs, rows, maximize=False, integer=None):
-    """A HiGHS model of 0/1 columns (or integer where `integer` says) and rows (lower, upper,
-    [(column, coefficient)])."""
+def highs_lp(num_col, costs, rows, maximize=False):
+    """A HiGHS model of 0/1 columns and rows (lower, upper, [(column, coefficient)]); bounds of
+    1e30 and beyond are infinite to HiGHS."""
     import highspy
     import numpy as np
 
