@@ -14,7 +14,8 @@ fn solve_prints_the_report_json_for_a_gset_file() {
     let dir = std::env::temp_dir().join(format!("rlsolver-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("ring.txt");
-    // An even ring of 40 (too large to enumerate, so the search runs): the maximum cut is 40.
+    // An even ring of 40 (too large to enumerate, so the search runs): the maximum cut is 40,
+    // and the ring's eigenvalue bound (2-regular and bipartite: n/4 * 4) proves it.
     let ring: Vec<String> = (1..=40).map(|i| format!("{i} {} 1", i % 40 + 1)).collect();
     std::fs::write(&file, format!("40 40\n{}", ring.join("\n"))).unwrap();
     let output = rlsolver()
@@ -26,7 +27,9 @@ fn solve_prints_the_report_json_for_a_gset_file() {
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["objective"], 40.0);
-    assert_eq!(report["status"], "target_reached");
+    assert_eq!(report["bound"], 40.0);
+    assert_eq!(report["gap"], 0.0);
+    assert_eq!(report["status"], "optimal");
     assert_eq!(report["device"], "cpu");
 }
 
