@@ -38,11 +38,6 @@ pub struct BenchConfig {
 const PEERS: &[&str] = &["burer2002", "mqlib-hh", "dwave-tabu"];
 
 /// What the peer script returns.
-#[derive(serde::Deserialize)]
-struct PeerSides {
-    sides: Vec<u8>,
-}
-
 /// Best-known values from the folder's README table rows `| name | ... | value |`.
 pub(crate) fn best_known(dir: &Path) -> Vec<(String, f64)> {
     let text = std::fs::read_to_string(dir.join("README.md")).unwrap_or_default();
@@ -188,22 +183,11 @@ pub fn run_maxcut(config: &BenchConfig) -> Result<String> {
         if let Some((python, script)) = &config.peer {
             for peer in peers {
                 for &limit in &config.time_limits_s {
-                    let mut cuts = Vec::new();
-                    for &seed in &config.seeds {
-                        crate::progress::figure(format!("measuring {name}: {peer} at {limit} s, seed {seed}"));
-                        let args =
-                            [peer.to_string(), file.to_string_lossy().to_string(), limit.to_string(), seed.to_string()];
-                        let run: PeerSides = super::run_peer(python, script, &args)?;
-                        anyhow::ensure!(
-                            run.sides.len() == graph.num_nodes(),
-                            "{peer} on {name}: {} sides",
-                            run.sides.len()
-                        );
-                        let spins: Vec<i8> = run.sides.iter().map(|&s| if s == 1 { 1 } else { -1 }).collect();
-                        cuts.push(graph.cut_value(&spins));
-                    }
-                    cuts.sort_by(f64::total_cmp);
-                    write!(row, " {} ({}) |", median(&cuts), cuts[0])?;
+                    let sizes = (graph.num_nodes(), limit, config.seeds.as_slice());
+                    row += &super::peer_sides_cell((python, script), peer, &file, sizes, |sides| {
+                        let spins: Vec<i8> = sides.iter().map(|&s| if s == 1 { 1 } else { -1 }).collect();
+                        graph.cut_value(&spins)
+                    })?;
                 }
             }
         }

@@ -150,6 +150,32 @@ pub(crate) fn median(sorted: &[f64]) -> f64 {
     }
 }
 
+/// One table cell of a peer that answers 0/1 `sides` (benches/peers/maxcut_peer.py): the peer
+/// run on `file` at `limit` once per seed, each answer of `n` values scored by `score`; the
+/// median and, in brackets, the worst (higher is better).
+pub(crate) fn peer_sides_cell(
+    (python, script): (&std::path::Path, &std::path::Path),
+    peer: &str,
+    file: &std::path::Path,
+    (n, limit, seeds): (usize, f64, &[u64]),
+    score: impl Fn(&[u8]) -> f64,
+) -> anyhow::Result<String> {
+    #[derive(serde::Deserialize)]
+    struct PeerSides {
+        sides: Vec<u8>,
+    }
+    let mut values = Vec::new();
+    for &seed in seeds {
+        crate::progress::figure(format!("measuring {}: {peer} at {limit} s, seed {seed}", file.display()));
+        let args = [peer.to_string(), file.to_string_lossy().to_string(), limit.to_string(), seed.to_string()];
+        let run: PeerSides = run_peer(python, script, &args)?;
+        anyhow::ensure!(run.sides.len() == n, "{peer} on {}: {} values for {n}", file.display(), run.sides.len());
+        values.push(score(&run.sides));
+    }
+    let (median, worst) = median_and_worst(&mut values, true);
+    Ok(format!(" {median} ({worst}) |"))
+}
+
 /// Runs a peer script (`python script args...`, its progress on our stderr) and reads the one
 /// JSON document it prints on stdout.
 pub fn run_peer<T: serde::de::DeserializeOwned>(

@@ -83,11 +83,6 @@ fn our_assignment(solution: &serde_json::Value, n: usize) -> Result<Vec<u8>> {
     Ok(x)
 }
 
-#[derive(serde::Deserialize)]
-struct PeerSides {
-    sides: Vec<u8>,
-}
-
 pub fn run_qubo(config: &QuboBenchConfig) -> Result<String> {
     anyhow::ensure!(!config.seeds.is_empty() && !config.time_limits_s.is_empty(), "need a seed and a time limit");
     let problem = rlsolver::problems::find("qubo").map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -135,17 +130,8 @@ pub fn run_qubo(config: &QuboBenchConfig) -> Result<String> {
         if let Some((python, script)) = &config.peer {
             for peer in peers {
                 for &limit in &config.time_limits_s {
-                    let mut values = Vec::new();
-                    for &seed in &config.seeds {
-                        crate::progress::figure(format!("measuring {name}: {peer} at {limit} s, seed {seed}"));
-                        let args =
-                            [peer.to_string(), file.to_string_lossy().to_string(), limit.to_string(), seed.to_string()];
-                        let run: PeerSides = super::run_peer(python, script, &args)?;
-                        anyhow::ensure!(run.sides.len() == n, "{peer} on {name}: {} values", run.sides.len());
-                        values.push(objective(&entries, &run.sides));
-                    }
-                    let (median, worst) = median_and_worst(&mut values, true);
-                    write!(row, " {median} ({worst}) |")?;
+                    let sizes = (n, limit, config.seeds.as_slice());
+                    row += &super::peer_sides_cell((python, script), peer, &file, sizes, |x| objective(&entries, x))?;
                 }
             }
         }

@@ -638,7 +638,7 @@ pub trait IsingProblem: Send + Sync {
     }
 }
 
-/// The share of a solve's time limit a bound may take before the search starts.
+/// The share of a solve's time limit kept back from the search for the bound computed after it.
 pub const BOUND_SHARE: f64 = 0.05;
 
 /// The problems whose instances are `IsingProblem`s, which `ising` models serve.
