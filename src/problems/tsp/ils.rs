@@ -1,5 +1,5 @@
 //! Iterated local search in the engine's chains (`search::moves`): each chain holds a tour at a
-//! 2-opt + Or-opt local optimum; a move exchanges two adjacent segments within a window of the
+//! Lin-Kernighan + Or-opt local optimum over the alpha-nearest candidates (`alpha`, `lk`); a move exchanges two adjacent segments within a window of the
 //! tour (a double bridge, the kick local search cannot undo: Martin, Otto & Felten 1991), runs
 //! the local search from the touched cities only, and accepts the result by Metropolis at a
 //! low temperature (Lourenco, Martin & Stuetzle, "Iterated local search", 2003, on acceptance
@@ -57,6 +57,7 @@ pub fn nearest_neighbour(tsp: &Tsp, start: u32) -> Vec<u32> {
 
 pub struct IteratedLocalSearch<'a> {
     tsp: &'a Tsp,
+    candidates: Vec<Vec<u32>>,
     config: IlsConfig,
 }
 
@@ -68,8 +69,9 @@ pub struct IlsChain {
 }
 
 impl<'a> IteratedLocalSearch<'a> {
-    pub fn new(tsp: &'a Tsp) -> Self {
-        IteratedLocalSearch { tsp, config: IlsConfig::default() }
+    /// The search over each city's `candidates` for Lin-Kernighan moves.
+    pub fn new(tsp: &'a Tsp, candidates: Vec<Vec<u32>>) -> Self {
+        IteratedLocalSearch { tsp, candidates, config: IlsConfig::default() }
     }
 
     /// Exchanges the adjacent segments after a random position, each of 1..=window/2 cities.
@@ -121,7 +123,7 @@ impl MoveSet for IteratedLocalSearch<'_> {
         let start = rng.gen_range(0..self.tsp.num_cities() as u32);
         let mut current = Tour::new(nearest_neighbour(self.tsp, start), &self.tsp.distances);
         current.mark_all();
-        current.optimize(&self.tsp.distances, &self.tsp.neighbours, true);
+        current.optimize(&self.tsp.distances, &self.tsp.neighbours, Some(&self.candidates));
         IlsChain { best: current.order.clone(), best_length: current.length, current }
     }
 
@@ -132,7 +134,7 @@ impl MoveSet for IteratedLocalSearch<'_> {
         for _ in 0..moves {
             let saved = chain.current.clone();
             self.kick(&mut chain.current, rng);
-            chain.current.optimize(&self.tsp.distances, &self.tsp.neighbours, true);
+            chain.current.optimize(&self.tsp.distances, &self.tsp.neighbours, Some(&self.candidates));
             let n = self.tsp.num_cities() as f64;
             let temperature = self.config.temperature * saved.length / n;
             let worse = chain.current.length - saved.length;

@@ -1,8 +1,8 @@
 //! A tour as an array (`order`, with each city's position in `position`) and its local search:
-//! 2-opt and Or-opt (a segment of 1 to 3 cities moved, possibly reversed, next to one of its
-//! ends' near neighbours), both over the candidates of neighbour lists and driven by a queue of
-//! "dirty" cities (Bentley's don't-look bits: a city is looked at again only when an edge at it
-//! changed). A 2-opt reverses the shorter side of the tour, so a move costs at most n/2 swaps.
+//! Lin-Kernighan moves (`lk`), Or-opt (a segment of 1 to 3 cities moved, possibly reversed, next
+//! to one of its ends' near neighbours) and plain 2-opt, all over candidate lists and driven by a
+//! queue of "dirty" cities (Bentley's don't-look bits: a city is looked at again only when an edge
+//! at it changed). A reversal reverses the shorter side of the tour, so it costs at most n/2 swaps.
 
 use super::Distances;
 use std::collections::VecDeque;
@@ -79,14 +79,19 @@ impl Tour {
         }
     }
 
-    /// Runs 2-opt (and with `or_opt`, Or-opt) moves until no queued city has an improving one.
-    pub fn optimize(&mut self, d: &Distances, neighbours: &[Vec<u32>], or_opt: bool) {
+    /// Runs local search until no queued city has an improving move: with `candidates`,
+    /// Lin-Kernighan moves over them (`lk`) and Or-opt moves; without, 2-opt moves only.
+    pub fn optimize(&mut self, d: &Distances, neighbours: &[Vec<u32>], candidates: Option<&[Vec<u32>]>) {
         while let Some(a) = self.queue.pop_front() {
             self.queued[a as usize] = false;
             if self.n() < 5 {
                 continue;
             }
-            if self.two_opt(a, d, neighbours) || (or_opt && self.or_opt(a, d, neighbours)) {
+            let improved = match candidates {
+                Some(candidates) => self.lin_kernighan(a, d, candidates) || self.or_opt(a, d, neighbours),
+                None => self.two_opt(a, d, neighbours),
+            };
+            if improved {
                 self.mark(a);
             }
         }
@@ -245,7 +250,7 @@ mod tests {
             let mut tour = Tour::new(order, &tsp.distances);
             let start = tour.length;
             tour.mark_all();
-            tour.optimize(&tsp.distances, &tsp.neighbours, true);
+            tour.optimize(&tsp.distances, &tsp.neighbours, Some(&tsp.neighbours));
             let mut sorted = tour.order.clone();
             sorted.sort_unstable();
             assert_eq!(sorted, (0..n as u32).collect::<Vec<_>>(), "a permutation");
