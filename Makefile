@@ -53,12 +53,19 @@ ui-tools:
 ui-screenshots: build ui-tools
 	RLSOLVER_UI_SCREENSHOTS=$(CURDIR)/docs/src/images $(CARGO_ENV) cargo test --release --test ui_dashboard
 
-# What the Python-client tests need (tests/python_client.rs, tests/python_dimod.rs), idempotent.
+# What the Python-client tests need (tests/python_client.rs, tests/python_dimod.rs,
+# tests/python_package.rs): the generator, dimod, dwave-preprocessing (dimod's composites), pytest
+# and httpx, and the package in
+# clients/python installed editable, idempotent.
 client-tools: setup
 	@"$(PYTHON)" -c 'import importlib.metadata as m, sys; sys.exit(0 if m.version("openapi-python-client") == "0.29.1" else 1)' 2>/dev/null || \
 		"$(PYTHON)" -m pip install --quiet "openapi-python-client==0.29.1"
 	@"$(PYTHON)" -c 'import importlib.metadata as m, sys; sys.exit(0 if m.version("dimod") == "0.12.23" else 1)' 2>/dev/null || \
 		"$(PYTHON)" -m pip install --quiet "dimod==0.12.23"
+	@"$(PYTHON)" -c 'import importlib.metadata as m, sys; sys.exit(0 if m.version("pytest") == "9.2.0" and m.version("httpx") == "0.28.1" and m.version("dwave-preprocessing") == "0.6.11" else 1)' 2>/dev/null || \
+		"$(PYTHON)" -m pip install --quiet "pytest==9.2.0" "httpx==0.28.1" "dwave-preprocessing==0.6.11"
+	@"$(PYTHON)" -c 'import rlsolver, sys; sys.exit(0 if rlsolver.__file__.startswith("$(CURDIR)/clients/python/") else 1)' 2>/dev/null || \
+		"$(PYTHON)" -m pip install --quiet --no-deps -e clients/python
 
 # cotengra and opt_einsum: the scorer of tests/tensor_network.rs and, with kahypar and optuna, the
 # peer of `bench tnco` (benches/peers/cotengra_peer.py), idempotent.

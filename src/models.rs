@@ -270,6 +270,10 @@ impl ModelRegistry {
             }
         };
         std::fs::rename(&staging, &folder).map_err(|e| PromoteError::Io(e.into()))?;
+        // Loaded again from where it now lives: a policy that keeps its folder (a deep-RL one
+        // rebuilds from it per solve) must not point at the staging folder the rename removed.
+        drop(model);
+        let model = load_one(&folder, self.loaders).map_err(PromoteError::Io)?;
         let manifest = model.manifest.clone();
         tracing::info!(model = %name, "model promoted");
         self.promoted.write().expect("registry").push(Box::leak(Box::new(model)));

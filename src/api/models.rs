@@ -12,7 +12,7 @@ use crate::store::JobState;
 use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -31,7 +31,29 @@ pub struct RejectedModel {
 }
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/v1/models", get(list).post(promote)).route("/v1/models/{name}", get(one))
+    Router::new()
+        .route("/v1/models", get(list).post(promote))
+        .route("/v1/models/{name}", get(one))
+        .route("/v1/models/{name}/actions", post(actions))
+}
+
+/// Observation rows one `POST /v1/models/{name}/actions` takes at most.
+pub const MAX_OBSERVATIONS: usize = 4_096;
+
+/// `POST /v1/models/{name}/actions`: observations to act on.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ActionsRequest {
+    /// One row per observation, each as wide as the policy's env observations; at most 4,096 rows.
+    pub observations: Vec<Vec<f32>>,
+}
+
+/// The policy's deterministic actions, one row per observation (a discrete action is its index).
+#[derive(Serialize, ToSchema)]
+pub struct ActionsResponse {
+    pub actions: Vec<Vec<f32>>,
+    /// The env the policy was trained on.
+    pub env: String,
 }
 
 /// `POST /v1/models`: which job's policy, under which name.
@@ -154,6 +176,75 @@ pub async fn one(
         .filter(|m| m.manifest.owner.is_none() || caller.sees(m.manifest.owner.as_deref()))
         .map(|m| Json(m.manifest.clone()))
         .ok_or_else(|| ApiError::not_found("name", format!("no model named '{name}'")))
+}
+
+/// The deterministic actions of a promoted single-agent deep-RL policy (problem `drl`) for a
+/// batch of observations, on the CPU: what a client's `predict(obs)` calls.
+#[utoipa::path(
+    post,
+    path = "/v1/models/{name}/actions",
+    tag = "models",
+    operation_id = "model_actions",
+    params(("name" = String, Path, description = "Model name")),
+    request_body = ActionsRequest,
+    responses(
+        (status = 200, body = ActionsResponse),
+        (status = 400, description = "malformed JSON", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 401, description = "missing or wrong API key", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 404, description = "no such model", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 413, description = "more than 4,096 observations", body = ProblemDetails, content_type = "application/problem+json"),
+        (status = 422, description = "not a deep-RL policy, a multi-agent one, or rows of the wrong width", body = ProblemDetails, content_type = "application/problem+json")
+    ),
+    security((), ("bearer" = []))
+)]
+pub async fn actions(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(name): ApiPath<String>,
+    JsonBody(request): JsonBody<ActionsRequest>,
+) -> Result<Json<ActionsResponse>, ApiError> {
+    let model = state
+        .solve
+        .models
+        .get(&name)
+        .filter(|m| m.manifest.owner.is_none() || caller.sees(m.manifest.owner.as_deref()))
+        .ok_or_else(|| ApiError::not_found("name", format!("no model named '{name}'")))?;
+    let policy = model.policy::<crate::drl::run::DrlPolicy>().ok_or_else(|| {
+        ApiError::Problem(ProblemError::invalid(
+            "name",
+            format!("model '{name}' serves {}; actions are for deep-RL policies (problem drl)", model.manifest.problem),
+        ))
+    })?;
+    let rows = request.observations.len();
+    if rows > MAX_OBSERVATIONS {
+        return Err(ApiError::Problem(ProblemError::too_large(
+            "observations",
+            format!("{rows} rows exceed the limit of {MAX_OBSERVATIONS}"),
+        )));
+    }
+    if let Some((i, _)) = request.observations.iter().enumerate().find(|(_, row)| row.iter().any(|v| !v.is_finite())) {
+        return Err(ApiError::Problem(ProblemError::invalid(
+            format!("observations[{i}]"),
+            "holds a value that is not a finite number",
+        )));
+    }
+    let (dir, env, envs) = (policy.dir.clone(), policy.env.clone(), state.config.jobs.envs.clone());
+    let permit = state
+        .solve_slots
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| ApiError::Busy(state.config.max_concurrent_solves))?;
+    let acted = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        crate::drl::run::policy_actions(&dir, &request.observations, &envs)
+    })
+    .await
+    .map_err(|e| ApiError::Internal(anyhow::anyhow!("policy task failed: {e}")))?
+    .map_err(|e| ApiError::Internal(anyhow::anyhow!("model '{name}': {e:#}")))?;
+    match acted {
+        Ok(actions) => Ok(Json(ActionsResponse { actions, env })),
+        Err(why) => Err(ApiError::Problem(ProblemError::invalid("observations", why))),
+    }
 }
 
 /// A solve may name only a model the caller sees (shipped ones, its own promotions, any for an

@@ -7,7 +7,7 @@ use utoipa::OpenApi;
     info(title = "rlsolver", description = "Optimization solver service: learned policies plus parallel Hamiltonian-regularized search."),
     paths(
         super::health::health, super::health::ready, super::metrics::metrics,
-        super::problems::list, super::problems::solve, super::models::list, super::models::one, super::models::promote,
+        super::problems::list, super::problems::solve, super::models::list, super::models::one, super::models::promote, super::models::actions,
         super::catalog::algorithms, super::catalog::envs,
         super::training::submit, super::training::list, super::training::one, super::training::metrics,
         super::training::events, super::training::cancel, super::training::artifact,
@@ -30,6 +30,8 @@ use utoipa::OpenApi;
         super::models::ModelList,
         super::models::RejectedModel,
         super::models::PromoteRequest,
+        super::models::ActionsRequest,
+        super::models::ActionsResponse,
         super::jobs::Job,
         crate::jobs::solve::SolveJobRequest,
         crate::jobs::training::TrainingRequest,

@@ -332,6 +332,39 @@ pub struct DrlPolicy {
     pub dir: std::path::PathBuf,
 }
 
+/// The deterministic actions of the single-agent policy saved in `dir` for a batch of
+/// observations, each a row as wide as its env's observations (one number per discrete action, the
+/// index). Ok(Err(why)) when the input does not fit the policy: a multi-agent one, or a row of
+/// another width (checked before the network runs, which would panic on the shape).
+pub fn policy_actions(
+    dir: &Path,
+    observations: &[Vec<f32>],
+    envs: &Envs,
+) -> Result<std::result::Result<Vec<Vec<f32>>, String>> {
+    let (learner, env_id) = load_checkpoint(dir, Device::Cpu, envs)?;
+    let Learner::Single(mut agent) = learner else {
+        return Ok(Err(format!("the policy for {env_id} is multi-agent: actions take one observation per agent")));
+    };
+    // An ensemble's members share the env; the first one's config names it.
+    let config = ["config.json".to_string(), format!("{}config.json", super::ensemble::member_prefix(0))]
+        .into_iter()
+        .map(|name| dir.join(name))
+        .find(|path| path.exists())
+        .context("no config.json")?;
+    let saved: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(config)?)?;
+    let env = envs.make_configured(&env_id, 1, &saved["env_config"]).context("config.json")?;
+    let (dim, width) = (env.observation_dim(), env.action_space().width());
+    if let Some((i, row)) = observations.iter().enumerate().find(|(_, row)| row.len() != dim) {
+        return Ok(Err(format!("row {i} has {} numbers; {env_id} observations have {dim}", row.len())));
+    }
+    if observations.is_empty() {
+        return Ok(Ok(Vec::new()));
+    }
+    let flat: Vec<f32> = observations.concat();
+    let actions = greedy_actions(&mut agent, &flat, dim);
+    Ok(Ok(actions.chunks(width).map(<[f32]>::to_vec).collect()))
+}
+
 /// Whether a run folder's file belongs to the policy (what promotion copies): the stores'
 /// weights, `config.json`, the observation statistics; the whole-run state stays behind.
 pub fn is_policy_file(name: &str) -> bool {
