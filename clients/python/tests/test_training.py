@@ -36,3 +36,25 @@ def test_a_training_job_streams_its_curve_and_its_policy_acts(client, tmp_path):
 
     mean, std = rlsolver.evaluate(policy, "CartPole-v1", episodes=3, seed=0)
     assert 1 <= mean <= 500 and std >= 0
+
+
+def test_a_population_runs_to_its_end_and_its_leader_acts(client):
+    population = client.population(
+        algorithm="ppo_discrete",
+        env="CartPole-v1",
+        size=2,
+        total_steps=4000,
+        interval_steps=1000,
+        scheme="tournament",
+        explore={"learning_rate": {"min": 1e-4, "max": 1e-3, "log": True}},
+        seed=0,
+    )
+    states = [e.data["state"] for e in population.events()]
+    assert states[0] in ("running", "succeeded") and states[-1] == "succeeded", states
+    board = population.info["leaderboard"]
+    assert board and all(a["score"] >= b["score"] for a, b in zip(board, board[1:]))
+    leader = population.promote("cartpole-leader")
+    ensemble = population.promote("cartpole-ensemble", method="weighted", members=2)
+    assert len(ensemble.predict([[0.0, 0.0, 0.0, 0.0], [0.1, 0.0, 0.0, 0.0]])) == 2
+    assert client.model("cartpole-leader")["problem"] == "drl"
+    assert len(leader.predict([[0.0, 0.0, 0.0, 0.0]])) == 1

@@ -313,9 +313,13 @@ class Population(_Job):
                 return
             time.sleep(0.5)
 
-    def promote(self, name: str, **options: Any) -> "Policy":
-        """Promotes the leader (or, with the endpoint's options, an ensemble of the best)."""
-        manifest = self.client._json("POST", f"{self.base}/{self.id}/models", json={"name": name, **options})
+    def promote(self, name: str, method: str = "leader", members: int | None = None) -> "Policy":
+        """Promotes the leaderboard's best checkpoint (`leader`), the parameter average of the
+        best members (`fusion`) or their weighted ensemble (`weighted`) as `name`."""
+        body: dict[str, Any] = {"name": name, "method": method}
+        if members is not None:
+            body["members"] = members
+        manifest = self.client._json("POST", f"{self.base}/{self.id}/models", json=body)
         return Policy(self.client, manifest)
 
 
