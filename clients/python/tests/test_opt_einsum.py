@@ -73,3 +73,13 @@ def test_random_networks_from_opt_einsum_helpers(client):
         arrays = [np.random.default_rng(seed).normal(size=s) for s in shapes]
         ours = opt_einsum.contract(eq, *arrays, optimize=RLSolverOptimizer(client, time_limit_s=0.2, seed=seed))
         assert np.allclose(ours, opt_einsum.contract(eq, *arrays, optimize="greedy"))
+
+
+def test_cotengra_contracts_with_our_order(client):
+    import cotengra as ctg  # make test installs it (make tnco-peer)
+    eq, shapes = rand_equation(10, 3, seed=4)
+    arrays = [np.random.default_rng(4).normal(size=s) for s in shapes]
+    optimizer = RLSolverOptimizer(client, time_limit_s=0.3)
+    ours = ctg.einsum(eq, *arrays, optimize=optimizer)
+    assert optimizer.last_report is not None
+    assert np.allclose(ours, opt_einsum.contract(eq, *arrays, optimize="greedy"))
