@@ -21,3 +21,12 @@ def test_the_page_has_one_example_per_integration():
 def test_each_example_runs(index, tmp_path, monkeypatch, server):
     monkeypatch.chdir(tmp_path)
     exec(compile(examples()[index], f"{PAGE.name} example {index + 1}", "exec"), {})
+
+
+def test_the_readmes_python_example_runs(tmp_path, monkeypatch, server):
+    readme = (PAGE.parents[2] / "README.md").read_text()
+    blocks = [block.split("```")[0] for block in readme.split("```python\n")[1:]]
+    assert blocks
+    monkeypatch.chdir(tmp_path)
+    for block in blocks:
+        exec(compile(block.replace("http://localhost:8080", server), "README.md", "exec"), {})
