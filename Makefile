@@ -176,7 +176,7 @@ bench-portfolio: build
 	./target/release/rlsolver bench portfolio --instances ../shared/data/portfolio --time-limit 5 --seeds 0,1,2 --output benches/portfolio-report.md
 
 bench-tsp: build peers
-	./target/release/rlsolver bench tsp --instances ../shared/data/nphard/tsp --time-limit 1,10 --seeds 0,1,2 --python "$(PYTHON)" --output benches/tsp-report.md
+	./target/release/rlsolver bench tsp --instances ../shared/data/nphard/tsp --time-limit 1,10 --seeds 0,1,2 --generated E2000,C3000,E4000 --python "$(PYTHON)" --output benches/tsp-report.md
 
 # OR-Gym policies against their references (ORGYM_EPISODES unseen episodes per row, default and
 # changed parameters) and env throughput against or-gymnasium -> benches/orgym-report.md. Most

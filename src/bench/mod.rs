@@ -103,6 +103,10 @@ pub struct Args {
     /// vmpacking, routing, throughput); comma-separated (default: all).
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
+    /// tsp: generated instances too, E<cities> uniform or C<cities> clustered (e.g. E2000,C3000;
+    /// the generator's seed is --seed), against the shortest tour either side found.
+    #[arg(long, value_delimiter = ',')]
+    pub generated: Vec<String>,
     /// simulators, trading: every budget times this (1: the full budgets).
     #[arg(long, default_value_t = 1.0)]
     pub steps_scale: f64,

@@ -1,8 +1,10 @@
 //! `rlsolver bench tsp`: every TSPLIB instance of the folder against its optimum (the folder's
 //! README table): ours at each time limit over several seeds (median and worst gap), LKH-3 (the
 //! peer, through elkai) with the same limit and seeds, our Held-Karp bound's distance below the
-//! optimum, and the nearest-neighbour + 2-opt baseline from the same run. Every tour, the peer's
-//! included, is re-scored here with the instance's own distances.
+//! optimum, and the nearest-neighbour + 2-opt baseline from the same run; then, with
+//! `--generated`, DIMACS-style random instances (`tsp::generate`) against the shortest tour
+//! either side found. Every tour, the peer's included, is re-scored here with the instance's own
+//! distances.
 
 use anyhow::{Context, Result};
 use rlsolver::problems::tsp;
@@ -18,6 +20,10 @@ pub struct TspBenchConfig {
     pub seeds: Vec<u64>,
     /// Python with elkai and the LKH peer script (benches/peers/lkh_peer.py); None: ours only.
     pub peer: Option<(PathBuf, PathBuf)>,
+    /// Generated instances too, as (class, cities): 1 uniform, 2 clustered (`tsp::generate`).
+    pub generated: Vec<(usize, usize)>,
+    /// The generator's seed for them.
+    pub instance_seed: u64,
 }
 
 /// What the LKH peer returns.
@@ -35,7 +41,14 @@ fn cell(values: &mut [f64]) -> String {
 
 impl TspBenchConfig {
     pub fn in_folder(data: &Path) -> Self {
-        TspBenchConfig { data: data.to_path_buf(), time_limits_s: vec![10.0, 60.0], seeds: vec![0, 1, 2], peer: None }
+        TspBenchConfig {
+            data: data.to_path_buf(),
+            time_limits_s: vec![10.0, 60.0],
+            seeds: vec![0, 1, 2],
+            peer: None,
+            generated: Vec::new(),
+            instance_seed: 0,
+        }
     }
 }
 
@@ -55,11 +68,62 @@ pub fn optima(readme: &str) -> Vec<(String, f64)> {
 
 pub fn run_tsp(config: &TspBenchConfig) -> Result<String> {
     let readme = std::fs::read_to_string(config.data.join("README.md")).context("the folder's README.md")?;
-    let registry = rlsolver::models::ModelRegistry::empty(rlsolver::problems::policy_loaders);
-    let models = Models { registry: &registry, requested: None };
     let mut report = String::new();
-    let peer_columns = if config.peer.is_some() { 2 } else { 0 };
-    let columns: String = config
+    writeln!(
+        report,
+        "| instance | cities | optimum |{} Held-Karp bound: % below optimum | nn + 2-opt gap % |",
+        columns(config)
+    )?;
+    writeln!(report, "{}", rule(config))?;
+    for (name, optimum) in optima(&readme) {
+        let path = config.data.join(format!("{name}.tsp"));
+        if !path.exists() {
+            crate::progress::line(format!("{}: missing, skipped", path.display()));
+            continue;
+        }
+        let measured = measure(config, &name, &path)?;
+        writeln!(report, "{}", measured.row(&name, optimum, &optimum.to_string()))?;
+    }
+    writeln!(
+        report,
+        "\nGaps in percent above the optimum, median (worst) over seeds {:?}; LKH-3: elkai 2.0.1 with RUNS = 1, the same \
+         TIME_LIMIT and SEED (benches/peers/lkh_peer.py), its wall time including its preprocessing. The Held-Karp bound is \
+         the one our answer at the last limit reports (\"NaN\": skipped at that size).",
+        config.seeds
+    )?;
+    if !config.generated.is_empty() {
+        let folder = std::env::temp_dir().join(format!("rlsolver-bench-tsp-{}", std::process::id()));
+        std::fs::create_dir_all(&folder)?;
+        writeln!(
+            report,
+            "\n| instance | cities | best tour |{} Held-Karp bound: % below best | nn + 2-opt gap % |",
+            columns(config)
+        )?;
+        writeln!(report, "{}", rule(config))?;
+        for &(class, cities) in &config.generated {
+            let name = format!("{}{cities}", if class == 1 { "E" } else { "C" });
+            let text = tsp::generate::generate(cities, class, config.instance_seed).map_err(anyhow::Error::msg)?;
+            let path = folder.join(format!("{name}.tsp"));
+            std::fs::write(&path, text)?;
+            let measured = measure(config, &name, &path)?;
+            let best = measured.best();
+            writeln!(report, "{}", measured.row(&name, best, &best.to_string()))?;
+        }
+        let _ = std::fs::remove_dir_all(&folder);
+        writeln!(
+            report,
+            "\nGenerated instances (`rlsolver generate tsp --nodes N --class 1|2 --seed {}`: E uniform, C clustered, as the \
+             DIMACS TSP Challenge's), whose optima are unknown: gaps in percent above the shortest tour any run of either side \
+             found, median (worst) over the same seeds.",
+            config.instance_seed
+        )?;
+    }
+    Ok(report)
+}
+
+/// The per-limit column headers.
+fn columns(config: &TspBenchConfig) -> String {
+    config
         .time_limits_s
         .iter()
         .map(|t| {
@@ -70,59 +134,79 @@ pub fn run_tsp(config: &TspBenchConfig) -> Result<String> {
             };
             format!(" ours {t} s: gap % |{peer}")
         })
-        .collect();
-    writeln!(report, "| instance | cities | optimum |{columns} Held-Karp bound: % below optimum | nn + 2-opt gap % |")?;
-    writeln!(report, "|---|---|---|{}---|---|", "---|".repeat(config.time_limits_s.len() * (1 + peer_columns)))?;
-    for (name, optimum) in optima(&readme) {
-        let path = config.data.join(format!("{name}.tsp"));
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            crate::progress::line(format!("{}: missing, skipped", path.display()));
-            continue;
-        };
-        let instance = tsp::load(ProblemInput::Text(&text), &Limits::default())?;
-        let gap = |length: f64| 100.0 * (length - optimum) / optimum;
+        .collect()
+}
+
+fn rule(config: &TspBenchConfig) -> String {
+    let per_limit = if config.peer.is_some() { 3 } else { 1 };
+    format!("|---|---|---|{}---|---|", "---|".repeat(config.time_limits_s.len() * per_limit))
+}
+
+/// Every length one instance's runs gave: ours and the peer's per limit and seed, the peer's
+/// wall times, our last bound and the baseline's length.
+struct Measured {
+    cities: usize,
+    ours: Vec<Vec<f64>>,
+    peer: Vec<(Vec<f64>, Vec<f64>)>,
+    bound: Option<f64>,
+    baseline: f64,
+}
+
+impl Measured {
+    fn best(&self) -> f64 {
+        let peer = self.peer.iter().flat_map(|(lengths, _)| lengths);
+        self.ours.iter().flatten().chain(peer).copied().fold(f64::INFINITY, f64::min)
+    }
+
+    fn row(&self, name: &str, reference: f64, shown: &str) -> String {
+        let gap = |length: f64| 100.0 * (length - reference) / reference;
         let mut cells = String::new();
-        let mut bound_below = f64::NAN;
-        for &t in &config.time_limits_s {
-            crate::progress::figure(format!("measuring {name} at {t} s"));
-            let mut gaps = Vec::new();
-            for &seed in &config.seeds {
-                let solved = instance.solve(&SearchParams { time_limit_s: t, seed, ..SearchParams::default() }, models);
-                if let Some(bound) = solved.bound {
-                    bound_below = 100.0 * (optimum - bound) / optimum;
-                }
-                gaps.push(gap(solved.objective));
-            }
-            crate::progress::row_done(format!("{name} {t} s: {gaps:?}"));
-            write!(cells, " {} |", cell(&mut gaps))?;
-            if let Some((python, script)) = &config.peer {
-                let (mut peer_gaps, mut walls) = (Vec::new(), Vec::new());
-                for &seed in &config.seeds {
-                    crate::progress::figure(format!("measuring LKH-3 on {name} at {t} s, seed {seed}"));
-                    let args = [path.to_string_lossy().to_string(), t.to_string(), seed.to_string()];
-                    let run: PeerTour = super::run_peer(python, script, &args)?;
-                    peer_gaps.push(gap(peer_length(&instance, &run.tour).with_context(|| format!("LKH-3 on {name}"))?));
-                    walls.push(run.seconds);
-                }
-                write!(cells, " {} | {} |", cell(&mut peer_gaps), cell(&mut walls))?;
+        for (k, ours) in self.ours.iter().enumerate() {
+            let mut gaps: Vec<f64> = ours.iter().map(|&l| gap(l)).collect();
+            cells += &format!(" {} |", cell(&mut gaps));
+            if let Some((lengths, walls)) = self.peer.get(k) {
+                let mut gaps: Vec<f64> = lengths.iter().map(|&l| gap(l)).collect();
+                cells += &format!(" {} | {} |", cell(&mut gaps), cell(&mut walls.clone()));
             }
         }
-        let baseline = instance.solve_baseline("nn-2opt", &SearchParams::default(), models)?;
-        writeln!(
-            report,
-            "| {name} | {} | {optimum} |{cells} {bound_below:.2} | {:.2} |",
-            instance.num_cities(),
-            gap(baseline.objective)
-        )?;
+        let below = self.bound.map_or(f64::NAN, |b| 100.0 * (reference - b) / reference);
+        format!("| {name} | {} | {shown} |{cells} {below:.2} | {:.2} |", self.cities, gap(self.baseline))
     }
-    writeln!(
-        report,
-        "\nGaps in percent above the optimum, median (worst) over seeds {:?}; LKH-3: elkai 2.0.1 with RUNS = 1, the same \
-         TIME_LIMIT and SEED (benches/peers/lkh_peer.py), its wall time including its preprocessing. The Held-Karp bound is \
-         the one our answer at the last limit reports (\"NaN\": skipped at that size).",
-        config.seeds
-    )?;
-    Ok(report)
+}
+
+/// Ours (and the peer, when configured) on the TSPLIB file `path` at every limit and seed.
+fn measure(config: &TspBenchConfig, name: &str, path: &Path) -> Result<Measured> {
+    let registry = rlsolver::models::ModelRegistry::empty(rlsolver::problems::policy_loaders);
+    let models = Models { registry: &registry, requested: None };
+    let text = std::fs::read_to_string(path)?;
+    let instance = tsp::load(ProblemInput::Text(&text), &Limits::default())?;
+    let mut measured =
+        Measured { cities: instance.num_cities(), ours: Vec::new(), peer: Vec::new(), bound: None, baseline: 0.0 };
+    for &t in &config.time_limits_s {
+        crate::progress::figure(format!("measuring {name} at {t} s"));
+        let mut lengths = Vec::new();
+        for &seed in &config.seeds {
+            let solved = instance.solve(&SearchParams { time_limit_s: t, seed, ..SearchParams::default() }, models);
+            measured.bound = solved.bound.or(measured.bound);
+            lengths.push(solved.objective);
+        }
+        crate::progress::row_done(format!("{name} {t} s: {lengths:?}"));
+        measured.ours.push(lengths);
+        if let Some((python, script)) = &config.peer {
+            let (mut lengths, mut walls) = (Vec::new(), Vec::new());
+            for &seed in &config.seeds {
+                crate::progress::figure(format!("measuring LKH-3 on {name} at {t} s, seed {seed}"));
+                let args = [path.to_string_lossy().to_string(), t.to_string(), seed.to_string()];
+                let run: PeerTour = super::run_peer(python, script, &args)?;
+                lengths.push(peer_length(&instance, &run.tour).with_context(|| format!("LKH-3 on {name}"))?);
+                walls.push(run.seconds);
+            }
+            crate::progress::row_done(format!("LKH-3 {name} {t} s: {lengths:?}"));
+            measured.peer.push((lengths, walls));
+        }
+    }
+    measured.baseline = instance.solve_baseline("nn-2opt", &SearchParams::default(), models)?.objective;
+    Ok(measured)
 }
 
 /// The length of a tour given as node ids, checked to visit every city once.
@@ -139,7 +223,21 @@ fn peer_length(instance: &tsp::Tsp, tour: &[i64]) -> Result<f64> {
 
 /// `rlsolver bench tsp`: the report, configured by the command's flags.
 pub fn from_args(args: super::Args) -> anyhow::Result<String> {
+    let generated = args
+        .generated
+        .iter()
+        .map(|name| {
+            let class = match name.chars().next() {
+                Some('E') => 1,
+                Some('C') => 2,
+                _ => anyhow::bail!("--generated {name}: E<cities> (uniform) or C<cities> (clustered)"),
+            };
+            Ok((class, name[1..].parse().with_context(|| format!("--generated {name}: the city count"))?))
+        })
+        .collect::<Result<_>>()?;
     run_tsp(&TspBenchConfig {
+        generated,
+        instance_seed: args.seed,
         time_limits_s: args.time_limit,
         seeds: args.seeds,
         peer: args

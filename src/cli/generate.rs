@@ -12,8 +12,9 @@ pub struct GenerateArgs {
     /// two planted halves, --edges inside them and --cut across: METIS) or max_independent_set
     /// (--nodes groups of a forced model RB graph as BHOSLIB's frbN-K, optimum N: DIMACS) or
     /// tensor_network (a random circuit of --nodes qubits on a grid and --edges cycles: einsum JSON)
-    /// or knapsack (--nodes items of Pisinger's --class with coefficients up to --range: his text);
-    /// each is the problem's own `Problem::generate`.
+    /// or knapsack (--nodes items of Pisinger's --class with coefficients up to --range: his text)
+    /// or tsp (--nodes cities, --class 1 uniform or 2 clustered as the DIMACS TSP Challenge's:
+    /// TSPLIB text); each is the problem's own `Problem::generate`.
     problem: String,
     #[arg(long)]
     nodes: usize,
@@ -30,7 +31,7 @@ pub struct GenerateArgs {
     #[arg(long, default_value_t = 0)]
     cut: usize,
     /// knapsack: Pisinger's class (1-6, 9, 11-16; 1 uncorrelated, 3 strongly correlated, 11-16
-    /// his hard classes).
+    /// his hard classes); tsp: 1 uniform, 2 clustered.
     #[arg(long, default_value_t = 1)]
     class: usize,
     /// knapsack: the coefficient range R.

@@ -23,6 +23,7 @@
 //! take more than a twentieth of the budget (about 3,500 cities at 1 s, 11,000 at 10 s here).
 
 pub mod alpha;
+pub mod generate;
 pub mod held_karp;
 pub mod ils;
 pub mod lk;
@@ -488,6 +489,11 @@ pub fn load(input: ProblemInput<'_>, limits: &Limits) -> Result<Tsp, ProblemErro
 pub struct TravellingSalesman;
 
 impl ProblemCode for TravellingSalesman {
+    /// DIMACS-style random instances: `nodes` cities of `class` 1 (uniform) or 2 (clustered).
+    fn generate(&self, spec: &crate::problems::GenerateSpec) -> Option<Result<String, String>> {
+        Some(generate::generate(spec.nodes, spec.class, spec.seed))
+    }
+
     fn instance_schema(&self) -> Value {
         json!({
             "type": "object",
