@@ -87,8 +87,9 @@ pub fn run_tsp(config: &TspBenchConfig) -> Result<String> {
     writeln!(
         report,
         "\nGaps in percent above the optimum, median (worst) over seeds {:?}; LKH-3: elkai 2.0.1 with RUNS = 1, the same \
-         TIME_LIMIT and SEED (benches/peers/lkh_peer.py), its wall time including its preprocessing. The Held-Karp bound is \
-         the one our answer at the last limit reports (\"NaN\": skipped at that size).",
+         SEED and the limit as its TOTAL_TIME_LIMIT, which covers its preprocessing as ours does (benches/peers/lkh_peer.py; \
+         \"no tour\": the limit ran out in its preprocessing), its wall time as measured. The Held-Karp bound is the one our \
+         answer at the last limit reports (\"NaN\": skipped at that size).",
         config.seeds
     )?;
     if !config.generated.is_empty() {
@@ -154,7 +155,7 @@ struct Measured {
 
 impl Measured {
     fn best(&self) -> f64 {
-        let peer = self.peer.iter().flat_map(|(lengths, _)| lengths);
+        let peer = self.peer.iter().flat_map(|(lengths, _)| lengths).filter(|l| l.is_finite());
         self.ours.iter().flatten().chain(peer).copied().fold(f64::INFINITY, f64::min)
     }
 
@@ -165,8 +166,15 @@ impl Measured {
             let mut gaps: Vec<f64> = ours.iter().map(|&l| gap(l)).collect();
             cells += &format!(" {} |", cell(&mut gaps));
             if let Some((lengths, walls)) = self.peer.get(k) {
-                let mut gaps: Vec<f64> = lengths.iter().map(|&l| gap(l)).collect();
-                cells += &format!(" {} | {} |", cell(&mut gaps), cell(&mut walls.clone()));
+                // A run without a tour (the limit spent before LKH's search began) is NaN.
+                let mut gaps: Vec<f64> = lengths.iter().filter(|l| l.is_finite()).map(|&l| gap(l)).collect();
+                let missing = lengths.len() - gaps.len();
+                let shown = match missing {
+                    0 => cell(&mut gaps),
+                    m if m == lengths.len() => "no tour".to_string(),
+                    m => format!("{}, {m} without a tour", cell(&mut gaps)),
+                };
+                cells += &format!(" {shown} | {} |", cell(&mut walls.clone()));
             }
         }
         let below = self.bound.map_or(f64::NAN, |b| 100.0 * (reference - b) / reference);
@@ -198,7 +206,11 @@ fn measure(config: &TspBenchConfig, name: &str, path: &Path) -> Result<Measured>
                 crate::progress::figure(format!("measuring LKH-3 on {name} at {t} s, seed {seed}"));
                 let args = [path.to_string_lossy().to_string(), t.to_string(), seed.to_string()];
                 let run: PeerTour = super::run_peer(python, script, &args)?;
-                lengths.push(peer_length(&instance, &run.tour).with_context(|| format!("LKH-3 on {name}"))?);
+                lengths.push(if run.tour.is_empty() {
+                    f64::NAN
+                } else {
+                    peer_length(&instance, &run.tour).with_context(|| format!("LKH-3 on {name}"))?
+                });
                 walls.push(run.seconds);
             }
             crate::progress::row_done(format!("LKH-3 {name} {t} s: {lengths:?}"));
