@@ -76,15 +76,22 @@ def test_the_api_key_travels_as_a_bearer_token():
     assert seen == ["Bearer k1"]
 
 
-def test_a_background_solve_streams_incumbents_and_ends_with_its_report(client):
-    instance = ring(12)
-    job = client.submit("maxcut", instance, time_limit_s=0.5, seed=0)
+def test_a_background_solve_streams_its_states_and_ends_with_its_report(client):
+    import random
+
+    rng = random.Random(3)
+    instance = {"num_nodes": 300, "edges": [[u, v] for u in range(300) for v in range(u + 1, 300) if rng.random() < 0.02]}
+    job = client.submit("maxcut", instance, time_limit_s=1.0, seed=0)
     events = list(job.events())
     assert events[0].event == "state"
     assert events[-1].event == "state" and events[-1].data["state"] == "succeeded"
-    assert any(e.event == "incumbent" for e in events)
+    # Incumbents found before the stream connected are not replayed by it; the job keeps them all.
+    assert all(e.event in ("state", "incumbent") for e in events)
     report = job.result(timeout=60)
-    assert report["objective"] == 12 == cut_value(instance, report["solution"])
+    assert report["objective"] == cut_value(instance, report["solution"])
+    incumbents = job.incumbents()
+    assert incumbents and incumbents[-1]["objective"] == report["objective"]
+    assert [i["objective"] for i in incumbents] == sorted(i["objective"] for i in incumbents)
     assert client.solve_job(job.id).state == "succeeded"
 
 

@@ -246,6 +246,10 @@ class SolveJob(_Job):
 
     base = "/v1/solve/jobs"
 
+    def incumbents(self) -> list[dict]:
+        """Every incumbent so far: `{elapsed_ms, objective}` in order."""
+        return self.client._json("GET", f"{self.base}/{self.id}/incumbents")
+
     def result(self, timeout: float | None = None) -> dict:
         """The solve's report once the job has ended (raises when it failed)."""
         info = self.wait(timeout)
