@@ -85,7 +85,7 @@ def test_a_background_solve_streams_its_states_and_ends_with_its_report(client):
     events = list(job.events())
     assert events[0].event == "state"
     assert events[-1].event == "state" and events[-1].data["state"] == "succeeded"
-    # Incumbents found before the stream connected are not replayed by it; the job keeps them all.
+    # A job that ends before its stream connects sends only states; the job keeps every incumbent.
     assert all(e.event in ("state", "incumbent") for e in events)
     report = job.result(timeout=60)
     assert report["objective"] == cut_value(instance, report["solution"])
