@@ -261,19 +261,21 @@ impl ModelRegistry {
             std::fs::write(staging.join(MANIFEST_FILE), serde_json::to_string_pretty(&manifest)? + "\n")?;
             Ok(())
         };
-        let staged = copy().and_then(|_| load_one(&staging, self.loaders));
-        let model = match staged {
+        // Copied under a staging name and renamed whole, so no half-copied folder is ever listed;
+        // loaded (the verification) from where it then lives, since a deep-RL policy keeps its
+        // folder and rebuilds from it per solve.
+        if let Err(error) = copy() {
+            let _ = std::fs::remove_dir_all(&staging);
+            return Err(PromoteError::Invalid { field: "job_id", message: format!("{error:#}") });
+        }
+        std::fs::rename(&staging, &folder).map_err(|e| PromoteError::Io(e.into()))?;
+        let model = match load_one(&folder, self.loaders) {
             Ok(model) => model,
             Err(error) => {
-                let _ = std::fs::remove_dir_all(&staging);
+                let _ = std::fs::remove_dir_all(&folder);
                 return Err(PromoteError::Invalid { field: "job_id", message: format!("{error:#}") });
             }
         };
-        std::fs::rename(&staging, &folder).map_err(|e| PromoteError::Io(e.into()))?;
-        // Loaded again from where it now lives: a policy that keeps its folder (a deep-RL one
-        // rebuilds from it per solve) must not point at the staging folder the rename removed.
-        drop(model);
-        let model = load_one(&folder, self.loaders).map_err(PromoteError::Io)?;
         let manifest = model.manifest.clone();
         tracing::info!(model = %name, "model promoted");
         self.promoted.write().expect("registry").push(Box::leak(Box::new(model)));

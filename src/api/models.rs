@@ -169,12 +169,21 @@ pub async fn one(
     caller: Caller,
     ApiPath(name): ApiPath<String>,
 ) -> Result<Json<Manifest>, ApiError> {
+    visible_model(&state, &caller, &name).map(|m| Json(m.manifest.clone()))
+}
+
+/// The model `name` when the caller sees it (shipped ones, its own promotions, any for an
+/// admin); a 404 on `name` otherwise, as for a missing one.
+fn visible_model<'a>(
+    state: &'a AppState,
+    caller: &Caller,
+    name: &str,
+) -> Result<&'a crate::models::RegisteredModel, ApiError> {
     state
         .solve
         .models
-        .get(&name)
+        .get(name)
         .filter(|m| m.manifest.owner.is_none() || caller.sees(m.manifest.owner.as_deref()))
-        .map(|m| Json(m.manifest.clone()))
         .ok_or_else(|| ApiError::not_found("name", format!("no model named '{name}'")))
 }
 
@@ -203,12 +212,7 @@ pub async fn actions(
     ApiPath(name): ApiPath<String>,
     JsonBody(request): JsonBody<ActionsRequest>,
 ) -> Result<Json<ActionsResponse>, ApiError> {
-    let model = state
-        .solve
-        .models
-        .get(&name)
-        .filter(|m| m.manifest.owner.is_none() || caller.sees(m.manifest.owner.as_deref()))
-        .ok_or_else(|| ApiError::not_found("name", format!("no model named '{name}'")))?;
+    let model = visible_model(&state, &caller, &name)?;
     let policy = model.policy::<crate::drl::run::DrlPolicy>().ok_or_else(|| {
         ApiError::Problem(ProblemError::invalid(
             "name",

@@ -37,7 +37,6 @@ pub struct BenchConfig {
 /// The peers the peer script runs, by its names.
 const PEERS: &[&str] = &["burer2002", "mqlib-hh", "dwave-tabu"];
 
-/// What the peer script returns.
 /// Best-known values from the folder's README table rows `| name | ... | value |`.
 pub(crate) fn best_known(dir: &Path) -> Vec<(String, f64)> {
     let text = std::fs::read_to_string(dir.join("README.md")).unwrap_or_default();

@@ -82,7 +82,7 @@ pub fn run_tsp(config: &TspBenchConfig) -> Result<String> {
             continue;
         }
         let measured = measure(config, &name, &path)?;
-        writeln!(report, "{}", measured.row(&name, optimum, &optimum.to_string()))?;
+        writeln!(report, "{}", measured.row(&name, optimum))?;
     }
     writeln!(
         report,
@@ -107,8 +107,7 @@ pub fn run_tsp(config: &TspBenchConfig) -> Result<String> {
             let path = folder.join(format!("{name}.tsp"));
             std::fs::write(&path, text)?;
             let measured = measure(config, &name, &path)?;
-            let best = measured.best();
-            writeln!(report, "{}", measured.row(&name, best, &best.to_string()))?;
+            writeln!(report, "{}", measured.row(&name, measured.best()))?;
         }
         let _ = std::fs::remove_dir_all(&folder);
         writeln!(
@@ -159,7 +158,7 @@ impl Measured {
         self.ours.iter().flatten().chain(peer).copied().fold(f64::INFINITY, f64::min)
     }
 
-    fn row(&self, name: &str, reference: f64, shown: &str) -> String {
+    fn row(&self, name: &str, reference: f64) -> String {
         let gap = |length: f64| 100.0 * (length - reference) / reference;
         let mut cells = String::new();
         for (k, ours) in self.ours.iter().enumerate() {
@@ -178,7 +177,7 @@ impl Measured {
             }
         }
         let below = self.bound.map_or(f64::NAN, |b| 100.0 * (reference - b) / reference);
-        format!("| {name} | {} | {shown} |{cells} {below:.2} | {:.2} |", self.cities, gap(self.baseline))
+        format!("| {name} | {} | {reference} |{cells} {below:.2} | {:.2} |", self.cities, gap(self.baseline))
     }
 }
 
@@ -196,7 +195,8 @@ fn measure(config: &TspBenchConfig, name: &str, path: &Path) -> Result<Measured>
         for &seed in &config.seeds {
             let solved = instance.solve(&SearchParams { time_limit_s: t, seed, ..SearchParams::default() }, models);
             measured.bound = solved.bound.or(measured.bound);
-            lengths.push(solved.objective);
+            let tour: Vec<i64> = serde_json::from_value(solved.solution["tour"].clone())?;
+            lengths.push(rescored_length(&instance, &tour).with_context(|| format!("ours on {name}"))?);
         }
         crate::progress::row_done(format!("{name} {t} s: {lengths:?}"));
         measured.ours.push(lengths);
@@ -209,7 +209,7 @@ fn measure(config: &TspBenchConfig, name: &str, path: &Path) -> Result<Measured>
                 lengths.push(if run.tour.is_empty() {
                     f64::NAN
                 } else {
-                    peer_length(&instance, &run.tour).with_context(|| format!("LKH-3 on {name}"))?
+                    rescored_length(&instance, &run.tour).with_context(|| format!("LKH-3 on {name}"))?
                 });
                 walls.push(run.seconds);
             }
@@ -217,12 +217,14 @@ fn measure(config: &TspBenchConfig, name: &str, path: &Path) -> Result<Measured>
             measured.peer.push((lengths, walls));
         }
     }
-    measured.baseline = instance.solve_baseline("nn-2opt", &SearchParams::default(), models)?.objective;
+    let baseline = instance.solve_baseline("nn-2opt", &SearchParams::default(), models)?;
+    let tour: Vec<i64> = serde_json::from_value(baseline.solution["tour"].clone())?;
+    measured.baseline = rescored_length(&instance, &tour).context("nn-2opt")?;
     Ok(measured)
 }
 
-/// The length of a tour given as node ids, checked to visit every city once.
-fn peer_length(instance: &tsp::Tsp, tour: &[i64]) -> Result<f64> {
+/// The length of a tour given as node ids (ours or the peer's), checked to visit every city once.
+fn rescored_length(instance: &tsp::Tsp, tour: &[i64]) -> Result<f64> {
     let index: std::collections::HashMap<i64, u32> =
         instance.ids.iter().enumerate().map(|(k, &id)| (id, k as u32)).collect();
     let order: Vec<u32> =

@@ -238,6 +238,11 @@ pub fn checkpoint_env_config(dir: &Path) -> Result<serde_json::Value> {
 /// saved and loads its weights; returns it with the env id. The networks' shapes come from an
 /// env made as the run's was (`bridge` runs a `gymnasium:` env's Python).
 pub fn load_checkpoint(dir: &Path, device: Device, envs: &Envs) -> Result<(Learner, String)> {
+    load_checkpoint_with_spec(dir, device, envs).map(|(learner, spec)| (learner, spec.id))
+}
+
+/// `load_checkpoint` with the env's spaces the networks were rebuilt for.
+pub fn load_checkpoint_with_spec(dir: &Path, device: Device, envs: &Envs) -> Result<(Learner, EnvSpec)> {
     load_checkpoint_on(dir, device, Shapes::Make(envs))
 }
 
@@ -260,7 +265,7 @@ pub fn load_policy_for(dir: &Path, device: Device, env: &dyn VecEnv) -> Result<A
     }
 }
 
-fn load_checkpoint_on(dir: &Path, device: Device, on: Shapes<'_>) -> Result<(Learner, String)> {
+fn load_checkpoint_on(dir: &Path, device: Device, on: Shapes<'_>) -> Result<(Learner, EnvSpec)> {
     let ensemble = dir.join(super::ensemble::ENSEMBLE_FILE);
     if !ensemble.exists() {
         return load_prefixed(dir, "", device, on);
@@ -268,24 +273,25 @@ fn load_checkpoint_on(dir: &Path, device: Device, on: Shapes<'_>) -> Result<(Lea
     let spec: super::ensemble::EnsembleSpec =
         serde_json::from_str(&std::fs::read_to_string(&ensemble)?).context("ensemble.json")?;
     let mut members = Vec::new();
-    let mut env_id = String::new();
+    let mut env = None;
     for i in 0..spec.weights.len() {
         let prefix = super::ensemble::member_prefix(i);
         match load_prefixed(dir, &prefix, device, on).with_context(|| format!("ensemble member {i}"))? {
-            (Learner::Single(agent), env) => {
+            (Learner::Single(agent), member_env) => {
                 members.push(agent);
-                env_id = env;
+                env = Some(member_env);
             }
             (Learner::Multi(_), _) => bail!("ensemble member {i} is multi-agent; ensembles are single-agent"),
         }
     }
+    let env = env.context("ensemble.json lists no members")?;
     let agent = super::ensemble::WeightedEnsemble::new(members, spec)?;
-    Ok((Learner::Single(Agent::OffPolicy(Box::new(agent))), env_id))
+    Ok((Learner::Single(Agent::OffPolicy(Box::new(agent))), env))
 }
 
 /// `load_checkpoint_on` for the files named `{prefix}config.json`, `{prefix}<store>.safetensors`
 /// and `{prefix}observation_norm.json` (an ensemble member's; "" for a plain checkpoint).
-fn load_prefixed(dir: &Path, prefix: &str, device: Device, on: Shapes<'_>) -> Result<(Learner, String)> {
+fn load_prefixed(dir: &Path, prefix: &str, device: Device, on: Shapes<'_>) -> Result<(Learner, EnvSpec)> {
     let file = |name: &str| dir.join(format!("{prefix}{name}"));
     let saved: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(file("config.json")).context("config.json")?)?;
@@ -321,7 +327,7 @@ fn load_prefixed(dir: &Path, prefix: &str, device: Device, on: Shapes<'_>) -> Re
             *norm = serde_json::from_str(&text)?;
         }
     }
-    Ok((learner, env_id))
+    Ok((learner, spec))
 }
 
 /// A promoted deep-RL policy as the model registry holds it (its folder rebuilds with
@@ -341,19 +347,12 @@ pub fn policy_actions(
     observations: &[Vec<f32>],
     envs: &Envs,
 ) -> Result<std::result::Result<Vec<Vec<f32>>, String>> {
-    let (learner, env_id) = load_checkpoint(dir, Device::Cpu, envs)?;
+    let (learner, spec) = load_checkpoint_with_spec(dir, Device::Cpu, envs)?;
+    let env_id = &spec.id;
     let Learner::Single(mut agent) = learner else {
         return Ok(Err(format!("the policy for {env_id} is multi-agent: actions take one observation per agent")));
     };
-    // An ensemble's members share the env; the first one's config names it.
-    let config = ["config.json".to_string(), format!("{}config.json", super::ensemble::member_prefix(0))]
-        .into_iter()
-        .map(|name| dir.join(name))
-        .find(|path| path.exists())
-        .context("no config.json")?;
-    let saved: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(config)?)?;
-    let env = envs.make_configured(&env_id, 1, &saved["env_config"]).context("config.json")?;
-    let (dim, width) = (env.observation_dim(), env.action_space().width());
+    let (dim, width) = (spec.observation_dim, spec.action_space.width());
     if let Some((i, row)) = observations.iter().enumerate().find(|(_, row)| row.len() != dim) {
         return Ok(Err(format!("row {i} has {} numbers; {env_id} observations have {dim}", row.len())));
     }

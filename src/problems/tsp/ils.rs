@@ -1,10 +1,10 @@
 //! Iterated local search in the engine's chains (`search::moves`): each chain holds a tour at a
-//! Lin-Kernighan + Or-opt local optimum over the alpha-nearest candidates (`alpha`, `lk`); a move exchanges two adjacent segments within a window of the
-//! tour (a double bridge, the kick local search cannot undo: Martin, Otto & Felten 1991), runs
-//! the local search from the touched cities only, and accepts the result by Metropolis at a
-//! low temperature (Lourenco, Martin & Stuetzle, "Iterated local search", 2003, on acceptance
-//! criteria between "better" and random walk); each chain keeps its best tour.
-//! A chain starts from a nearest-neighbour tour from a random city.
+//! Lin-Kernighan + Or-opt local optimum over the alpha-nearest candidates (`alpha`, `lk`); a move
+//! exchanges two adjacent segments within a window of the tour (a double bridge, the kick local
+//! search cannot undo: Martin, Otto & Felten 1991), runs the local search from the touched cities
+//! only, and accepts the result by Metropolis at a low temperature (Lourenco, Martin & Stuetzle,
+//! "Iterated local search", 2003, on acceptance criteria between "better" and random walk); each
+//! chain keeps its best tour. A chain starts from a nearest-neighbour tour from a random city.
 
 use super::tour::Tour;
 use super::Tsp;

@@ -18,10 +18,9 @@ use super::tour::Tour;
 use super::Distances;
 
 /// Alternatives tried for t3 at the chain's first steps; one beyond. With `MAX_DEPTH`, chosen at
-/// 10 s on pr1002 and two generated instances (2,000 uniform and 3,000 clustered cities), seeds
-/// 0-2: (5, 3) to depth 12 ran twice the kicks of (5, 3, 2) to depth 50 and gave tours as short
-/// or shorter (median 32,443,685 against 32,481,320 on the 2,000 cities); (5) to depth 6 ran four
-/// times the kicks and gave longer tours on all three.
+/// 10 s on pr1002 and two random instances (2,000 uniform and 3,000 clustered cities), seeds 0-2:
+/// (5, 3) to depth 12 ran twice the kicks of (5, 3, 2) to depth 50 and gave tours as short or
+/// shorter; (5) to depth 6 ran four times the kicks and gave longer tours on all three.
 const BREADTH: [usize; 2] = [5, 3];
 /// Steps in one chain at most.
 const MAX_DEPTH: usize = 12;

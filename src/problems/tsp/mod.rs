@@ -11,16 +11,18 @@
 //! Output: `solution.tour`, every city once as numbered in the input (TSPLIB's node ids; JSON:
 //! 0-based), and `solution.length` (= `objective`).
 //!
-//! Search (`ils.rs`): the engine's parallel chains, each an iterated local search: 2-opt and
-//! Or-opt over 10-nearest-neighbour lists with don't-look bits (`tour.rs`), perturbed by a
+//! Search (`ils.rs`): the engine's parallel chains, each an iterated local search:
+//! Lin-Kernighan moves (`lk.rs`) over five alpha-nearest candidates per city (`alpha.rs`) and
+//! Or-opt over 10-nearest-neighbour lists, with don't-look bits (`tour.rs`), perturbed by a
 //! segment exchange (a double bridge within a window of the tour) and accepted by Metropolis
 //! at a low temperature (a tenth of the mean edge).
 //! Baseline `nn-2opt`: the nearest-neighbour tour from the first city, then 2-opt to a local
 //! optimum.
 //!
-//! Bound: the Held-Karp 1-tree bound with subgradient steps (`held_karp.rs`) in at most a tenth
-//! of the budget, rounded up for TSPLIB's integer distances; skipped when one O(n^2) step would
-//! take more than a twentieth of the budget (about 3,500 cities at 1 s, 11,000 at 10 s here).
+//! Bound: the Held-Karp 1-tree bound with subgradient steps (`held_karp.rs`) from the candidate
+//! ascent's penalties, in at most a twentieth of the budget, rounded up for TSPLIB's integer
+//! distances; skipped when one O(n^2) step would take more than half of that (about 2,500 cities
+//! at 1 s, 7,900 at 10 s here).
 
 pub mod alpha;
 pub mod generate;

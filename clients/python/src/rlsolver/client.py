@@ -186,9 +186,8 @@ class Client:
 
 def _rows(observations: Any) -> list:
     rows = observations.tolist() if hasattr(observations, "tolist") else list(observations)
-    if rows and not isinstance(rows[0], (list, tuple)) and not hasattr(rows[0], "__len__"):
-        rows = [rows]
-    return rows
+    # A single observation (a row of numbers) is a batch of one.
+    return [rows] if rows and not hasattr(rows[0], "__len__") else rows
 
 
 def _error(response: httpx.Response) -> RLSolverError:

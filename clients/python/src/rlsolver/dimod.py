@@ -52,8 +52,7 @@ class RLSolverSampler(dimod.Sampler):
             raise ValueError("num_reads must be at least 1")
         labels = list(bqm.variables)
         if not labels:
-            empty = dimod.SampleSet.from_samples_bqm(([], []), bqm)
-            return empty
+            return dimod.SampleSet.from_samples_bqm(([], []), bqm)
         options = {**self.defaults, "time_limit_s": time_limit_s, "seed": seed, "chains": chains, "max_rounds": max_rounds}
         options = {k: v for k, v in options.items() if v is not None}
         # A plain float64 model over 0..n-1, whatever the input's class (DictBQM, Float32BQM).
