@@ -14,7 +14,8 @@ pub struct GenerateArgs {
     /// tensor_network (a random circuit of --nodes qubits on a grid and --edges cycles: einsum JSON)
     /// or knapsack (--nodes items of Pisinger's --class with coefficients up to --range: his text)
     /// or tsp (--nodes cities, --class 1 uniform or 2 clustered as the DIMACS TSP Challenge's:
-    /// TSPLIB text); each is the problem's own `Problem::generate`.
+    /// TSPLIB text) or set_cover (--nodes rows, --edges columns, --class the density in percent,
+    /// costs on 1..=--range: OR-Library's SCP text); each is the problem's own `Problem::generate`.
     problem: String,
     #[arg(long)]
     nodes: usize,
@@ -31,10 +32,10 @@ pub struct GenerateArgs {
     #[arg(long, default_value_t = 0)]
     cut: usize,
     /// knapsack: Pisinger's class (1-6, 9, 11-16; 1 uncorrelated, 3 strongly correlated, 11-16
-    /// his hard classes); tsp: 1 uniform, 2 clustered.
+    /// his hard classes); tsp: 1 uniform, 2 clustered; set_cover: the density in percent.
     #[arg(long, default_value_t = 1)]
     class: usize,
-    /// knapsack: the coefficient range R.
+    /// knapsack: the coefficient range R; set_cover: the highest cost (OR-Library: 100).
     #[arg(long, default_value_t = 1000)]
     range: u64,
     #[arg(long, default_value_t = 0)]

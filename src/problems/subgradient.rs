@@ -16,7 +16,12 @@ pub struct Ascent {
 impl Ascent {
     /// lambda starts at 2.
     pub fn new(stall: usize, min_lambda: f64) -> Self {
-        Ascent { best: f64::NEG_INFINITY, lambda: 2.0, stalled: 0, stall, min_lambda }
+        Self::starting_at(2.0, stall, min_lambda)
+    }
+
+    /// lambda starts at `lambda` (a warm start from good multipliers takes smaller steps).
+    pub fn starting_at(lambda: f64, stall: usize, min_lambda: f64) -> Self {
+        Ascent { best: f64::NEG_INFINITY, lambda, stalled: 0, stall, min_lambda }
     }
 
     /// Records this step's bound; false once lambda has fallen below its floor.

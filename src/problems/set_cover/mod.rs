@@ -5,26 +5,31 @@
 //! `{universe, sets, costs}` (universe the element count, sets lists of 0-based elements, costs
 //! positive; default 1 each). An element no set covers is a 422 (no cover exists).
 //!
-//! The search runs destroy-and-repair annealing chains over covers in the engine's move loop
-//! (`search::moves`; see `DestroyRepair`). Why moves and not the Ising encoding: each row's "at
-//! least one" constraint needs slack spins per row (log2 of its set count), and single flips on
-//! that encoding spend most of their time in infeasible states. A row-weighting search after
+//! A solve proves what it can, then searches (see `solve`):
+//! 1. the Lagrangian bound at the root (`lagrangian.rs`, at most a tenth of the limit);
+//! 2. branch and bound on Lagrangian bounds from Chvatal's greedy cover (`branch.rs`), until half
+//!    the limit: it stops with status `optimal` once no open node can hold a cheaper cover;
+//! 3. when unproven, destroy-and-repair annealing chains from the tree's best cover for the rest,
+//!    in the engine's move loop (`search::moves`; see `DestroyRepair`), stopped at the bound.
+//!
+//! Every answer carries the bound: the tree's least open bound (the root's when it is higher),
+//! rounded up for integer costs. Why moves and not the Ising encoding for the search: each row's
+//! "at least one" constraint needs slack spins per row (log2 of its set count), and single flips
+//! on that encoding spend most of their time in infeasible states. A row-weighting search after
 //! RWLS (Gao, Weise and Li 2015) with scores per unit cost was tried first: on scp41 it either
 //! cycled among covers of cost 440-444 (weights raised at local minima only) or let the weights
 //! swamp the costs (raised every step), never below 434 in 20 s.
 //!
-//! Every answer carries a lower bound: Lagrangian relaxation of the rows by subgradient steps
-//! (`lagrangian.rs`, at most a tenth of the budget), rounded up for integer costs; the search
-//! stops as soon as it finds a cover at that bound (status `optimal`).
-//!
 //! Method `ising`: the engine's spin flips on the penalty Hamiltonian with binary row slacks
 //! (`ising.rs`), each incumbent completed to a cover; measured against the moves in the README.
 
+pub mod branch;
+pub mod generate;
 pub mod ising;
 pub mod lagrangian;
 
 use super::{penalty_baseline, Baseline};
-use super::{Instance, Limits, Models, ProblemCode, ProblemError, ProblemInput, SolveReport, SolveRun};
+use super::{HistoryPoint, Instance, Limits, Models, ProblemCode, ProblemError, ProblemInput, SolveReport, SolveRun};
 use crate::problems::Solved;
 use crate::search::moves::{cycle_temperature, minimize_with, MoveSet};
 use crate::search::{SearchParams, StopReason};
@@ -59,11 +64,11 @@ impl SetCoverInstance {
     /// Annealing from 0.3 times the mean cost down to a twentieth of the cheapest, over 5,000
     /// moves (scp41, scp43, scpa1, 8 s: the same optima from 0.3 and 1 times the mean; 5,000 and
     /// 20,000 moves per cycle alike).
-    fn moves(&self) -> DestroyRepair<'_> {
+    fn moves<'a>(&'a self, from: Option<&'a [bool]>) -> DestroyRepair<'a> {
         let mean = self.costs.iter().sum::<f64>() / self.costs.len() as f64;
         let cheapest = self.costs.iter().copied().fold(f64::INFINITY, f64::min);
         let hot = 0.3 * mean;
-        DestroyRepair { instance: self, hot, cold: (0.05 * cheapest).min(hot), cycle: 5_000 }
+        DestroyRepair { instance: self, hot, cold: (0.05 * cheapest).min(hot), cycle: 5_000, from }
     }
 
     pub fn cost(&self, x: &[bool]) -> f64 {
@@ -135,17 +140,43 @@ impl SetCoverInstance {
         SolveReport::new("set_cover", cost, cost, self.solution(x), run)
     }
 
-    /// The Lagrangian lower bound within `seconds`, rounded up when every cost is an integer.
-    pub fn lower_bound(&self, seconds: f64) -> f64 {
-        let upper = self.cost(&self.greedy());
-        let deadline = Instant::now() + Duration::from_secs_f64(seconds.max(0.0));
-        let bound = lagrangian::lower_bound(self, upper, deadline);
+    /// `bound` rounded up when every cost is an integer (so is every cover's cost).
+    fn rounded(&self, bound: f64) -> f64 {
         if self.costs.iter().all(|c| c.fract() == 0.0) {
             // The float sums may sit a hair above an integer the exact bound does not reach.
             (bound - 1e-9 * bound.abs().max(1.0)).ceil()
         } else {
             bound
         }
+    }
+}
+
+#[cfg(test)]
+impl SetCoverInstance {
+    /// 3 to `rows` rows over 3 to `sets` sets, costs 1 to 19: each row in one random set and in
+    /// each other set with probability 0.3.
+    pub(crate) fn random(rng: &mut Xoshiro256PlusPlus, rows: usize, sets: usize) -> Self {
+        let (rows, sets) = (rng.gen_range(3..=rows), rng.gen_range(3..=sets));
+        let mut sets_of: Vec<Vec<u32>> = (0..rows).map(|_| vec![rng.gen_range(0..sets as u32)]).collect();
+        for covering in &mut sets_of {
+            for j in 0..sets as u32 {
+                if rng.gen_bool(0.3) && !covering.contains(&j) {
+                    covering.push(j);
+                }
+            }
+        }
+        let costs: Vec<f64> = (0..sets).map(|_| f64::from(rng.gen_range(1..20))).collect();
+        SetCoverInstance::new(costs, sets_of, 0)
+    }
+
+    /// The cheapest cover's cost, by enumerating every subset of the sets.
+    pub(crate) fn enumerated_optimum(&self) -> f64 {
+        let sets = self.costs.len();
+        (0..1u32 << sets)
+            .map(|m| (0..sets).map(|j| m >> j & 1 == 1).collect::<Vec<bool>>())
+            .filter(|x| self.covers(x))
+            .map(|x| self.cost(&x))
+            .fold(f64::INFINITY, f64::min)
     }
 }
 
@@ -174,6 +205,8 @@ struct DestroyRepair<'a> {
     cold: f64,
     /// Moves per annealing cycle.
     cycle: u64,
+    /// The chains' first cover (None: the greedy one).
+    from: Option<&'a [bool]>,
 }
 
 /// Sets dropped per move: 1 to this many.
@@ -261,10 +294,10 @@ impl MoveSet for DestroyRepair<'_> {
         40
     }
 
-    /// From the greedy cover.
+    /// From the given cover, else the greedy one.
     fn start(&self, _rng: &mut Xoshiro256PlusPlus) -> CoverChain {
         let k = self.instance;
-        let x = k.greedy();
+        let x = self.from.map_or_else(|| k.greedy(), <[bool]>::to_vec);
         let mut count = vec![0u32; k.sets_of.len()];
         for j in (0..x.len()).filter(|&j| x[j]) {
             k.rows_of[j].iter().for_each(|&i| count[i as usize] += 1);
@@ -323,17 +356,63 @@ impl SetCoverInstance {
     }
 }
 
+/// The root's Lagrangian ascent may take this share of the time limit (it usually ends sooner).
+const BOUND_SHARE: f64 = 0.1;
+/// The branch and bound runs until this share of the limit (from the start, the bound's time
+/// included) unless it proves its cover optimal first; an unproven cover then goes to the
+/// annealing search for the rest.
+const TREE_SHARE: f64 = 0.5;
+/// Tree nodes per search round when the caller fixes a round budget (`max_rounds`), so that a
+/// round budget bounds the tree too and equal seeds give equal covers.
+const NODES_PER_ROUND: usize = 10;
+
 impl Instance for SetCoverInstance {
     fn solve(&self, params: &SearchParams, _: Models<'_>) -> SolveReport {
         let start = Instant::now();
-        let bound = self.lower_bound(params.time_limit_s * 0.1);
-        // A cover at the bound is optimal: the search stops there (or at the caller's target).
-        let target_energy = Some(params.target_energy.map_or(bound, |t| t.max(bound)));
-        let left = (params.time_limit_s - start.elapsed().as_secs_f64()).max(1e-3);
-        let outcome =
-            minimize_with(&self.moves(), &SearchParams { time_limit_s: left, target_energy, ..params.clone() });
-        let run = SolveRun { elapsed: start.elapsed(), ..SolveRun::of_moves(&outcome, |energy| energy, params.seed) };
-        self.report(&outcome.solution, run).with_bound(bound)
+        let limit = Duration::from_secs_f64(params.time_limit_s.max(0.0));
+        let greedy = self.greedy();
+        let root = lagrangian::lower_bound(self, self.cost(&greedy), start + limit.mul_f64(BOUND_SHARE));
+        let max_nodes = params.max_rounds.map(|r| (r * NODES_PER_ROUND) as u64);
+        let tree_start = start.elapsed();
+        let deadline = start + limit.mul_f64(TREE_SHARE);
+        let limits = branch::TreeLimits { deadline, max_nodes, target: params.target_energy };
+        let proof = branch::branch_and_bound(self, greedy, Some(&root), limits);
+        let improvements = proof
+            .improvements
+            .iter()
+            .map(|&(at, cost)| HistoryPoint { elapsed_ms: (tree_start + at).as_secs_f64() * 1e3, objective: cost });
+        let mut history: Vec<HistoryPoint> = improvements.collect();
+        let bound = self.rounded(root.bound).max(proof.bound);
+        let stop = if params.target_energy.is_some_and(|t| proof.cost <= t) {
+            StopReason::TargetReached
+        } else if max_nodes.is_some_and(|m| proof.nodes >= m) {
+            StopReason::RoundLimit
+        } else {
+            StopReason::TimeLimit
+        };
+        let mut run = SolveRun::once(stop, Duration::ZERO, tree_start, proof.cost, params.seed);
+        let mut cover = proof.cover;
+        if !proof.proven && params.target_energy.is_none_or(|t| proof.cost > t) {
+            // The annealing search takes the rest of the time, from the tree's best cover.
+            let search_start = start.elapsed();
+            let target_energy = Some(params.target_energy.map_or(bound, |t| t.max(bound)));
+            let left = limit.saturating_sub(search_start).as_secs_f64().max(1e-3);
+            let search = SearchParams { time_limit_s: left, target_energy, ..params.clone() };
+            let outcome = minimize_with(&self.moves(Some(&cover)), &search);
+            let searched = SolveRun::of_moves(&outcome, |energy| energy, params.seed);
+            let best = history.last().map_or(f64::INFINITY, |h| h.objective);
+            history.extend(searched.history.iter().filter(|h| h.objective < best).map(|h| HistoryPoint {
+                elapsed_ms: search_start.as_secs_f64() * 1e3 + h.elapsed_ms,
+                objective: h.objective,
+            }));
+            if outcome.energy < proof.cost {
+                cover = outcome.solution;
+            }
+            run = SolveRun { history: Vec::new(), ..searched };
+        }
+        run.history = history;
+        run.elapsed = start.elapsed();
+        self.report(&cover, run).with_bound(bound)
     }
 
     fn solve_baseline(&self, name: &str, params: &SearchParams, models: Models<'_>) -> Solved {
@@ -511,6 +590,12 @@ impl ProblemCode for SetCover {
             ProblemInput::Text(text) => parse_orlib(text, limits)?,
         }))
     }
+
+    /// OR-Library-like covers: --nodes rows, --edges columns, --class the density in percent,
+    /// costs on 1..=--range.
+    fn generate(&self, spec: &super::GenerateSpec) -> Option<Result<String, String>> {
+        Some(generate::generate(spec.nodes, spec.edges, spec.class, spec.range, spec.seed))
+    }
 }
 
 #[cfg(test)]
@@ -538,7 +623,7 @@ mod tests {
     fn chains_keep_a_cover_and_never_do_worse_than_greedy() {
         let instance = random_instance(8);
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
-        let moves = instance.moves();
+        let moves = instance.moves(None);
         let mut chain = moves.start(&mut rng);
         for _ in 0..40 {
             moves.advance(&mut chain, 25, &mut rng);
@@ -559,14 +644,14 @@ mod tests {
             let proposal = crate::search::proposal::ProposalParams { enabled, strength, ..Default::default() };
             let params =
                 SearchParams { seed: 3, max_rounds: Some(30), chains: Some(2), proposal, ..Default::default() };
-            let outcome = minimize_with(&instance.moves(), &params);
+            let outcome = minimize_with(&instance.moves(None), &params);
             assert!(instance.covers(&outcome.solution));
             assert!((instance.cost(&outcome.solution) - outcome.energy).abs() < 1e-9);
             outcome.solution
         };
         assert_eq!(search(true, 3.0), search(true, 3.0));
         // Weights that make the start cover's sets unattractive to the repair.
-        let moves = instance.moves();
+        let moves = instance.moves(None);
         let trajectory = |guided: bool| {
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(4);
             let mut chain = moves.start(&mut rng);
