@@ -128,7 +128,7 @@ fn generate_is_each_problems_own_generator_and_names_the_ones_that_exist() {
         assert!(loaded.is_ok(), "{}: {text}", problem.name());
         generators += 1;
     }
-    assert_eq!(generators, 8);
+    assert_eq!(generators, 9);
     let output = rlsolver().args(["generate", "mimo", "--nodes", "3"]).output().unwrap();
     let said = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -136,7 +136,8 @@ fn generate_is_each_problems_own_generator_and_names_the_ones_that_exist() {
             && said.contains("tensor_network")
             && said.contains("max_independent_set")
             && said.contains("knapsack")
-            && said.contains("tsp"),
+            && said.contains("tsp")
+            && said.contains("set_cover"),
         "{said}"
     );
 }
