@@ -666,4 +666,27 @@ mod tests {
         assert_ne!(trajectory(true), trajectory(false));
         search(false, 0.0);
     }
+
+    #[test]
+    fn a_round_budget_bounds_the_tree_and_the_search_so_equal_seeds_give_equal_covers() {
+        // A class-C-like cover, which the tree does not prove in its 10 nodes: the search runs after it.
+        let text = generate::generate(400, 4_000, 2, 100, 5).unwrap();
+        let instance = parse_orlib(&text, &Limits::default()).unwrap();
+        let registry = crate::models::ModelRegistry::empty(crate::problems::policy_loaders);
+        let models = Models { registry: &registry, requested: None };
+        let solve = || {
+            let params = SearchParams { seed: 2, max_rounds: Some(1), time_limit_s: 600.0, ..Default::default() };
+            let report = instance.solve(&params, models);
+            let sets: Vec<usize> =
+                report.solution["sets"].as_array().unwrap().iter().map(|s| s.as_u64().unwrap() as usize - 1).collect();
+            let x: Vec<bool> = (0..instance.costs.len()).map(|j| sets.contains(&j)).collect();
+            assert!(instance.covers(&x));
+            assert_eq!(instance.cost(&x), report.objective);
+            assert!(report.bound.unwrap() <= report.objective);
+            (sets, report.status)
+        };
+        let (first, status) = solve();
+        assert_eq!(status, StopReason::RoundLimit);
+        assert_eq!(first, solve().0);
+    }
 }
