@@ -173,8 +173,8 @@ fn knapsack_classes(config: &NphardBenchConfig, report: &mut String) -> Result<(
     Ok(())
 }
 
-/// The shared OR-Library set covers: our default solve (the search stopped at its Lagrangian
-/// bound) against CP-SAT and HiGHS, each seed a run.
+/// The shared OR-Library set covers and OR-Library's classes generated per seed: our default
+/// solve (proven by its branch and bound where it can) against CP-SAT and HiGHS, each seed a run.
 fn set_cover_peers(config: &NphardBenchConfig, report: &mut String) -> Result<()> {
     use rlsolver::problems::set_cover::generate::{generate, CLASSES};
     if !config.only.is_empty() && !config.only.iter().any(|p| p == "set-cover-peers") {

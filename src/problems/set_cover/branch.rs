@@ -19,17 +19,18 @@
 //! - **Order.** Best first (least bound, deeper first on ties), so the open nodes' least bound is
 //!   a lower bound on the optimum whenever the search stops.
 
-use super::lagrangian::{self, AscentLimits, Relaxation, FREE, IN, OUT, ROOT};
-use super::SetCoverInstance;
+use super::lagrangian::{self, AscentLimits, Relaxation, FREE, IN, OUT};
+use super::{SetCoverInstance, INTEGER_SLACK};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Each node's ascent from its parent's multipliers: lambda from 2, halving after 10 steps
-/// without progress, until 0.05 or 150 steps. Measured on generated classes B-D and scpa1 with
-/// the optimum as the incumbent (the proof alone): lambda from 0.25, 0.5 or 1 took 1.3-5x the
-/// nodes of 2; floors 0.01 and 0.1 and limits of 100-400 steps were no faster.
+/// without progress, until 0.05 or 150 steps. Measured on one generated instance of each of
+/// classes B-D (seed 1) and scpa1, with the optimum as the incumbent (the proof alone): lambda
+/// from 0.25, 0.5 or 1 took 1.3-5x the nodes of 2; floors 0.01 and 0.1 and limits of 100-400
+/// steps were no faster.
 const NODE: AscentLimits = AscentLimits { lambda: 2.0, stall: 10, min_lambda: 0.05, max_steps: 150 };
 /// The open nodes hold at most this many bytes (a node is one byte per set plus its bound); the
 /// search stops unproven beyond it, reporting the open nodes' least bound.
@@ -77,6 +78,7 @@ impl Ord for Node {
 
 struct Tree<'a> {
     instance: &'a SetCoverInstance,
+    /// Every cost an integer (`SetCoverInstance::integral`).
     integral: bool,
     cover: Vec<bool>,
     cost: f64,
@@ -88,7 +90,7 @@ impl Tree<'_> {
     /// The largest bound a node may have and still hold a cover cheaper than the incumbent.
     fn line(&self) -> f64 {
         if self.integral {
-            self.cost - 1.0 + 1e-6
+            self.cost - 1.0 + INTEGER_SLACK
         } else {
             self.cost - 1e-9 * self.cost.abs().max(1.0)
         }
@@ -215,27 +217,23 @@ pub struct TreeLimits {
 }
 
 /// Searches for a cover cheaper than `incumbent` until it is proven optimal or a limit is met
-/// (`limits`, or open nodes past `MAX_OPEN_BYTES`); `root` is the root's relaxation when the
-/// caller has already run it.
+/// (`limits`, or open nodes past `MAX_OPEN_BYTES`), from the root's relaxation `root`.
 pub fn branch_and_bound(
     instance: &SetCoverInstance,
     incumbent: Vec<bool>,
-    root: Option<&Relaxation>,
+    root: &Relaxation,
     limits: TreeLimits,
 ) -> Proof {
     let TreeLimits { deadline, max_nodes, target } = limits;
     let started = Instant::now();
     let sets = instance.costs.len();
-    let integral = instance.costs.iter().all(|c| c.fract() == 0.0);
+    let integral = instance.integral();
     let cost = instance.cost(&incumbent);
     let mut tree = Tree { instance, integral, cover: incumbent, cost, started, improvements: Vec::new() };
     let fixed: Vec<i8> = dominated(instance).into_iter().map(|d| if d { OUT } else { FREE }).collect();
-    let u = root.map_or_else(|| lagrangian::start_multipliers(instance), |r| r.u.clone());
-    let root_bound = root.map_or(f64::NEG_INFINITY, |r| r.bound);
-    let mut open = BinaryHeap::from([Node { bound: root_bound, depth: 0, fixed, u: Arc::new(u) }]);
+    let mut open = BinaryHeap::from([Node { bound: root.bound, depth: 0, fixed, u: Arc::new(root.u.clone()) }]);
     let max_open = MAX_OPEN_BYTES / (sets + 64);
     let mut nodes = 0u64;
-    let mut first = true;
     while let Some(node) = open.peek() {
         if node.bound > tree.line() {
             // Every open node is cut by the incumbent (the heap's least bound is past the line).
@@ -248,22 +246,11 @@ pub fn branch_and_bound(
         }
         let node = open.pop().expect("peeked");
         nodes += 1;
-        if std::mem::take(&mut first) && root.is_none() {
-            // The root's own ascent runs at the root's limits; the node then goes back with them.
-            let enough = (tree.cost, tree.line());
-            let Some(relaxation) =
-                lagrangian::ascend(instance, &node.fixed, (*node.u).clone(), enough, &ROOT, deadline)
-            else {
-                break;
-            };
-            open.push(Node { bound: relaxation.bound, u: Arc::new(relaxation.u), ..node });
-            continue;
-        }
         let children = tree.expand(node, deadline);
         open.extend(children);
     }
     let least = open.peek().map_or(tree.cost, |n| n.bound.min(tree.cost));
-    let bound = if integral { (least - 1e-6).ceil().min(tree.cost) } else { least };
+    let bound = instance.rounded(least).min(tree.cost);
     let proven = open.is_empty() || bound >= tree.cost - 1e-9;
     Proof {
         bound: if proven { tree.cost } else { bound },
@@ -281,19 +268,21 @@ mod tests {
     use rand::SeedableRng;
     use rand_xoshiro::Xoshiro256PlusPlus;
 
+    /// The tree from the greedy cover and the root's relaxation, for at most `max_nodes` nodes.
+    fn prove(instance: &SetCoverInstance, max_nodes: Option<u64>) -> Proof {
+        let far = Instant::now() + Duration::from_secs(60);
+        let greedy = instance.greedy();
+        let root = lagrangian::lower_bound(instance, instance.cost(&greedy), far);
+        branch_and_bound(instance, greedy, &root, TreeLimits { deadline: far, max_nodes, target: None })
+    }
+
     #[test]
     fn the_tree_proves_the_enumerated_optimum_from_the_greedy_cover() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
-        let far = Instant::now() + Duration::from_secs(60);
         for trial in 0..60 {
             let instance = SetCoverInstance::random(&mut rng, 12, 16);
             let optimum = instance.enumerated_optimum();
-            let proof = branch_and_bound(
-                &instance,
-                instance.greedy(),
-                None,
-                TreeLimits { deadline: far, max_nodes: None, target: None },
-            );
+            let proof = prove(&instance, None);
             assert!(proof.proven, "trial {trial}: not proven");
             assert!(instance.covers(&proof.cover), "trial {trial}: not a cover");
             assert_eq!(instance.cost(&proof.cover), optimum, "trial {trial}");
@@ -304,16 +293,10 @@ mod tests {
     #[test]
     fn a_stopped_tree_reports_a_valid_bound() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(12);
-        let far = Instant::now() + Duration::from_secs(60);
         for trial in 0..30 {
             let instance = SetCoverInstance::random(&mut rng, 12, 16);
             let optimum = instance.enumerated_optimum();
-            let proof = branch_and_bound(
-                &instance,
-                instance.greedy(),
-                None,
-                TreeLimits { deadline: far, max_nodes: Some(2), target: None },
-            );
+            let proof = prove(&instance, Some(2));
             assert!(proof.bound <= optimum + 1e-9, "trial {trial}: {} > {optimum}", proof.bound);
             assert!(proof.cost >= optimum - 1e-9 && instance.covers(&proof.cover), "trial {trial}");
         }

@@ -31,7 +31,7 @@ pub struct AscentLimits {
 }
 
 /// The root's ascent: lambda from 2, halving after 30 steps without progress, at most 2,000 steps.
-pub const ROOT: AscentLimits = AscentLimits { lambda: 2.0, stall: 30, min_lambda: 0.005, max_steps: 2_000 };
+const ROOT: AscentLimits = AscentLimits { lambda: 2.0, stall: 30, min_lambda: 0.005, max_steps: 2_000 };
 
 /// The best multipliers an ascent found on one node.
 #[derive(Debug, Clone)]
@@ -48,7 +48,7 @@ pub struct Relaxation {
 }
 
 /// Beasley's start: each row priced at its cheapest set's cost per row covered.
-pub fn start_multipliers(instance: &SetCoverInstance) -> Vec<f64> {
+fn start_multipliers(instance: &SetCoverInstance) -> Vec<f64> {
     instance
         .sets_of
         .iter()
@@ -95,9 +95,9 @@ pub fn ascend(
                 - instance.rows_of[j].iter().filter(|&&i| bare[i as usize]).map(|&i| u[i as usize]).sum::<f64>();
             bound += reduced[j].min(0.0);
         }
-        let improved = bound > ascent.best + 1e-9;
+        let before = ascent.best;
         let going = ascent.record(bound);
-        if improved {
+        if ascent.best > before {
             best.bound = bound;
             best.u.copy_from_slice(&u);
             best.reduced.copy_from_slice(&reduced);

@@ -140,16 +140,24 @@ impl SetCoverInstance {
         SolveReport::new("set_cover", cost, cost, self.solution(x), run)
     }
 
-    /// `bound` rounded up when every cost is an integer (so is every cover's cost).
-    fn rounded(&self, bound: f64) -> f64 {
-        if self.costs.iter().all(|c| c.fract() == 0.0) {
+    /// Whether every cost is an integer (then so is every cover's cost).
+    pub(super) fn integral(&self) -> bool {
+        self.costs.iter().all(|c| c.fract() == 0.0)
+    }
+
+    /// `bound` rounded up when every cost is an integer.
+    pub(super) fn rounded(&self, bound: f64) -> f64 {
+        if self.integral() {
             // The float sums may sit a hair above an integer the exact bound does not reach.
-            (bound - 1e-9 * bound.abs().max(1.0)).ceil()
+            (bound - INTEGER_SLACK).ceil()
         } else {
             bound
         }
     }
 }
+
+/// How far above an integer a float bound may sit and still be taken for that integer.
+pub(super) const INTEGER_SLACK: f64 = 1e-6;
 
 #[cfg(test)]
 impl SetCoverInstance {
@@ -369,49 +377,50 @@ const NODES_PER_ROUND: usize = 10;
 impl Instance for SetCoverInstance {
     fn solve(&self, params: &SearchParams, _: Models<'_>) -> SolveReport {
         let start = Instant::now();
+        let point = |at: Duration, objective: f64| HistoryPoint { elapsed_ms: at.as_secs_f64() * 1e3, objective };
         let limit = Duration::from_secs_f64(params.time_limit_s.max(0.0));
         let greedy = self.greedy();
-        let root = lagrangian::lower_bound(self, self.cost(&greedy), start + limit.mul_f64(BOUND_SHARE));
+        let greedy_point = point(start.elapsed(), self.cost(&greedy));
+        let root = lagrangian::lower_bound(self, greedy_point.objective, start + limit.mul_f64(BOUND_SHARE));
         let max_nodes = params.max_rounds.map(|r| (r * NODES_PER_ROUND) as u64);
         let tree_start = start.elapsed();
         let deadline = start + limit.mul_f64(TREE_SHARE);
         let limits = branch::TreeLimits { deadline, max_nodes, target: params.target_energy };
-        let proof = branch::branch_and_bound(self, greedy, Some(&root), limits);
-        let improvements = proof
-            .improvements
-            .iter()
-            .map(|&(at, cost)| HistoryPoint { elapsed_ms: (tree_start + at).as_secs_f64() * 1e3, objective: cost });
-        let mut history: Vec<HistoryPoint> = improvements.collect();
+        let proof = branch::branch_and_bound(self, greedy, &root, limits);
+        // The greedy cover first, so that an answer the tree only proves still has its incumbent.
+        let improvements = proof.improvements.iter().map(|&(at, cost)| point(tree_start + at, cost));
+        let mut history: Vec<HistoryPoint> = std::iter::once(greedy_point).chain(improvements).collect();
         let bound = self.rounded(root.bound).max(proof.bound);
-        let stop = if params.target_energy.is_some_and(|t| proof.cost <= t) {
-            StopReason::TargetReached
-        } else if max_nodes.is_some_and(|m| proof.nodes >= m) {
-            StopReason::RoundLimit
-        } else {
-            StopReason::TimeLimit
+        let reached = params.target_energy.is_some_and(|t| proof.cost <= t);
+        let mut status = match () {
+            _ if reached => StopReason::TargetReached,
+            _ if max_nodes.is_some_and(|m| proof.nodes >= m) => StopReason::RoundLimit,
+            _ => StopReason::TimeLimit,
         };
-        let mut run = SolveRun::once(stop, Duration::ZERO, tree_start, proof.cost, params.seed);
-        let mut cover = proof.cover;
-        if !proof.proven && params.target_energy.is_none_or(|t| proof.cost > t) {
+        let (mut cover, mut chains, mut rounds) = (proof.cover, 1, 0);
+        if !proof.proven && !reached {
             // The annealing search takes the rest of the time, from the tree's best cover.
             let search_start = start.elapsed();
             let target_energy = Some(params.target_energy.map_or(bound, |t| t.max(bound)));
             let left = limit.saturating_sub(search_start).as_secs_f64().max(1e-3);
             let search = SearchParams { time_limit_s: left, target_energy, ..params.clone() };
             let outcome = minimize_with(&self.moves(Some(&cover)), &search);
-            let searched = SolveRun::of_moves(&outcome, |energy| energy, params.seed);
-            let best = history.last().map_or(f64::INFINITY, |h| h.objective);
-            history.extend(searched.history.iter().filter(|h| h.objective < best).map(|h| HistoryPoint {
-                elapsed_ms: search_start.as_secs_f64() * 1e3 + h.elapsed_ms,
-                objective: h.objective,
-            }));
+            let better = outcome.history.iter().filter(|h| h.energy < proof.cost);
+            history.extend(better.map(|h| point(search_start + h.elapsed, h.energy)));
             if outcome.energy < proof.cost {
                 cover = outcome.solution;
             }
-            run = SolveRun { history: Vec::new(), ..searched };
+            (status, chains, rounds) = (outcome.stop, outcome.chains, outcome.rounds);
         }
-        run.history = history;
-        run.elapsed = start.elapsed();
+        let run = SolveRun {
+            status,
+            elapsed: start.elapsed(),
+            history,
+            chains,
+            rounds,
+            device: "cpu".into(),
+            seed: params.seed,
+        };
         self.report(&cover, run).with_bound(bound)
     }
 
@@ -688,5 +697,15 @@ mod tests {
         let (first, status) = solve();
         assert_eq!(status, StopReason::RoundLimit);
         assert_eq!(first, solve().0);
+    }
+
+    #[test]
+    fn an_answer_the_tree_only_proves_keeps_its_greedy_incumbent_in_the_history() {
+        // Three disjoint sets: the greedy cover is the optimum, so the tree finds nothing better.
+        let instance = SetCoverInstance::new(vec![2.0, 3.0, 4.0], vec![vec![0], vec![1], vec![2]], 0);
+        let registry = crate::models::ModelRegistry::empty(crate::problems::policy_loaders);
+        let report = instance.solve(&SearchParams::default(), Models { registry: &registry, requested: None });
+        assert_eq!((report.objective, report.status), (9.0, StopReason::Optimal));
+        assert_eq!(report.history.last().map(|h| h.objective), Some(9.0), "{:?}", report.history);
     }
 }
