@@ -15,7 +15,8 @@
 //! Lin-Kernighan moves (`lk.rs`) over five alpha-nearest candidates per city (`alpha.rs`) and
 //! Or-opt over 10-nearest-neighbour lists, with don't-look bits (`tour.rs`), perturbed by a
 //! segment exchange (a double bridge within a window of the tour) and accepted by Metropolis
-//! at a low temperature (a tenth of the mean edge).
+//! at a low temperature (a tenth of the mean edge); partition crossover (`gpx.rs`) merges the
+//! walk with its chain's best tour and the chains' best tours with each other.
 //! Baseline `nn-2opt`: the nearest-neighbour tour from the first city, then 2-opt to a local
 //! optimum.
 //!
@@ -26,6 +27,7 @@
 
 pub mod alpha;
 pub mod generate;
+pub mod gpx;
 pub mod held_karp;
 pub mod ils;
 pub mod lk;
