@@ -70,7 +70,8 @@ pub fn nearest_neighbour(tsp: &Tsp, start: u32) -> Vec<u32> {
 
 pub struct IteratedLocalSearch<'a> {
     tsp: &'a Tsp,
-    candidates: Vec<Vec<u32>>,
+    /// Each city's Lin-Kernighan candidates with their distances.
+    candidates: Vec<Vec<(u32, f64)>>,
     config: IlsConfig,
 }
 
@@ -84,6 +85,7 @@ pub struct IlsChain {
 impl<'a> IteratedLocalSearch<'a> {
     /// The search over each city's `candidates` for Lin-Kernighan moves.
     pub fn new(tsp: &'a Tsp, candidates: Vec<Vec<u32>>) -> Self {
+        let candidates = super::lk::with_lengths(&candidates, &tsp.distances);
         IteratedLocalSearch { tsp, candidates, config: IlsConfig::default() }
     }
 

@@ -22,8 +22,15 @@ use super::Distances;
 /// (5, 3) to depth 12 ran twice the kicks of (5, 3, 2) to depth 50 and gave tours as short or
 /// shorter; (5) to depth 6 ran four times the kicks and gave longer tours on all three.
 const BREADTH: [usize; 2] = [5, 3];
+/// BREADTH never grows with depth: its first entry bounds the options kept.
+const MAX_BREADTH: usize = BREADTH[0];
 /// Steps in one chain at most.
 const MAX_DEPTH: usize = 12;
+
+/// Each city's candidates with their distances (the lists `lin_kernighan` takes).
+pub fn with_lengths(candidates: &[Vec<u32>], d: &Distances) -> Vec<Vec<(u32, f64)>> {
+    candidates.iter().enumerate().map(|(a, list)| list.iter().map(|&b| (b, d.get(a as u32, b))).collect()).collect()
+}
 
 /// One applied step, to undo it or to mark its cities.
 #[derive(Clone, Copy)]
@@ -35,7 +42,7 @@ struct Step {
 
 struct Chain<'a> {
     d: &'a Distances,
-    candidates: &'a [Vec<u32>],
+    candidates: &'a [Vec<(u32, f64)>],
     t1: u32,
     steps: Vec<Step>,
 }
@@ -62,7 +69,7 @@ impl Tour {
 
     /// The best Lin-Kernighan move from `t1` over either of its tour edges, applied; its cities
     /// are marked for the local search's queue.
-    pub fn lin_kernighan(&mut self, t1: u32, d: &Distances, candidates: &[Vec<u32>]) -> bool {
+    pub fn lin_kernighan(&mut self, t1: u32, d: &Distances, candidates: &[Vec<(u32, f64)>]) -> bool {
         for t2 in [self.next(t1), self.prev(t1)] {
             let mut chain = Chain { d, candidates, t1, steps: Vec::new() };
             if let Some(gain) = chain.extend(self, t2, d.get(t1, t2), 0, 1e-9) {
@@ -90,9 +97,12 @@ impl Chain<'_> {
         }
         let (d, t1) = (self.d, self.t1);
         let forward = tour.next(t1) == t2;
-        let mut options: Vec<(f64, u32, u32)> = Vec::with_capacity(8);
-        for &t3 in &self.candidates[t2 as usize] {
-            let g1 = g - d.get(t2, t3);
+        // The `breadth` best options by lookahead, best first (ties: the lower t3), on the stack.
+        let breadth = BREADTH.get(depth).copied().unwrap_or(1);
+        let mut options = [(0.0f64, 0u32, 0u32); MAX_BREADTH];
+        let mut count = 0;
+        for &(t3, d23) in &self.candidates[t2 as usize] {
+            let g1 = g - d23;
             if g1 <= 1e-9 {
                 continue;
             }
@@ -103,12 +113,23 @@ impl Chain<'_> {
             if t4 == t2 || self.added(t3, t4) {
                 continue;
             }
-            options.push((d.get(t3, t4) - d.get(t2, t3), t3, t4));
+            let option = (d.get(t3, t4) - d23, t3, t4);
+            let before = |a: &(f64, u32, u32), b: &(f64, u32, u32)| a.0 > b.0 || (a.0 == b.0 && a.1 < b.1);
+            let mut at = count.min(breadth);
+            while at > 0 && before(&option, &options[at - 1]) {
+                if at < breadth {
+                    options[at] = options[at - 1];
+                }
+                at -= 1;
+            }
+            if at < breadth {
+                options[at] = option;
+                count = (count + 1).min(breadth);
+            }
         }
-        options.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        let breadth = BREADTH.get(depth).copied().unwrap_or(1);
-        for &(_, t3, t4) in options.iter().take(breadth) {
-            let g2 = g - d.get(t2, t3) + d.get(t3, t4);
+        for &(lookahead, t3, t4) in &options[..count] {
+            // g - d(t2, t3) + d(t3, t4)
+            let g2 = g + lookahead;
             tour.flip_after(t1, t2, t4);
             self.steps.push(Step { t2, t3, t4 });
             let closed = g2 - d.get(t4, t1);
@@ -159,6 +180,7 @@ mod tests {
                     list
                 })
                 .collect();
+            let candidates = with_lengths(&candidates, &d);
             let mut order: Vec<u32> = (0..n as u32).collect();
             order.shuffle(&mut rng);
             let mut tour = Tour::new(order, &d);

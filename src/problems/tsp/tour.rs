@@ -81,7 +81,7 @@ impl Tour {
 
     /// Runs local search until no queued city has an improving move: with `candidates`,
     /// Lin-Kernighan moves over them (`lk`) and Or-opt moves; without, 2-opt moves only.
-    pub fn optimize(&mut self, d: &Distances, neighbours: &[Vec<u32>], candidates: Option<&[Vec<u32>]>) {
+    pub fn optimize(&mut self, d: &Distances, neighbours: &[Vec<u32>], candidates: Option<&[Vec<(u32, f64)>]>) {
         while let Some(a) = self.queue.pop_front() {
             self.queued[a as usize] = false;
             if self.n() < 5 {
@@ -250,7 +250,8 @@ mod tests {
             let mut tour = Tour::new(order, &tsp.distances);
             let start = tour.length;
             tour.mark_all();
-            tour.optimize(&tsp.distances, &tsp.neighbours, Some(&tsp.neighbours));
+            let candidates = crate::problems::tsp::lk::with_lengths(&tsp.neighbours, &tsp.distances);
+            tour.optimize(&tsp.distances, &tsp.neighbours, Some(&candidates));
             let mut sorted = tour.order.clone();
             sorted.sort_unstable();
             assert_eq!(sorted, (0..n as u32).collect::<Vec<_>>(), "a permutation");
