@@ -44,9 +44,6 @@ pub trait MoveSet: Sync {
     /// Hands a chain the policy's weights (`strength` times its log-odds of choosing each
     /// variable), for its proposals to follow.
     fn guide(&self, _chain: &mut Self::Chain, _weights: &Arc<[f32]>) {}
-    /// Lets the chains share what they found, after every round (chains in index order; the
-    /// default: they stay independent).
-    fn recombine(&self, _chains: &mut [Self::Chain]) {}
     /// Tells the hooks of a new incumbent: its energy (a move set whose solutions are spins of a
     /// penalty Hamiltonian passes them on, for the repair and scoring of `binary::Repaired`).
     fn announce(&self, hooks: &SearchHooks, elapsed: Duration, _solution: &Self::Solution, energy: f64) {
@@ -133,7 +130,6 @@ pub fn minimize_with<M: MoveSet>(moves: &M, params: &SearchParams) -> MovesOutco
             }
         }
         rounds += 1;
-        moves.recombine(&mut chains);
         if rounds.is_multiple_of(params.reseed_every.max(1)) && count >= 4 {
             // The worst quarter restarts from copies of the best quarter (ties by index).
             let mut order: Vec<usize> = (0..count).collect();

@@ -16,7 +16,7 @@
 //! Or-opt over 10-nearest-neighbour lists, with don't-look bits (`tour.rs`), perturbed by a
 //! segment exchange (a double bridge within a window of the tour) and accepted by Metropolis
 //! at a low temperature (a tenth of the mean edge); partition crossover (`gpx.rs`) merges the
-//! walk with its chain's best tour and the chains' best tours with each other.
+//! walk with its chain's best tour.
 //! Baseline `nn-2opt`: the nearest-neighbour tour from the first city, then 2-opt to a local
 //! optimum.
 //!
