@@ -1,16 +1,15 @@
 //! Partition crossover of two tours (Whitley, Hains and Howe, "Tunneling between optima:
-//! partition crossover for the traveling salesman problem", GECCO 2009; the fused components of
-//! Tinós, Whitley and Ochoa's GPX2, 2018, in the one case below).
+//! partition crossover for the traveling salesman problem", GECCO 2009), with the feasibility
+//! test of Tinós, Whitley and Ochoa's GPX2 (2018).
 //!
 //! Take the union of the two tours' edges and drop the edges they share; the cities joined by
 //! the remaining edges fall into components. A maximal path of shared edges whose two ends lie in
 //! the same component belongs to that component (this is what makes the double bridge, the
-//! difference a segment exchange leaves, one component and not three). A component that the
-//! remaining shared paths enter exactly twice is visited by both tours as one path between the
-//! same two cities, so either tour's path can stand in for the other's: the child takes, in
-//! every such component, the shorter of the two paths, and the base tour everywhere else. The
-//! child is never longer than the base, and it is as long as the shorter tour or shorter when
-//! every component is feasible.
+//! difference a segment exchange leaves, one component and not three). Each tour crosses a
+//! component as one or more paths between its entries; where both tours pair the entries alike
+//! (always so with two entries, GPX's own case), either tour's paths can stand in for the
+//! other's. The child takes, in every such component, the shorter of the two, and the base tour
+//! everywhere else, so it is never longer than the base.
 
 use super::Distances;
 use petgraph::unionfind::UnionFind;

@@ -30,18 +30,18 @@ pub struct IlsConfig {
     /// Kicks between partition crossovers of the chain's best tour into its current one (`gpx`):
     /// the current tour takes back every stretch where the best one is shorter, so the
     /// Metropolis walk keeps its gains in one place while it gives up length elsewhere
-    /// (0: never). Chosen at 10 s on generated E2000 and C3000 (DIMACS classes), seeds 0-2:
-    /// 64 and 256 gave median tours 0.05-0.12% shorter than none, 1024 no shorter; resetting the
-    /// walk to the best tour instead of the crossover, 0.01-0.07%. Crossing the chains' best
-    /// tours into each other's walks after every round shortened E2000 and C3000 by about 0.03%
-    /// more but took pr1002 from its optimum (median) to 0.14% above: the chains lost their
-    /// diversity, so they stay independent.
+    /// (0: never). Chosen at 10 s, seeds 0-2: on generated E2000 and C3000 (DIMACS classes)
+    /// 64 and 256 gave median tours 0.02-0.12% shorter than none, 1024 no shorter, and resetting
+    /// the walk to the best tour instead 0.01-0.07%; 64 held lin318 and pcb442 at 0.27% and 0.26%
+    /// above their optima on seed 0, where 256 and none reach them. Crossing the chains' best
+    /// tours into each other's walks after every round took pr1002 from its optimum (median) to
+    /// 0.14% above: the chains lost their diversity, so they stay independent.
     pub merge_every: usize,
 }
 
 impl Default for IlsConfig {
     fn default() -> Self {
-        IlsConfig { kicks_per_round: 256, window: 50, temperature: 0.1, merge_every: 64 }
+        IlsConfig { kicks_per_round: 256, window: 50, temperature: 0.1, merge_every: 256 }
     }
 }
 
