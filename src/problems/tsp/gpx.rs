@@ -70,9 +70,8 @@ pub fn partition_crossover(base: &[u32], other: &[u32], d: &Distances) -> Option
             break;
         }
     }
-    // Inner paths join their component first (only non-portal cities, so no two components
-    // merge), then the others are counted against the final components.
-    let mut crossing = Vec::new();
+    // A path whose ends lie in one component joins it (only its non-portal cities, so no two
+    // components merge).
     for &(from, to) in &paths {
         if components.equiv(base[from], base[to]) {
             let mut inner = (from + 1) % n;
@@ -80,16 +79,9 @@ pub fn partition_crossover(base: &[u32], other: &[u32], d: &Distances) -> Option
                 components.union(base[from], base[inner]);
                 inner = (inner + 1) % n;
             }
-        } else {
-            crossing.push((base[from], base[to]));
         }
     }
-    let mut crossings = vec![0u32; n];
     let mut has_portal = vec![false; n];
-    for (from, to) in crossing {
-        crossings[components.find(from) as usize] += 1;
-        crossings[components.find(to) as usize] += 1;
-    }
     for c in 0..n as u32 {
         if portal[c as usize] {
             has_portal[components.find(c) as usize] = true;
@@ -143,19 +135,19 @@ pub fn partition_crossover(base: &[u32], other: &[u32], d: &Distances) -> Option
         pairs.sort_unstable();
         pairs
     };
-    let mut feasible_root = has_portal.clone();
     let (pairs_a, pairs_b) = (pairs(base), pairs(other));
     if pairs_a.len() != pairs_b.len() {
         return None;
     }
+    // A component's root: feasible until a pair differs.
+    let mut feasible = has_portal;
     for (x, y) in pairs_a.iter().zip(&pairs_b) {
         if x != y {
-            feasible_root[x.0 as usize] = false;
-            feasible_root[y.0 as usize] = false;
+            feasible[x.0 as usize] = false;
+            feasible[y.0 as usize] = false;
         }
     }
-    let feasible = |root: usize| feasible_root[root];
-    let taken: Vec<bool> = (0..n).map(|r| feasible(r) && length_b[r] < length_a[r] - 1e-7).collect();
+    let taken: Vec<bool> = (0..n).map(|r| feasible[r] && length_b[r] < length_a[r] - 1e-7).collect();
     let gain: f64 = (0..n).filter(|&r| taken[r]).map(|r| length_a[r] - length_b[r]).sum();
     if gain <= 0.0 {
         return None;
@@ -183,17 +175,19 @@ pub fn partition_crossover(base: &[u32], other: &[u32], d: &Distances) -> Option
 
 #[cfg(test)]
 mod tests {
-    use super::super::tour::tour_length;
+    use super::super::tour::{is_permutation, tour_length};
     use super::super::Metric;
     use super::*;
     use rand::seq::SliceRandom;
     use rand::{Rng, SeedableRng};
     use rand_xoshiro::Xoshiro256PlusPlus;
 
-    fn is_permutation(order: &[u32]) -> bool {
-        let mut seen = order.to_vec();
-        seen.sort_unstable();
-        seen.iter().enumerate().all(|(k, &c)| c == k as u32)
+    /// `n` random cities in a square of side `side` and a random tour through them.
+    fn random_tour(rng: &mut Xoshiro256PlusPlus, n: usize, side: f64, metric: Metric) -> (Distances, Vec<u32>) {
+        let xy: Vec<(f64, f64)> = (0..n).map(|_| (rng.gen_range(0.0..side), rng.gen_range(0.0..side))).collect();
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        order.shuffle(rng);
+        (Distances::Coordinates { xy, metric }, order)
     }
 
     /// `order` with the adjacent segments of `first` and `second` cities after position `at`
@@ -214,10 +208,7 @@ mod tests {
         let mut taken = 0;
         for trial in 0..100 {
             let n = rng.gen_range(40..200);
-            let xy: Vec<(f64, f64)> = (0..n).map(|_| (rng.gen_range(0.0..1e3), rng.gen_range(0.0..1e3))).collect();
-            let d = Distances::Coordinates { xy, metric: Metric::Euc2d };
-            let mut order: Vec<u32> = (0..n as u32).collect();
-            order.shuffle(&mut rng);
+            let (d, order) = random_tour(&mut rng, n, 1e3, Metric::Euc2d);
             let half = n / 2;
             let a = exchange(&order, rng.gen_range(0..half - 12), rng.gen_range(1..5), rng.gen_range(1..5));
             let b = exchange(&order, half + rng.gen_range(0..half - 12), rng.gen_range(1..5), rng.gen_range(1..5));
@@ -244,10 +235,7 @@ mod tests {
         let mut taken = 0;
         for trial in 0..300 {
             let n = rng.gen_range(4..60);
-            let xy: Vec<(f64, f64)> = (0..n).map(|_| (rng.gen_range(0.0..1e2), rng.gen_range(0.0..1e2))).collect();
-            let d = Distances::Coordinates { xy, metric: Metric::Euclidean };
-            let mut a: Vec<u32> = (0..n as u32).collect();
-            a.shuffle(&mut rng);
+            let (d, a) = random_tour(&mut rng, n, 1e2, Metric::Euclidean);
             // `b`: `a` with a few random reversals (most edges shared) or a random tour.
             let mut b = a.clone();
             if trial % 3 == 0 {

@@ -192,9 +192,7 @@ mod tests {
                 let exact = tour_length(&tour.order, &d);
                 assert!((exact - tour.length).abs() < 1e-6 * exact, "trial {trial}: {exact} vs {}", tour.length);
                 assert!(if moved { exact < before - 1e-9 } else { (exact - before).abs() < 1e-6 * exact });
-                let mut seen = tour.order.clone();
-                seen.sort_unstable();
-                assert!(seen.iter().enumerate().all(|(k, &c)| c == k as u32));
+                assert!(super::super::tour::is_permutation(&tour.order));
                 assert!(tour.order.iter().enumerate().all(|(p, &c)| tour.position[c as usize] == p as u32));
             }
             assert!(tour.length < 0.7 * start, "trial {trial}: a random tour barely shortened");
