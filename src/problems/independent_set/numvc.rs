@@ -62,10 +62,18 @@ fn max_key_portable(keys: &[i64]) -> (i64, usize) {
     best
 }
 
-/// The graph a chain walks on: edges and, per vertex, (neighbour, edge id).
+/// The graph a chain walks on, in compressed rows: vertex v's incidences are the slots
+/// `start[v]..start[v + 1]`, each with its neighbour and edge id. A chain keeps an edge's weight
+/// in both of its slots, so that an exchange reads its vertex's weights in one contiguous run
+/// (a weight per edge id was a scattered read per neighbour, and add and remove were half of a
+/// step); the few uncovered edges pay two writes per weight change instead.
 pub struct CoverGraph {
     edges: Vec<(u32, u32)>,
-    incident: Vec<Vec<(u32, u32)>>,
+    start: Vec<u32>,
+    neighbour: Vec<u32>,
+    slot_edge: Vec<u32>,
+    /// Each edge's two slots: in its first end's row, then in its second's.
+    edge_slots: Vec<(u32, u32)>,
     params: NumvcParams,
     /// Every dscore stays below 2^31 in magnitude (it is at most the total edge weight, which
     /// forgetting keeps under (gamma + 1) m), so a cover vertex's dscore and age pack into one
@@ -75,18 +83,47 @@ pub struct CoverGraph {
 
 impl CoverGraph {
     pub fn new(num_nodes: usize, edges: &[(u32, u32)], params: NumvcParams) -> Self {
-        let mut incident = vec![Vec::new(); num_nodes];
+        let mut start = vec![0u32; num_nodes + 1];
+        for &(u, v) in edges {
+            start[u as usize + 1] += 1;
+            start[v as usize + 1] += 1;
+        }
+        for v in 0..num_nodes {
+            start[v + 1] += start[v];
+        }
+        let mut fill = start.clone();
+        let mut neighbour = vec![0u32; 2 * edges.len()];
+        let mut slot_edge = vec![0u32; 2 * edges.len()];
+        let mut edge_slots = Vec::with_capacity(edges.len());
         for (e, &(u, v)) in edges.iter().enumerate() {
-            incident[u as usize].push((v, e as u32));
-            incident[v as usize].push((u, e as u32));
+            let mut place = |from: u32, to: u32| {
+                let slot = fill[from as usize];
+                fill[from as usize] += 1;
+                neighbour[slot as usize] = to;
+                slot_edge[slot as usize] = e as u32;
+                slot
+            };
+            let a = place(u, v);
+            let b = place(v, u);
+            edge_slots.push((a, b));
         }
         let gamma = params.gamma_per_vertex * num_nodes as f64;
         let packed = (gamma + 2.0) * edges.len() as f64 + 1.0 < f64::from(1u32 << 31);
-        CoverGraph { edges: edges.to_vec(), incident, params, packed }
+        CoverGraph { edges: edges.to_vec(), start, neighbour, slot_edge, edge_slots, params, packed }
     }
 
     pub fn num_nodes(&self) -> usize {
-        self.incident.len()
+        self.start.len() - 1
+    }
+
+    /// Vertex v's slots.
+    #[inline]
+    fn slots(&self, v: usize) -> std::ops::Range<usize> {
+        self.start[v] as usize..self.start[v + 1] as usize
+    }
+
+    fn degree(&self, v: usize) -> usize {
+        self.slots(v).len()
     }
 
     /// What a unit of dscore weighs in a removal key.
@@ -102,6 +139,17 @@ impl CoverGraph {
 
 const COVERED: u32 = u32::MAX;
 
+/// Takes edge `e` off the uncovered list (`position` is each edge's place there).
+fn cover_edge(uncovered: &mut Vec<u32>, position: &mut [u32], e: u32) {
+    let at = position[e as usize];
+    let last = *uncovered.last().expect("the edge is uncovered");
+    uncovered.swap_remove(at as usize);
+    if last != e {
+        position[last as usize] = at;
+    }
+    position[e as usize] = COVERED;
+}
+
 /// One chain's state.
 #[derive(Clone)]
 pub struct CoverChain {
@@ -115,6 +163,7 @@ pub struct CoverChain {
     cover_key: Vec<i64>,
     /// Step of each vertex's last move.
     age: Vec<u64>,
+    /// Edge weights by slot (both slots of an edge hold its weight).
     weight: Vec<i64>,
     total_weight: i64,
     /// Uncovered edge ids, and each edge's position there (COVERED when covered).
@@ -137,11 +186,11 @@ impl CoverChain {
         let m = graph.edges.len();
         let mut chain = CoverChain {
             in_cover: vec![false; n],
-            dscore: graph.incident.iter().map(|list| list.len() as i64).collect(),
+            dscore: (0..n).map(|v| graph.degree(v) as i64).collect(),
             conf_change: vec![true; n],
             cover_key: vec![i64::MIN; n],
             age: vec![0; n],
-            weight: vec![1; m],
+            weight: vec![1; 2 * m],
             total_weight: m as i64,
             uncovered: (0..m as u32).collect(),
             position: (0..m as u32).collect(),
@@ -161,11 +210,11 @@ impl CoverChain {
                     }
                 }
             }
-            chain.add(graph, pick.1);
+            chain.add::<false>(graph, pick.1);
         }
         for v in 0..n {
             if chain.in_cover[v] && chain.dscore[v] == 0 {
-                chain.remove(graph, v);
+                chain.remove::<false>(graph, v);
             }
         }
         chain.record();
@@ -187,21 +236,6 @@ impl CoverChain {
         }
     }
 
-    fn cover_edge(&mut self, e: u32) {
-        let at = self.position[e as usize];
-        let last = *self.uncovered.last().expect("the edge is uncovered");
-        self.uncovered.swap_remove(at as usize);
-        if last != e {
-            self.position[last as usize] = at;
-        }
-        self.position[e as usize] = COVERED;
-    }
-
-    fn uncover_edge(&mut self, e: u32) {
-        self.position[e as usize] = self.uncovered.len() as u32;
-        self.uncovered.push(e);
-    }
-
     fn key(&self, graph: &CoverGraph, v: usize) -> i64 {
         match (self.in_cover[v], graph.packed) {
             (false, _) => i64::MIN,
@@ -213,36 +247,62 @@ impl CoverChain {
         }
     }
 
-    fn add(&mut self, graph: &CoverGraph, v: usize) {
+    /// v joins C; with `TOUCH` its neighbours' configurations change (NuMVC's confChange).
+    fn add<const TOUCH: bool>(&mut self, graph: &CoverGraph, v: usize) {
         self.in_cover[v] = true;
         self.size += 1;
         self.dscore[v] = -self.dscore[v];
         self.cover_key[v] = self.key(graph, v);
-        for &(u, e) in &graph.incident[v] {
-            let w = self.weight[e as usize];
-            if self.in_cover[u as usize] {
-                self.dscore[u as usize] += w;
-                self.cover_key[u as usize] += w * graph.key_scale();
+        let scale = graph.key_scale();
+        // Local borrows: through `self` every field was reloaded per neighbour.
+        let CoverChain { in_cover, dscore, cover_key, conf_change, weight, uncovered, position, .. } = self;
+        // Slices, not `&mut Vec`: a byte store may alias a Vec's header, never a register.
+        let (in_cover, dscore, cover_key, conf_change) =
+            (&in_cover[..], &mut dscore[..], &mut cover_key[..], &mut conf_change[..]);
+        let range = graph.slots(v);
+        let (neighbours, weights, ids) =
+            (&graph.neighbour[range.clone()], &weight[range.clone()], &graph.slot_edge[range]);
+        for ((&u, &w), &e) in neighbours.iter().zip(weights).zip(ids) {
+            let u = u as usize;
+            if TOUCH {
+                conf_change[u] = true;
+            }
+            if in_cover[u] {
+                dscore[u] += w;
+                cover_key[u] += w * scale;
             } else {
-                self.dscore[u as usize] -= w;
-                self.cover_edge(e);
+                dscore[u] -= w;
+                cover_edge(uncovered, position, e);
             }
         }
     }
 
-    fn remove(&mut self, graph: &CoverGraph, v: usize) {
+    /// v leaves C; with `TOUCH` its neighbours' configurations change.
+    fn remove<const TOUCH: bool>(&mut self, graph: &CoverGraph, v: usize) {
         self.in_cover[v] = false;
         self.size -= 1;
         self.dscore[v] = -self.dscore[v];
         self.cover_key[v] = i64::MIN;
-        for &(u, e) in &graph.incident[v] {
-            let w = self.weight[e as usize];
-            if self.in_cover[u as usize] {
-                self.dscore[u as usize] -= w;
-                self.cover_key[u as usize] -= w * graph.key_scale();
+        let scale = graph.key_scale();
+        let CoverChain { in_cover, dscore, cover_key, conf_change, weight, uncovered, position, .. } = self;
+        // Slices, not `&mut Vec`: a byte store may alias a Vec's header, never a register.
+        let (in_cover, dscore, cover_key, conf_change) =
+            (&in_cover[..], &mut dscore[..], &mut cover_key[..], &mut conf_change[..]);
+        let range = graph.slots(v);
+        let (neighbours, weights, ids) =
+            (&graph.neighbour[range.clone()], &weight[range.clone()], &graph.slot_edge[range]);
+        for ((&u, &w), &e) in neighbours.iter().zip(weights).zip(ids) {
+            let u = u as usize;
+            if TOUCH {
+                conf_change[u] = true;
+            }
+            if in_cover[u] {
+                dscore[u] -= w;
+                cover_key[u] -= w * scale;
             } else {
-                self.dscore[u as usize] += w;
-                self.uncover_edge(e);
+                dscore[u] += w;
+                position[e as usize] = uncovered.len() as u32;
+                uncovered.push(e);
             }
         }
     }
@@ -285,7 +345,7 @@ impl CoverChain {
                 self.record();
                 match self.best_in_cover(graph) {
                     Some(v) => {
-                        self.remove(graph, v);
+                        self.remove::<false>(graph, v);
                         self.age[v] = self.step;
                     }
                     None => return,
@@ -293,27 +353,23 @@ impl CoverChain {
                 continue;
             }
             let Some(u) = self.best_in_cover(graph) else { return };
-            self.remove(graph, u);
+            self.remove::<true>(graph, u);
             self.conf_change[u] = false;
             self.age[u] = self.step;
-            for &(z, _) in &graph.incident[u] {
-                self.conf_change[z as usize] = true;
-            }
             let e = self.uncovered[rng.gen_range(0..self.uncovered.len())];
             let (a, b) = graph.edges[e as usize];
             let (a, b) = (a as usize, b as usize);
             let rank = |v: usize| (self.conf_change[v], self.dscore[v], std::cmp::Reverse(self.age[v]));
             let v = if rank(a) >= rank(b) { a } else { b };
-            self.add(graph, v);
+            self.add::<true>(graph, v);
             self.age[v] = self.step;
             self.cover_key[v] = self.key(graph, v);
             self.tabu_remove = Some(v);
-            for &(z, _) in &graph.incident[v] {
-                self.conf_change[z as usize] = true;
-            }
             for k in 0..self.uncovered.len() {
                 let e = self.uncovered[k] as usize;
-                self.weight[e] += 1;
+                let (sa, sb) = graph.edge_slots[e];
+                self.weight[sa as usize] += 1;
+                self.weight[sb as usize] += 1;
                 let (a, b) = graph.edges[e];
                 self.dscore[a as usize] += 1;
                 self.dscore[b as usize] += 1;
@@ -330,13 +386,13 @@ impl CoverChain {
     fn forget(&mut self, graph: &CoverGraph) {
         let rho = graph.params.rho;
         self.total_weight = 0;
-        for w in &mut self.weight {
-            *w = ((*w as f64 * rho).floor() as i64).max(1);
-            self.total_weight += *w;
-        }
         self.dscore.iter_mut().for_each(|d| *d = 0);
-        for (e, &(a, b)) in graph.edges.iter().enumerate() {
-            let (a, b, w) = (a as usize, b as usize, self.weight[e]);
+        for (&(a, b), &(sa, sb)) in graph.edges.iter().zip(&graph.edge_slots) {
+            let w = ((self.weight[sa as usize] as f64 * rho).floor() as i64).max(1);
+            self.weight[sa as usize] = w;
+            self.weight[sb as usize] = w;
+            self.total_weight += w;
+            let (a, b) = (a as usize, b as usize);
             match (self.in_cover[a], self.in_cover[b]) {
                 (false, false) => {
                     self.dscore[a] += w;
@@ -358,18 +414,26 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
 
-    /// dscore of every vertex, from its definition.
+    /// dscore of every vertex, from its definition over the edge list (an edge's two slots must
+    /// hold the same weight).
     fn dscores(graph: &CoverGraph, chain: &CoverChain) -> Vec<i64> {
-        (0..graph.num_nodes())
-            .map(|v| {
-                let sign = if chain.in_cover[v] { -1 } else { 1 };
-                graph.incident[v]
-                    .iter()
-                    .filter(|&&(u, _)| !chain.in_cover[u as usize])
-                    .map(|&(_, e)| sign * chain.weight[e as usize])
-                    .sum()
-            })
-            .collect()
+        let mut dscore = vec![0; graph.num_nodes()];
+        for (&(a, b), &(sa, sb)) in graph.edges.iter().zip(&graph.edge_slots) {
+            let w = chain.weight[sa as usize];
+            assert_eq!(w, chain.weight[sb as usize], "the slots of edge {a}-{b} disagree");
+            assert_eq!((graph.neighbour[sa as usize], graph.neighbour[sb as usize]), (b, a));
+            let (a, b) = (a as usize, b as usize);
+            match (chain.in_cover[a], chain.in_cover[b]) {
+                (false, false) => {
+                    dscore[a] += w;
+                    dscore[b] += w;
+                }
+                (true, false) => dscore[a] -= w,
+                (false, true) => dscore[b] -= w,
+                (true, true) => {}
+            }
+        }
+        dscore
     }
 
     #[test]
