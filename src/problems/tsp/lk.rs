@@ -12,7 +12,9 @@
 //! chain's prefixes the one with the largest closed gain is kept; none that gains, and the chain
 //! is undone. The first `BREADTH.len()` steps try several t3 in order of the lookahead
 //! d(t3, t4) - d(t2, t3) (Mak and Morton; LKH's (5, 5, 3, 2, 1)-style backtracking), deeper ones
-//! only the best. An edge added is never removed in the same chain.
+//! only the best. An edge added is never removed in the same chain. When no chain gains, the
+//! first step may instead take t4 after t3 (`Chain::alternate`), a 3-opt move that 2-opt steps
+//! reach only through a losing step.
 
 use super::tour::Tour;
 use super::Distances;
@@ -61,7 +63,7 @@ struct Alternate {
 }
 
 /// Alternate first steps tried after the plain ones fail, best partial gain first. At 10 s on
-/// generated C3000 (seeds 3-8) one gave tours 0.24% (worst 0.27%) above LKH-3's against 0.30%
+/// generated C3000 (seeds 3-8, kicks in a window of 50) one gave tours 0.24% (worst 0.27%) above LKH-3's against 0.30%
 /// (0.43%) without the alternate step and 0.27% (0.32%) with three (each try that fails costs
 /// its flips and a deeper search); on E2000 all three were within 0.01% (0.13%); on pr1002
 /// (seeds 0-2) one reached the optimum on every seed, three missed it on one.
@@ -344,13 +346,17 @@ mod tests {
             let t1 = rng.gen_range(0..n as u32);
             let t2 = if rng.gen() { tour.next(t1) } else { tour.prev(t1) };
             let (before, old) = (tour.length, tour.clone());
-            let mut chain = Chain { d: &d, candidates: &candidates, t1, steps: Vec::new(), fixed: [(u32::MAX, u32::MAX); 2] };
+            let mut chain =
+                Chain { d: &d, candidates: &candidates, t1, steps: Vec::new(), fixed: [(u32::MAX, u32::MAX); 2] };
             match chain.alternate(&mut tour, t2, d.get(t1, t2)) {
                 None => assert_eq!(tour.order, old.order, "an alternate that gains nothing leaves the tour"),
                 Some((gain, [_, _, t3, t4, t5, t6])) => {
                     assert!(super::super::tour::is_permutation(&tour.order));
                     let exact = tour_length(&tour.order, &d);
-                    assert!(gain > 0.0 && (before - gain - exact).abs() < 1e-6 * before, "{before} - {gain} != {exact}");
+                    assert!(
+                        gain > 0.0 && (before - gain - exact).abs() < 1e-6 * before,
+                        "{before} - {gain} != {exact}"
+                    );
                     let adjacent = |a: u32, b: u32| tour.next(a) == b || tour.prev(a) == b;
                     assert!(adjacent(t2, t3) && adjacent(t4, t5), "an added edge was removed");
                     let forward = old.next(t1) == t2;
