@@ -249,10 +249,26 @@ impl CoverChain {
 
     /// v joins C; with `TOUCH` its neighbours' configurations change (NuMVC's confChange).
     fn add<const TOUCH: bool>(&mut self, graph: &CoverGraph, v: usize) {
-        self.in_cover[v] = true;
-        self.size += 1;
+        self.shift::<true, TOUCH>(graph, v);
+    }
+
+    /// v leaves C; with `TOUCH` its neighbours' configurations change.
+    fn remove<const TOUCH: bool>(&mut self, graph: &CoverGraph, v: usize) {
+        self.shift::<false, TOUCH>(graph, v);
+    }
+
+    /// v joins C (`JOIN`) or leaves it. Each incident edge's weight moves between v's dscore and
+    /// its neighbour's: a neighbour in C gains (v joins) or loses (v leaves) it; one outside
+    /// loses or gains it, and their edge becomes covered or uncovered.
+    fn shift<const JOIN: bool, const TOUCH: bool>(&mut self, graph: &CoverGraph, v: usize) {
+        self.in_cover[v] = JOIN;
+        if JOIN {
+            self.size += 1;
+        } else {
+            self.size -= 1;
+        }
         self.dscore[v] = -self.dscore[v];
-        self.cover_key[v] = self.key(graph, v);
+        self.cover_key[v] = if JOIN { self.key(graph, v) } else { i64::MIN };
         let scale = graph.key_scale();
         // Local borrows: through `self` every field was reloaded per neighbour.
         let CoverChain { in_cover, dscore, cover_key, conf_change, weight, uncovered, position, .. } = self;
@@ -267,42 +283,18 @@ impl CoverChain {
             if TOUCH {
                 conf_change[u] = true;
             }
+            let w = if JOIN { w } else { -w };
             if in_cover[u] {
                 dscore[u] += w;
                 cover_key[u] += w * scale;
             } else {
                 dscore[u] -= w;
-                cover_edge(uncovered, position, e);
-            }
-        }
-    }
-
-    /// v leaves C; with `TOUCH` its neighbours' configurations change.
-    fn remove<const TOUCH: bool>(&mut self, graph: &CoverGraph, v: usize) {
-        self.in_cover[v] = false;
-        self.size -= 1;
-        self.dscore[v] = -self.dscore[v];
-        self.cover_key[v] = i64::MIN;
-        let scale = graph.key_scale();
-        let CoverChain { in_cover, dscore, cover_key, conf_change, weight, uncovered, position, .. } = self;
-        // Slices, not `&mut Vec`: a byte store may alias a Vec's header, never a register.
-        let (in_cover, dscore, cover_key, conf_change) =
-            (&in_cover[..], &mut dscore[..], &mut cover_key[..], &mut conf_change[..]);
-        let range = graph.slots(v);
-        let (neighbours, weights, ids) =
-            (&graph.neighbour[range.clone()], &weight[range.clone()], &graph.slot_edge[range]);
-        for ((&u, &w), &e) in neighbours.iter().zip(weights).zip(ids) {
-            let u = u as usize;
-            if TOUCH {
-                conf_change[u] = true;
-            }
-            if in_cover[u] {
-                dscore[u] -= w;
-                cover_key[u] -= w * scale;
-            } else {
-                dscore[u] += w;
-                position[e as usize] = uncovered.len() as u32;
-                uncovered.push(e);
+                if JOIN {
+                    cover_edge(uncovered, position, e);
+                } else {
+                    position[e as usize] = uncovered.len() as u32;
+                    uncovered.push(e);
+                }
             }
         }
     }

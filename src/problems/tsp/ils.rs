@@ -25,7 +25,7 @@ pub struct IlsConfig {
     /// median (worst) % above LKH-3's tour: 50 gave 0.13 (0.22) and 0.24 (0.27), 100 0.07 (0.09)
     /// and 0.16 (0.24), 200 to 1,600 0.05-0.06 (0.06-0.10) and 0.10-0.13 (0.18-0.25). Short
     /// segments make a kick that Lin-Kernighan mostly undoes; long ones cost more reversals per
-    /// kick (a third as many kicks at 400 as at 50) and still pay. Checked with 400 on instances
+    /// kick (about 0.4 times as many kicks at 400 as at 50) and still pay. Checked with 400 on instances
     /// not used to choose it, seeds 0-2: a second E2000 and C3000 (generator seed 1) 0.11-0.16%
     /// and 0.01-0.23% shorter than with 50 on every seed, and lin318, pcb442, rat783 and pr1002
     /// at their optima on every seed.

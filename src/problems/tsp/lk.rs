@@ -48,7 +48,7 @@ struct Chain<'a> {
     t1: u32,
     steps: Vec<Step>,
     /// Edges added by a first step that is a 3-opt move (`alternate`), never removed after.
-    fixed: [(u32, u32); 2],
+    fixed: Option<[(u32, u32); 2]>,
 }
 
 /// A first step whose t4 follows t3 (`Chain::alternate`): t5 and t6 close the cycle it cuts off.
@@ -61,13 +61,6 @@ struct Alternate {
     /// The gain before the closing edge (t6, t1).
     g3: f64,
 }
-
-/// Alternate first steps tried after the plain ones fail, best partial gain first. At 10 s on
-/// generated C3000 (seeds 3-8, kicks in a window of 50) one gave tours 0.24% (worst 0.27%) above LKH-3's against 0.30%
-/// (0.43%) without the alternate step and 0.27% (0.32%) with three (each try that fails costs
-/// its flips and a deeper search); on E2000 all three were within 0.01% (0.13%); on pr1002
-/// (seeds 0-2) one reached the optimum on every seed, three missed it on one.
-const ALTERNATE_BREADTH: usize = 1;
 
 impl Tour {
     /// Successor of `c` in the orientation in which `t2` follows `t1`.
@@ -93,8 +86,7 @@ impl Tour {
     /// are marked for the local search's queue.
     pub fn lin_kernighan(&mut self, t1: u32, d: &Distances, candidates: &[Vec<(u32, f64)>]) -> bool {
         for t2 in [self.next(t1), self.prev(t1)] {
-            let unset = (u32::MAX, u32::MAX);
-            let mut chain = Chain { d, candidates, t1, steps: Vec::new(), fixed: [unset; 2] };
+            let mut chain = Chain::new(d, candidates, t1);
             let g = d.get(t1, t2);
             let found = match chain.extend(self, t2, g, 0, 1e-9) {
                 Some(gain) => Some((gain, None)),
@@ -118,7 +110,11 @@ impl Tour {
     }
 }
 
-impl Chain<'_> {
+impl<'a> Chain<'a> {
+    fn new(d: &'a Distances, candidates: &'a [Vec<(u32, f64)>], t1: u32) -> Self {
+        Chain { d, candidates, t1, steps: Vec::new(), fixed: None }
+    }
+
     /// Extends the chain from `t2` (the successor of t1 now) with gain `g` so far; returns the
     /// best closed gain of this step or a deeper one when it exceeds `floor`, the tour left
     /// there, or None with the tour as it was.
@@ -180,7 +176,7 @@ impl Chain<'_> {
     /// alternate first step's.
     fn added(&self, a: u32, b: u32) -> bool {
         let edge = |(x, y): (u32, u32)| (x == a && y == b) || (x == b && y == a);
-        self.fixed.iter().any(|&e| edge(e)) || self.steps.iter().any(|s| edge((s.t2, s.t3)))
+        self.fixed.iter().flatten().any(|&e| edge(e)) || self.steps.iter().any(|s| edge((s.t2, s.t3)))
     }
 
     /// Lin and Kernighan's alternate first step (their step 6(b); Johnson and McGeoch's LK
@@ -188,10 +184,15 @@ impl Chain<'_> {
     /// off the cycle t2..t3; t5, a candidate of t4 on that cycle, and t6, either of t5's
     /// neighbours there, join it back. The 3-opt move either swaps the segments t2..t5 and
     /// t6..t3 (t6 after t5) or reverses both in place (t6 before t5): the segment insertions
-    /// that a chain of 2-opt steps reaches only through a losing step. The `ALTERNATE_BREADTH`
-    /// options of largest gain before the closing edge (t6, t1) are tried in turn, each closed
-    /// there or extended by plain steps from t6. Returns the gain and the six cities, the tour
-    /// left there, or None with the tour as it was.
+    /// that a chain of 2-opt steps reaches only through a losing step. The option of largest gain
+    /// before the closing edge (t6, t1) is closed there or extended by plain steps from t6.
+    /// Returns the gain and the six cities, the tour left there, or None with the tour as it was.
+    ///
+    /// One option, not the best three in turn: at 10 s on generated C3000 (seeds 3-8, kicks in a
+    /// window of 50) one gave tours 0.24% (worst 0.27%) above LKH-3's, three 0.27% (0.32%; each
+    /// try that fails costs its flips and a deeper search) and none 0.30% (0.43%); on E2000 the
+    /// three medians were within 0.01% of each other (worsts 0.17-0.23%); on pr1002 (seeds 0-2)
+    /// one reached the optimum on every seed, three missed it on one.
     fn alternate(&mut self, tour: &mut Tour, t2: u32, g: f64) -> Option<(f64, [u32; 6])> {
         let (d, t1) = (self.d, self.t1);
         let forward = tour.next(t1) == t2;
@@ -206,8 +207,7 @@ impl Chain<'_> {
                 (from + n - at) % n
             }
         };
-        let unset = Alternate { t3: 0, t4: 0, t5: 0, t6: 0, g3: f64::NEG_INFINITY };
-        let mut options = [unset; ALTERNATE_BREADTH];
+        let mut best: Option<Alternate> = None;
         for &(t3, d23) in &self.candidates[t2 as usize] {
             let g1 = g - d23;
             let t4 = tour.succ(t3, forward);
@@ -221,55 +221,37 @@ impl Chain<'_> {
                     continue;
                 }
                 for t6 in [tour.succ(t5, forward), tour.succ(t5, !forward)] {
-                    if t6 == t1 || offset(tour, t6) > span {
-                        continue;
-                    }
-                    let option = Alternate { t3, t4, t5, t6, g3: g2 + d.get(t5, t6) };
-                    // Insertion into the few kept, largest g3 first (ties: the first found).
-                    let mut at = ALTERNATE_BREADTH;
-                    while at > 0 && option.g3 > options[at - 1].g3 {
-                        if at < ALTERNATE_BREADTH {
-                            options[at] = options[at - 1];
-                        }
-                        at -= 1;
-                    }
-                    if at < ALTERNATE_BREADTH {
-                        options[at] = option;
+                    let g3 = g2 + d.get(t5, t6);
+                    // Ties: the first found.
+                    if t6 != t1 && offset(tour, t6) <= span && best.is_none_or(|b| g3 > b.g3) {
+                        best = Some(Alternate { t3, t4, t5, t6, g3 });
                     }
                 }
             }
         }
-        for a in options.into_iter().take_while(|a| a.g3 > f64::NEG_INFINITY) {
-            let Alternate { t3, t4, t5, t6, g3 } = a;
-            let swap = t6 == tour.succ(t5, forward);
-            // t1 [t2..t5][t6..t3] t4 becomes t1 [t6..t3][t2..t5] t4 (swap), else
-            // t1 [t2..t6][t5..t3] t4 becomes t1 [t6..t2][t3..t5] t4.
-            if swap {
-                tour.flip_after(t1, t2, t3);
-                tour.flip_after(t1, t3, t6);
-                tour.flip_after(t3, t5, t2);
-            } else {
-                tour.flip_after(t1, t2, t6);
-                tour.flip_after(t2, t5, t3);
-            }
-            self.fixed = [(t2, t3), (t4, t5)];
-            let closed = g3 - d.get(t6, t1);
-            let floor = closed.max(1e-9);
-            if let Some(gain) = self.extend(tour, t6, g3, 1, floor) {
-                return Some((gain, [t1, t2, t3, t4, t5, t6]));
-            }
-            if closed > 1e-9 {
-                return Some((closed, [t1, t2, t3, t4, t5, t6]));
-            }
-            self.fixed = [(u32::MAX, u32::MAX); 2];
-            if swap {
-                tour.flip_after(t3, t2, t5);
-                tour.flip_after(t1, t6, t3);
-                tour.flip_after(t1, t3, t2);
-            } else {
-                tour.flip_after(t2, t3, t5);
-                tour.flip_after(t1, t6, t2);
-            }
+        let Alternate { t3, t4, t5, t6, g3 } = best?;
+        // t1 [t2..t5][t6..t3] t4 becomes t1 [t6..t3][t2..t5] t4 (t6 after t5: the segments swap),
+        // else t1 [t2..t6][t5..t3] t4 becomes t1 [t6..t2][t3..t5] t4; flip_after(a, b, c) is
+        // undone by flip_after(a, c, b), the flips in reverse order.
+        let flips: &[(u32, u32, u32)] = if t6 == tour.succ(t5, forward) {
+            &[(t1, t2, t3), (t1, t3, t6), (t3, t5, t2)]
+        } else {
+            &[(t1, t2, t6), (t2, t5, t3)]
+        };
+        for &(a, b, c) in flips {
+            tour.flip_after(a, b, c);
+        }
+        self.fixed = Some([(t2, t3), (t4, t5)]);
+        let closed = g3 - d.get(t6, t1);
+        if let Some(gain) = self.extend(tour, t6, g3, 1, closed.max(1e-9)) {
+            return Some((gain, [t1, t2, t3, t4, t5, t6]));
+        }
+        if closed > 1e-9 {
+            return Some((closed, [t1, t2, t3, t4, t5, t6]));
+        }
+        self.fixed = None;
+        for &(a, b, c) in flips.iter().rev() {
+            tour.flip_after(a, c, b);
         }
         None
     }
@@ -346,8 +328,7 @@ mod tests {
             let t1 = rng.gen_range(0..n as u32);
             let t2 = if rng.gen() { tour.next(t1) } else { tour.prev(t1) };
             let (before, old) = (tour.length, tour.clone());
-            let mut chain =
-                Chain { d: &d, candidates: &candidates, t1, steps: Vec::new(), fixed: [(u32::MAX, u32::MAX); 2] };
+            let mut chain = Chain::new(&d, &candidates, t1);
             match chain.alternate(&mut tour, t2, d.get(t1, t2)) {
                 None => assert_eq!(tour.order, old.order, "an alternate that gains nothing leaves the tour"),
                 Some((gain, [_, _, t3, t4, t5, t6])) => {
