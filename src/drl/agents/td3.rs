@@ -140,6 +140,29 @@ impl Td3 {
         }
     }
 
+    /// Target-policy smoothing (paper eq. 14): a' = clip(mu'(s') + clip(eps, -c, c), low, high),
+    /// eps ~ N(0, sigma), sigma and c in units of the action half-range.
+    fn smoothed_next_actions(&mut self, next_obs: &Tensor) -> Tensor {
+        tch::no_grad(|| {
+            let next = self.actor_target.forward(next_obs);
+            let scale = &self.actor.bounds.scale;
+            let noise = (self.noise.normal_like(&next) * self.config.policy_noise * scale)
+                .maximum(&(-(scale * self.config.noise_clip)))
+                .minimum(&(scale * self.config.noise_clip));
+            self.clamp_to_box(&(next + noise))
+        })
+    }
+
+    /// Clipped double Q (paper eq. 10): y = r + gamma (1 - terminated) min_k Q'_k(s', a'). A
+    /// truncated episode keeps its bootstrap (SB3's `handle_timeout_termination`).
+    fn target(&mut self, rewards: &Tensor, next_obs: &Tensor, terminated: &Tensor) -> Tensor {
+        let next = self.smoothed_next_actions(next_obs);
+        tch::no_grad(|| {
+            let next_q = self.critic_target.forward_all(next_obs, &next).amin(0, false);
+            rewards + (1.0 - terminated) * self.config.gamma * next_q
+        })
+    }
+
     fn clamp_to_box(&self, actions: &Tensor) -> Tensor {
         let bounds = &self.actor.bounds;
         let low = &bounds.bias - &bounds.scale;
@@ -166,18 +189,7 @@ impl OffPolicyAgent for Td3 {
 
     fn update(&mut self, buffer: &mut ReplayBuffer, rng: &mut ChaCha8Rng) -> Metrics {
         let batch = buffer.sample(self.config.batch_size, rng, self.actor_store.device());
-        let target: Tensor = tch::no_grad(|| {
-            // a' = clip(mu'(s') + clip(eps, -c, c), low, high), eps ~ N(0, sigma)
-            let next = self.actor_target.forward(&batch.next_obs);
-            let scale = &self.actor.bounds.scale;
-            let noise = (self.noise.normal_like(&next) * self.config.policy_noise * scale)
-                .maximum(&(-(scale * self.config.noise_clip)))
-                .minimum(&(scale * self.config.noise_clip));
-            let next = self.clamp_to_box(&(next + noise));
-            // y = r + gamma (1 - d) min_k Q'_k(s', a')
-            let next_q = self.critic_target.forward_all(&batch.next_obs, &next).amin(0, false);
-            &batch.rewards + (1.0 - &batch.terminated) * self.config.gamma * next_q
-        });
+        let target = self.target(&batch.rewards, &batch.next_obs, &batch.terminated);
         let q = self.critic.forward_all(&batch.obs, &batch.actions);
         let td = &q - target.unsqueeze(0);
         let critic_loss = (td.square() * batch.weights.unsqueeze(0)).mean(Kind::Float) * self.critic.len() as f64;
@@ -241,5 +253,92 @@ impl AgentState for Td3 {
         self.actor_optimizer.set_learning_rate(self.config.actor_learning_rate);
         self.critic_optimizer.set_learning_rate(self.config.critic_learning_rate);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    fn agent(config: Td3Config) -> Td3 {
+        tch::manual_seed(3);
+        Td3::new(config, 3, &[-2.0, 0.0], &[2.0, 1.0], Device::Cpu, 7)
+    }
+
+    fn small() -> Td3Config {
+        Td3Config { hidden: vec![16, 16], batch_size: 8, ..Td3Config::td3() }
+    }
+
+    fn parameters(store: &nn::VarStore) -> Vec<f64> {
+        let mut variables: Vec<(String, Tensor)> = store.variables().into_iter().collect();
+        variables.sort_by(|a, b| a.0.cmp(&b.0));
+        variables
+            .iter()
+            .flat_map(|(_, t)| Vec::<f64>::try_from(t.flatten(0, -1).to_kind(Kind::Double)).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn smoothing_noise_stays_within_the_clip_and_the_action_box() {
+        let mut td3 = agent(Td3Config { policy_noise: 5.0, noise_clip: 0.5, ..small() });
+        let next_obs = Tensor::randn([512, 3], (Kind::Float, Device::Cpu));
+        let mean = tch::no_grad(|| td3.actor_target.forward(&next_obs));
+        let smoothed = td3.smoothed_next_actions(&next_obs);
+        let scale = Tensor::from_slice(&[2.0f32, 0.5]);
+        let offset = (&smoothed - &mean).abs() / &scale;
+        // |a' - mu'(s')| <= c x half-range: with sigma = 10 c nearly every draw is clipped.
+        assert!(offset.max().double_value(&[]) <= 0.5 + 1e-5);
+        let low = Tensor::from_slice(&[-2.0f32, 0.0]);
+        let high = Tensor::from_slice(&[2.0f32, 1.0]);
+        assert!(bool::try_from((&smoothed - &low).min().ge(-1e-6)).unwrap());
+        assert!(bool::try_from((&high - &smoothed).min().ge(-1e-6)).unwrap());
+        // The noise is there (not a deterministic target), and it is per sample.
+        assert!(offset.mean(Kind::Float).double_value(&[]) > 0.05);
+    }
+
+    #[test]
+    fn the_target_takes_the_smaller_target_critic_and_stops_only_at_termination() {
+        let mut td3 = agent(Td3Config { policy_noise: 0.0, gamma: 0.9, ..small() });
+        let next_obs = Tensor::randn([64, 3], (Kind::Float, Device::Cpu));
+        let rewards = Tensor::randn([64], (Kind::Float, Device::Cpu));
+        let terminated = Tensor::from_slice(&(0..64).map(|i| (i % 3 == 0) as i32 as f32).collect::<Vec<_>>());
+        let target = td3.target(&rewards, &next_obs, &terminated);
+        let q = tch::no_grad(|| {
+            let next = td3.actor_target.forward(&next_obs);
+            td3.critic_target.forward_all(&next_obs, &next)
+        });
+        let (q1, q2): (Vec<f32>, Vec<f32>) = (q.get(0).try_into().unwrap(), q.get(1).try_into().unwrap());
+        assert!(q1.iter().zip(&q2).any(|(a, b)| (a - b).abs() > 1e-3), "two distinct critics");
+        let (r, d, y): (Vec<f32>, Vec<f32>, Vec<f32>) =
+            (rewards.try_into().unwrap(), terminated.try_into().unwrap(), target.try_into().unwrap());
+        for i in 0..64 {
+            let expected = if d[i] == 1.0 { r[i] } else { r[i] + 0.9 * q1[i].min(q2[i]) };
+            assert!((y[i] - expected).abs() < 1e-5, "row {i}: {} against {expected}", y[i]);
+        }
+    }
+
+    #[test]
+    fn the_actor_and_the_targets_move_every_policy_delay_critic_updates() {
+        let mut td3 = agent(Td3Config { policy_delay: 3, ..small() });
+        let mut buffer = ReplayBuffer::new(64, 3, 2, None);
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        for i in 0..32 {
+            let obs = [i as f32 / 10.0, 1.0, -1.0];
+            buffer.push(&obs, &[0.5, 0.5], 1.0, &obs, false);
+        }
+        let snapshot = |td3: &Td3| {
+            [&td3.actor_store, &td3.actor_target_store, &td3.critic_store, &td3.critic_target_store].map(parameters)
+        };
+        let mut before = snapshot(&td3);
+        for update in 1..=6 {
+            let metrics = td3.update(&mut buffer, &mut rng);
+            let after = snapshot(&td3);
+            let moved: Vec<bool> = before.iter().zip(&after).map(|(a, b)| a != b).collect();
+            let delayed = update % 3 == 0;
+            assert_eq!(moved, [delayed, delayed, true, delayed], "update {update}");
+            assert_eq!(metrics.iter().any(|(name, _)| *name == "actor_loss"), delayed);
+            before = after;
+        }
     }
 }
