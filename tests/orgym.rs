@@ -504,6 +504,18 @@ fn newsvendor_parameters_are_checked() {
         solve(problem, ProblemInput::Json(&large), &optimal, &Limits::default(), &models).expect_err("DP too large");
     assert_eq!(error.field(), Some("method"), "{error}");
     assert!(error.to_string().contains("DP"), "{error}");
+    // The other methods answer such economics, re-played, against the critical fractile.
+    for method in ["zero", "critical_fractile", "policy"] {
+        let options = SolveOptions { method: Some(method.into()), seed: Some(4), ..Default::default() };
+        let report = solve(problem, ProblemInput::Json(&large), &options, &Limits::default(), &models)
+            .unwrap_or_else(|e| panic!("{method} at mean demand 3000: {e}"));
+        let replayed = replay_newsvendor(&report.solution, 5, 4000.0);
+        assert!((replayed - report.objective).abs() <= 1e-6 * replayed.abs().max(1.0), "{method}");
+        let reference = &report.solution["reference"];
+        assert_eq!(reference["method"], json!("critical_fractile"), "{method}");
+        assert!(reference.get("expected_return").is_none(), "{method}: {reference}");
+        assert!(reference["return"].as_f64().is_some_and(f64::is_finite), "{method}: {reference}");
+    }
 }
 
 /// Re-simulates an inventory answer from its orders and demands alone with or-gym's default

@@ -160,11 +160,17 @@ impl EpisodeSolve for NewsvendorEpisode {
             "demands": run.periods.iter().map(|p| p.demand).collect::<Vec<_>>(),
             "rewards": run.periods.iter().map(|p| p.reward).collect::<Vec<_>>(),
             "return": total,
-            "reference": {
-                "method": "optimal",
-                "return": reference.map(Run::total),
-                "expected_return": reference.and_then(|r| r.expected_optimal),
-                "critical_fractile_return": fractile.total(),
+            "reference": match reference {
+                Some(optimal) => json!({
+                    "method": "optimal",
+                    "return": optimal.total(),
+                    "expected_return": optimal.expected_optimal,
+                    "critical_fractile_return": fractile.total(),
+                }),
+                // Beyond the DP's limits the critical fractile is the one reference there is
+                // (no null fields: a null in a solution reads as an overflow).
+                None => json!({"method": "critical_fractile", "return": fractile.total(),
+                               "critical_fractile_return": fractile.total()}),
             },
         });
         super::episode_report(ID, total, solution, run.periods.len(), start, seed)
