@@ -150,6 +150,12 @@ fn cover_edge(uncovered: &mut Vec<u32>, position: &mut [u32], e: u32) {
     position[e as usize] = COVERED;
 }
 
+/// Puts edge `e` on the uncovered list.
+fn uncover_edge(uncovered: &mut Vec<u32>, position: &mut [u32], e: u32) {
+    position[e as usize] = uncovered.len() as u32;
+    uncovered.push(e);
+}
+
 /// One chain's state.
 #[derive(Clone)]
 pub struct CoverChain {
@@ -292,8 +298,7 @@ impl CoverChain {
                 if JOIN {
                     cover_edge(uncovered, position, e);
                 } else {
-                    position[e as usize] = uncovered.len() as u32;
-                    uncovered.push(e);
+                    uncover_edge(uncovered, position, e);
                 }
             }
         }
