@@ -10,7 +10,11 @@ pub fn soft_update(target: &mut nn::VarStore, online: &nn::VarStore, tau: f64) {
     tch::no_grad(|| {
         for (name, mut t) in target.variables() {
             let source = &online[&name];
-            t.copy_(&(source * tau + &t * (1.0 - tau)));
+            if tau == 1.0 {
+                t.copy_(source);
+            } else {
+                let _ = t.lerp_(source, tau);
+            }
         }
     });
 }
