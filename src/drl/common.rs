@@ -4,17 +4,13 @@
 use tch::{nn, Tensor};
 
 /// Polyak averaging theta' <- tau theta + (1 - tau) theta' over variables with equal names
-/// (tau = 1: hard copy).
+/// (tau = 1: hard copy, exactly: libtorch's lerp computes end - (end - start)(1 - w) for w >= 0.5).
 pub fn soft_update(target: &mut nn::VarStore, online: &nn::VarStore, tau: f64) {
     let online = online.variables();
     tch::no_grad(|| {
         for (name, mut t) in target.variables() {
             let source = &online[&name];
-            if tau == 1.0 {
-                t.copy_(source);
-            } else {
-                let _ = t.lerp_(source, tau);
-            }
+            let _ = t.lerp_(source, tau);
         }
     });
 }
@@ -106,6 +102,27 @@ impl RunningNorm {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_soft_update_with_tau_one_copies_exactly_and_a_small_tau_moves_a_fraction() {
+        let stores = || {
+            let (online, target) = (nn::VarStore::new(tch::Device::Cpu), nn::VarStore::new(tch::Device::Cpu));
+            let values = Tensor::from_slice(&[0.1f32, -3.7, 1e-3, 12.5]);
+            online.root().var_copy("w", &values);
+            target.root().var_copy("w", &(values.cos() * 7.3));
+            (online, target)
+        };
+        let weight = |store: &nn::VarStore| store.variables()["w"].detach();
+        let (online, mut target) = stores();
+        soft_update(&mut target, &online, 1.0);
+        assert!(weight(&target).equal(&weight(&online)), "{} vs {}", weight(&target), weight(&online));
+        let (online, mut target) = stores();
+        let before = weight(&target).copy();
+        soft_update(&mut target, &online, 0.005);
+        let expected = &before + (weight(&online) - &before) * 0.005;
+        assert!(weight(&target).allclose(&expected, 1e-6, 1e-7, false));
+        assert!(!weight(&target).allclose(&before, 1e-6, 1e-7, false));
+    }
 
     #[test]
     fn gae_with_lambda_one_is_the_discounted_return_minus_value_and_stops_at_termination() {
