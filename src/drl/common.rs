@@ -108,8 +108,8 @@ mod tests {
         let stores = || {
             let (online, target) = (nn::VarStore::new(tch::Device::Cpu), nn::VarStore::new(tch::Device::Cpu));
             let values = Tensor::from_slice(&[0.1f32, -3.7, 1e-3, 12.5]);
-            online.root().var_copy("w", &values);
-            target.root().var_copy("w", &(values.cos() * 7.3));
+            let _ = online.root().var_copy("w", &values);
+            let _ = target.root().var_copy("w", &(values.cos() * 7.3));
             (online, target)
         };
         let weight = |store: &nn::VarStore| store.variables()["w"].detach();
