@@ -22,7 +22,13 @@ use super::Distances;
 /// Alternatives tried for t3 at the chain's first steps; one beyond. With `MAX_DEPTH`, chosen at
 /// 10 s on pr1002 and two random instances (2,000 uniform and 3,000 clustered cities), seeds 0-2:
 /// (5, 3) to depth 12 ran twice the kicks of (5, 3, 2) to depth 50 and gave tours as short or
-/// shorter; (5) to depth 6 ran four times the kicks and gave longer tours on all three.
+/// shorter; (5) to depth 6 ran four times the kicks and gave longer tours on all three. Checked
+/// again with the kick window of 400 at 10 s, seeds 3-8, median (worst) % above the shortest
+/// known tour of generated C3000, E2000 and a second C3000 (generator seed 1): (5, 3) to depth
+/// 12 0.10 (0.25), 0.05 (0.08) and 0.16 (0.32); (5, 1) to depth 8, with 2.1 times the kicks,
+/// 0.15 (0.33), 0.07 (0.09) and 0.31 (0.43); (3, 2) to depth 12 0.11 (0.17) and 0.05 (0.07) on
+/// the first two. The same (5, 3) search with 30 s reached 0.06 (0.11) on C3000: time, not
+/// breadth, is what the clustered instance lacks.
 const BREADTH: [usize; 2] = [5, 3];
 /// BREADTH never grows with depth: its first entry bounds the options kept.
 const MAX_BREADTH: usize = BREADTH[0];
@@ -192,7 +198,11 @@ impl<'a> Chain<'a> {
     /// window of 50) one gave tours 0.24% (worst 0.27%) above LKH-3's, three 0.27% (0.32%; each
     /// try that fails costs its flips and a deeper search) and none 0.30% (0.43%); on E2000 the
     /// three medians were within 0.01% of each other (worsts 0.17-0.23%); on pr1002 (seeds 0-2)
-    /// one reached the optimum on every seed, three missed it on one.
+    /// one reached the optimum on every seed, three missed it on one. Taken also deeper in the
+    /// chain (at depth 1, or depths 1-2, where no 2-opt step gains; with the window of 400, the
+    /// instances and seeds of `BREADTH`'s check) it gave 0.11 (0.15) and 0.11 (0.19) on C3000,
+    /// 0.04 (0.09) and 0.04 (0.07) on E2000, 0.19 (0.23) and 0.13 (0.18) on the second C3000:
+    /// within the seeds' spread, at 2% fewer kicks, so the first step only.
     fn alternate(&mut self, tour: &mut Tour, t2: u32, g: f64) -> Option<(f64, [u32; 6])> {
         let (d, t1) = (self.d, self.t1);
         let forward = tour.next(t1) == t2;
