@@ -27,14 +27,22 @@ pub struct SimulatorTask {
     pub budget: usize,
 }
 
-/// The tasks: MuJoCo SAC and TD3 on InvertedPendulum and Hopper, PPO on
-/// InvertedDoublePendulum, and SAC on PyBullet's Hopper.
+/// The tasks: MuJoCo SAC and TD3 on InvertedPendulum, PPO on InvertedDoublePendulum, SAC, TD3
+/// and PPO on Hopper, HalfCheetah and Walker2d (the off-policy ones at 300k steps, PPO at 1M, as
+/// the papers' learning curves are read), and SAC on PyBullet's Hopper.
 pub const TASKS: &[SimulatorTask] = &[
     SimulatorTask { algorithm: "sac", env: "InvertedPendulum-v5", simulator: "MuJoCo", budget: 20_000 },
     SimulatorTask { algorithm: "td3", env: "InvertedPendulum-v5", simulator: "MuJoCo", budget: 20_000 },
     SimulatorTask { algorithm: "ppo", env: "InvertedDoublePendulum-v5", simulator: "MuJoCo", budget: 200_000 },
     SimulatorTask { algorithm: "sac", env: "Hopper-v5", simulator: "MuJoCo", budget: 300_000 },
     SimulatorTask { algorithm: "td3", env: "Hopper-v5", simulator: "MuJoCo", budget: 300_000 },
+    SimulatorTask { algorithm: "ppo", env: "Hopper-v5", simulator: "MuJoCo", budget: 1_000_000 },
+    SimulatorTask { algorithm: "sac", env: "HalfCheetah-v5", simulator: "MuJoCo", budget: 300_000 },
+    SimulatorTask { algorithm: "td3", env: "HalfCheetah-v5", simulator: "MuJoCo", budget: 300_000 },
+    SimulatorTask { algorithm: "ppo", env: "HalfCheetah-v5", simulator: "MuJoCo", budget: 1_000_000 },
+    SimulatorTask { algorithm: "sac", env: "Walker2d-v5", simulator: "MuJoCo", budget: 300_000 },
+    SimulatorTask { algorithm: "td3", env: "Walker2d-v5", simulator: "MuJoCo", budget: 300_000 },
+    SimulatorTask { algorithm: "ppo", env: "Walker2d-v5", simulator: "MuJoCo", budget: 1_000_000 },
     SimulatorTask {
         algorithm: "sac",
         env: "pybullet_envs_gymnasium:HopperBulletEnv-v0",
