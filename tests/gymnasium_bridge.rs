@@ -66,7 +66,8 @@ steps = []
 for actions in spec["actions"]:
     row = {"obs": [], "rewards": [], "terminated": [], "truncated": [], "final": []}
     for env, a in zip(envs, actions):
-        a = np.array(a, dtype=np.float32) if isinstance(env.action_space, gym.spaces.Box) else int(a[0])
+        box = isinstance(env.action_space, gym.spaces.Box)
+        a = np.clip(np.array(a, dtype=np.float32), env.action_space.low, env.action_space.high) if box else int(a[0])
         o, r, te, tr, _ = env.step(a)
         fin = o.tolist() if (te or tr) else [0.0] * len(o)
         if te or tr:
@@ -135,9 +136,22 @@ fn bridged_envs_step_exactly_as_gymnasium() {
 #[test]
 fn mujoco_envs_step_exactly_as_gymnasium() {
     let Some(bridge) = python_with("mujoco, gymnasium") else { return };
+    // Half the actions outside [-1, 1]: the reference clips them as the bridge's contract says.
     check_against_gymnasium(&bridge, "Hopper-v5", 120, |t, i| {
-        (0..3).map(|k| ((t * 3 + k + i) as f32 * 0.61).sin()).collect()
+        (0..3).map(|k| ((t * 3 + k + i) as f32 * 0.61).sin() * 2.0).collect()
     });
+}
+
+#[test]
+fn box_actions_outside_the_space_are_clipped_before_the_env_prices_them() {
+    let Some(bridge) = python_with("gymnasium") else { return };
+    // MountainCarContinuous charges 0.1 a^2 on the action it is given; clipped, 4 costs as 1.
+    let mut env = GymnasiumVecEnv::new("MountainCarContinuous-v0", 3, &Value::Null, &bridge).unwrap();
+    env.reset(3);
+    let step = env.step(&[4.0, -4.0, 1.0]);
+    for (i, action) in [4.0, -4.0, 1.0].iter().enumerate() {
+        assert!((step.rewards[i] + 0.1).abs() < 1e-6, "reward {} for an action of {action}", step.rewards[i]);
+    }
 }
 
 #[test]

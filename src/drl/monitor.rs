@@ -151,6 +151,7 @@ impl Monitor {
         losses: &Metrics,
         iteration: &mut dyn Iteration,
     ) -> Result<bool> {
+        tracing::debug!(step, ?losses, "iteration");
         if !self.evaluation_due(step) {
             return Ok(false);
         }

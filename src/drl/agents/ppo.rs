@@ -302,7 +302,9 @@ impl Ppo {
         }
     }
 
-    fn step(&mut self, rollout: &Rollout, index: &Tensor) -> (f64, f64, f64) {
+    /// One minibatch update: (policy loss, value loss, entropy, approximate KL, clip fraction).
+    /// The KL estimate is Schulman's (r - 1) - log r, the one SB3 logs as `approx_kl`.
+    fn step(&mut self, rollout: &Rollout, index: &Tensor) -> [f64; 5] {
         let obs = rollout.obs.index_select(0, index);
         let actions = rollout.actions.index_select(0, index);
         let old_log_probs = rollout.log_probs.index_select(0, index);
@@ -313,6 +315,13 @@ impl Ppo {
             advantages = (&advantages - advantages.mean(Kind::Float)) / (advantages.std(true) + 1e-8);
         }
         let (log_probs, entropy) = self.log_prob_entropy(&obs, &actions);
+        let (approx_kl, clip_fraction) = tch::no_grad(|| {
+            let log_ratio = &log_probs - &old_log_probs;
+            let kl = (log_ratio.exp() - 1.0 - &log_ratio).mean(Kind::Float).double_value(&[]);
+            let eps = self.config.clip_range.unwrap_or(f64::INFINITY);
+            let clipped = (log_ratio.exp() - 1.0).abs().gt(eps).to_kind(Kind::Float).mean(Kind::Float);
+            (kl, clipped.double_value(&[]))
+        });
         let policy_loss = match self.config.clip_range {
             // L^CLIP = E[min(r A, clip(r, 1 - eps, 1 + eps) A)], r = pi / pi_old (eq. 7)
             Some(eps) => {
@@ -334,7 +343,13 @@ impl Ppo {
         let entropy = entropy.mean(Kind::Float);
         let loss = &policy_loss + self.config.value_coef * &value_loss - self.config.entropy_coef * &entropy;
         self.optimizer.minimize(&loss, Some(self.config.max_grad_norm));
-        (policy_loss.double_value(&[]), value_loss.double_value(&[]), entropy.double_value(&[]))
+        [
+            policy_loss.double_value(&[]),
+            value_loss.double_value(&[]),
+            entropy.double_value(&[]),
+            approx_kl,
+            clip_fraction,
+        ]
     }
 }
 
@@ -369,21 +384,21 @@ impl OnPolicyAgent for Ppo {
     fn update(&mut self, rollout: &Rollout) -> Metrics {
         let n = rollout.obs.size()[0];
         let minibatch = self.config.minibatch_size.map_or(n, |m| (m as i64).min(n));
-        let (mut policy, mut value, mut entropy, mut count) = (0.0, 0.0, 0.0, 0.0);
+        let (mut sums, mut count) = ([0.0; 5], 0.0);
         for _ in 0..self.config.epochs {
             let order = self.rng.permutation(n, rollout.obs.device());
             let mut start = 0;
             while start < n {
                 let index = order.narrow(0, start, minibatch.min(n - start));
-                let (p, v, e) = self.step(rollout, &index);
-                policy += p;
-                value += v;
-                entropy += e;
+                for (sum, x) in sums.iter_mut().zip(self.step(rollout, &index)) {
+                    *sum += x;
+                }
                 count += 1.0;
                 start += minibatch;
             }
         }
-        vec![("policy_loss", policy / count), ("value_loss", value / count), ("entropy", entropy / count)]
+        let names = ["policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction"];
+        names.into_iter().zip(sums).map(|(name, sum)| (name, sum / count)).collect()
     }
 
     fn rollout_steps(&self) -> usize {

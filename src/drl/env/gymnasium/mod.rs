@@ -8,8 +8,9 @@
 //! observation in `final_observations`, terminated and truncated stay apart (gymnasium's
 //! `TimeLimit` sets truncated). Spaces: observations of any space gymnasium can flatten (Box;
 //! Discrete and MultiDiscrete one-hot; Dict and Tuple concatenated in the space's order); actions
-//! Box (bounded), Discrete, or MultiDiscrete taken as one Discrete over the joint actions (mixed
-//! radix, last component fastest; at most 65,536).
+//! Box (bounded, each action clipped to it before the env sees it, as SB3's rollout loop does),
+//! Discrete, or MultiDiscrete taken as one Discrete over the joint actions (mixed radix, last
+//! component fastest; at most 65,536).
 //!
 //! Faults: a worker that exits or gives no answer within the step timeout is killed and
 //! restarted; its envs' episodes end as truncated (their last observation as the final one), the

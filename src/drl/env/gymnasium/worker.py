@@ -52,7 +52,10 @@ def describe_action(space, spaces):
 
 def to_action(space, spaces, row):
     if isinstance(space, spaces.Box):
-        return np.asarray(row, dtype=space.dtype).reshape(space.shape)
+        # A Gaussian policy's samples leave the Box; they are clipped to it as SB3's rollout
+        # loop and Gymnasium's ClipAction do, so that an env that prices its action (MuJoCo's
+        # control cost, MountainCarContinuous's fuel) sees only the action it can apply.
+        return np.clip(np.asarray(row, dtype=space.dtype).reshape(space.shape), space.low, space.high)
     if isinstance(space, spaces.Discrete):
         return int(space.start) + int(round(float(row[0])))
     # MultiDiscrete: the joint index in mixed radix, last component fastest.
