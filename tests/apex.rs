@@ -12,10 +12,12 @@ use serde_json::{json, Value};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+const UPDATES: usize = 1500;
+
 #[test]
 fn two_rollouts_feed_one_learner_until_its_updates_are_spent() {
     let learn = serde_json::from_value(json!({
-        "algorithm": "dqn", "env": "CartPole-v1", "seed": 4, "updates": 1500, "broadcast_every": 50,
+        "algorithm": "dqn", "env": "CartPole-v1", "seed": 4, "updates": UPDATES, "broadcast_every": 50,
         "send_every": 128, "eval_episodes": 10, "hyperparameters": {"learning_starts": 300},
     }))
     .unwrap();
@@ -66,8 +68,8 @@ fn two_rollouts_feed_one_learner_until_its_updates_are_spent() {
         assert!(Instant::now() < deadline, "{status}");
         std::thread::sleep(Duration::from_millis(100));
     };
-    assert_eq!(done["updates"], 1500, "{done}");
-    assert_eq!(done["weights_version"], 1500, "{done}");
+    assert_eq!(done["updates"], UPDATES, "{done}");
+    assert_eq!(done["weights_version"], UPDATES, "{done}");
     assert!(done["error"].is_null(), "{done}");
     let by = &done["by_rollout"];
     for name in ["r1", "r2"] {
@@ -76,10 +78,13 @@ fn two_rollouts_feed_one_learner_until_its_updates_are_spent() {
     let total: u64 = by.as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
     assert_eq!(done["transitions"].as_u64(), Some(total), "{done}");
     let final_return = done["final_return"].as_f64().unwrap();
-    // Seeds 0-5 with this budget: median 191, worst 168 (random 22).
+    // The replay's contents depend on how fast the rollouts run against the learner, so the
+    // return varies from run to run with the same seed: 24 runs on 2 cores (half of them beside a
+    // busy loop) gave median 206, worst 120 (random 22). Twice the updates did not narrow it
+    // (118-241 over 8 runs): DQN's greedy return at this budget oscillates.
     let random = common::random_return("CartPole-v1");
     eprintln!("final return {final_return}, random {random}");
-    assert!(final_return >= random + 100.0, "the split did not learn: {final_return} (random {random}): {done}");
+    assert!(final_return >= random + 60.0, "the split did not learn: {final_return} (random {random}): {done}");
     // The rollouts end by themselves once the learner is done.
     for mut rollout in rollouts {
         let deadline = Instant::now() + Duration::from_secs(30);
