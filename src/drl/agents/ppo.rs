@@ -310,9 +310,10 @@ impl Ppo {
         }
     }
 
-    /// One minibatch update: (policy loss, value loss, entropy, approximate KL, clip fraction).
+    /// One minibatch update; returns (policy loss, value loss, entropy, approximate KL, clip
+    /// fraction) as one detached f64 tensor, so that `update` reads the device once per update.
     /// The KL estimate is Schulman's (r - 1) - log r, the one SB3 logs as `approx_kl`.
-    fn step(&mut self, rollout: &Rollout, index: &Tensor) -> [f64; 5] {
+    fn step(&mut self, rollout: &Rollout, index: &Tensor) -> Tensor {
         let obs = rollout.obs.index_select(0, index);
         let actions = rollout.actions.index_select(0, index);
         let old_log_probs = rollout.log_probs.index_select(0, index);
@@ -323,17 +324,16 @@ impl Ppo {
             advantages = (&advantages - advantages.mean(Kind::Float)) / (advantages.std(true) + 1e-8);
         }
         let (log_probs, entropy) = self.log_prob_entropy(&obs, &actions);
+        let log_ratio = &log_probs - &old_log_probs;
+        let ratio = log_ratio.exp();
+        let eps = self.config.clip_range.unwrap_or(f64::INFINITY);
         let (approx_kl, clip_fraction) = tch::no_grad(|| {
-            let log_ratio = &log_probs - &old_log_probs;
-            let kl = (log_ratio.exp() - 1.0 - &log_ratio).mean(Kind::Float).double_value(&[]);
-            let eps = self.config.clip_range.unwrap_or(f64::INFINITY);
-            let clipped = (log_ratio.exp() - 1.0).abs().gt(eps).to_kind(Kind::Float).mean(Kind::Float);
-            (kl, clipped.double_value(&[]))
+            let kl = (&ratio - 1.0 - &log_ratio).mean(Kind::Float);
+            (kl, (&ratio - 1.0).abs().gt(eps).to_kind(Kind::Float).mean(Kind::Float))
         });
         let policy_loss = match self.config.clip_range {
             // L^CLIP = E[min(r A, clip(r, 1 - eps, 1 + eps) A)], r = pi / pi_old (eq. 7)
             Some(eps) => {
-                let ratio = (&log_probs - &old_log_probs).exp();
                 let unclipped = &ratio * &advantages;
                 let clipped = ratio.clamp(1.0 - eps, 1.0 + eps) * &advantages;
                 -unclipped.minimum(&clipped).mean(Kind::Float)
@@ -351,13 +351,8 @@ impl Ppo {
         let entropy = entropy.mean(Kind::Float);
         let loss = &policy_loss + self.config.value_coef * &value_loss - self.config.entropy_coef * &entropy;
         self.optimizer.minimize(&loss, Some(self.config.max_grad_norm));
-        [
-            policy_loss.double_value(&[]),
-            value_loss.double_value(&[]),
-            entropy.double_value(&[]),
-            approx_kl,
-            clip_fraction,
-        ]
+        Tensor::stack(&[policy_loss.detach(), value_loss.detach(), entropy.detach(), approx_kl, clip_fraction], 0)
+            .to_kind(Kind::Double)
     }
 }
 
@@ -392,19 +387,19 @@ impl OnPolicyAgent for Ppo {
     fn update(&mut self, rollout: &Rollout) -> Metrics {
         let n = rollout.obs.size()[0];
         let minibatch = self.config.minibatch_size.map_or(n, |m| (m as i64).min(n));
-        let (mut sums, mut count) = ([0.0; 5], 0.0);
+        let mut sums = Tensor::zeros([5], (Kind::Double, rollout.obs.device()));
+        let mut count = 0.0;
         for _ in 0..self.config.epochs {
             let order = self.rng.permutation(n, rollout.obs.device());
             let mut start = 0;
             while start < n {
                 let index = order.narrow(0, start, minibatch.min(n - start));
-                for (sum, x) in sums.iter_mut().zip(self.step(rollout, &index)) {
-                    *sum += x;
-                }
+                sums += self.step(rollout, &index);
                 count += 1.0;
                 start += minibatch;
             }
         }
+        let sums = Vec::<f64>::try_from(sums.to_device(tch::Device::Cpu)).expect("a 1-D f64 tensor");
         let names = ["policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction"];
         names.into_iter().zip(sums).map(|(name, sum)| (name, sum / count)).collect()
     }
