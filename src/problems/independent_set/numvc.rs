@@ -160,6 +160,9 @@ fn uncover_edge(uncovered: &mut Vec<u32>, position: &mut [u32], e: u32) {
 #[derive(Clone)]
 pub struct CoverChain {
     in_cover: Vec<bool>,
+    /// The dscore of the vertices outside C; inside C it is kept in `cover_key` alone (a cover
+    /// vertex's dscore is its key's high half), so that a move updates one score per neighbour
+    /// in C, not two, and most neighbours are in C.
     dscore: Vec<i64>,
     conf_change: Vec<bool>,
     /// The removal key of the vertices in C, i64::MIN outside: dscore * 2^32 + (2^32 - 1 - age)
@@ -219,7 +222,7 @@ impl CoverChain {
             chain.add::<false>(graph, pick.1);
         }
         for v in 0..n {
-            if chain.in_cover[v] && chain.dscore[v] == 0 {
+            if chain.in_cover[v] && chain.score(graph, v) == 0 {
                 chain.remove::<false>(graph, v);
             }
         }
@@ -242,15 +245,30 @@ impl CoverChain {
         }
     }
 
-    fn key(&self, graph: &CoverGraph, v: usize) -> i64 {
-        match (self.in_cover[v], graph.packed) {
-            (false, _) => i64::MIN,
-            (true, false) => self.dscore[v],
+    /// The removal key of a vertex in C of this dscore and age.
+    fn key_of(&self, graph: &CoverGraph, dscore: i64, v: usize) -> i64 {
+        if graph.packed {
             // Ages past 2^32 steps saturate (ties then go to the lower id).
-            (true, true) => {
-                self.dscore[v] * graph.key_scale() + i64::from(u32::MAX - self.age[v].min(u64::from(u32::MAX)) as u32)
-            }
+            dscore * graph.key_scale() + i64::from(u32::MAX - self.age[v].min(u64::from(u32::MAX)) as u32)
+        } else {
+            dscore
         }
+    }
+
+    /// v's dscore, wherever it is kept.
+    fn score(&self, graph: &CoverGraph, v: usize) -> i64 {
+        match (self.in_cover[v], graph.packed) {
+            (false, _) => self.dscore[v],
+            // The age part is in [0, 2^32): the shift is the floor of the key over 2^32.
+            (true, true) => self.cover_key[v] >> 32,
+            (true, false) => self.cover_key[v],
+        }
+    }
+
+    /// The key of v in C after its age changed.
+    fn rekey(&mut self, graph: &CoverGraph, v: usize) {
+        let dscore = self.score(graph, v);
+        self.cover_key[v] = self.key_of(graph, dscore, v);
     }
 
     /// v joins C; with `TOUCH` its neighbours' configurations change (NuMVC's confChange).
@@ -267,31 +285,35 @@ impl CoverChain {
     /// its neighbour's: a neighbour in C gains (v joins) or loses (v leaves) it; one outside
     /// loses or gains it, and their edge becomes covered or uncovered.
     fn shift<const JOIN: bool, const TOUCH: bool>(&mut self, graph: &CoverGraph, v: usize) {
+        let moved = -self.score(graph, v);
         self.in_cover[v] = JOIN;
         if JOIN {
             self.size += 1;
+            self.cover_key[v] = self.key_of(graph, moved, v);
         } else {
             self.size -= 1;
+            self.dscore[v] = moved;
+            self.cover_key[v] = i64::MIN;
         }
-        self.dscore[v] = -self.dscore[v];
-        self.cover_key[v] = if JOIN { self.key(graph, v) } else { i64::MIN };
         let scale = graph.key_scale();
         // Local borrows: through `self` every field was reloaded per neighbour.
         let CoverChain { in_cover, dscore, cover_key, conf_change, weight, uncovered, position, .. } = self;
-        // Slices, not `&mut Vec`: a byte store may alias a Vec's header, never a register.
+        // Slices of one length, not `&mut Vec`: a byte store may alias a Vec's header, never a
+        // register, and one comparison of a neighbour with `n` bounds all four accesses.
+        let n = in_cover.len();
         let (in_cover, dscore, cover_key, conf_change) =
-            (&in_cover[..], &mut dscore[..], &mut cover_key[..], &mut conf_change[..]);
+            (&in_cover[..n], &mut dscore[..n], &mut cover_key[..n], &mut conf_change[..n]);
         let range = graph.slots(v);
         let (neighbours, weights, ids) =
             (&graph.neighbour[range.clone()], &weight[range.clone()], &graph.slot_edge[range]);
         for ((&u, &w), &e) in neighbours.iter().zip(weights).zip(ids) {
             let u = u as usize;
+            assert!(u < n, "a neighbour id is a vertex");
             if TOUCH {
                 conf_change[u] = true;
             }
             let w = if JOIN { w } else { -w };
             if in_cover[u] {
-                dscore[u] += w;
                 cover_key[u] += w * scale;
             } else {
                 dscore[u] -= w;
@@ -360,7 +382,7 @@ impl CoverChain {
             let v = if rank(a) >= rank(b) { a } else { b };
             self.add::<true>(graph, v);
             self.age[v] = self.step;
-            self.cover_key[v] = self.key(graph, v);
+            self.rekey(graph, v);
             self.tabu_remove = Some(v);
             for k in 0..self.uncovered.len() {
                 let e = self.uncovered[k] as usize;
@@ -401,7 +423,7 @@ impl CoverChain {
             }
         }
         for v in 0..self.dscore.len() {
-            self.cover_key[v] = self.key(graph, v);
+            self.cover_key[v] = if self.in_cover[v] { self.key_of(graph, self.dscore[v], v) } else { i64::MIN };
         }
     }
 }
@@ -450,8 +472,11 @@ mod tests {
         let mut chain = CoverChain::new(&graph, &mut rng);
         for _ in 0..50 {
             chain.advance(&graph, 37, &mut rng);
-            assert_eq!(chain.dscore, dscores(&graph, &chain));
-            let keys: Vec<i64> = (0..60).map(|v| chain.key(&graph, v)).collect();
+            let truth = dscores(&graph, &chain);
+            let kept: Vec<i64> = (0..60).map(|v| chain.score(&graph, v)).collect();
+            assert_eq!(kept, truth);
+            let keys: Vec<i64> =
+                (0..60).map(|v| if chain.in_cover[v] { chain.key_of(&graph, truth[v], v) } else { i64::MIN }).collect();
             assert_eq!(chain.cover_key, keys);
             assert!(graph.packed);
             let uncovered: Vec<u32> = (0..edges.len() as u32)
