@@ -48,6 +48,18 @@ pub fn gae(
     (advantages, returns)
 }
 
+/// The share of the returns' variance the value estimates explain, 1 - Var[R - V] / Var[R]
+/// (population variances, in f64), as SB3 logs it for its on-policy algorithms: 1 is a perfect
+/// critic, 0 one no better than the returns' mean, below 0 worse; not finite when the returns do
+/// not vary. A 0-d tensor on the inputs' device, so that the caller chooses when to read it.
+pub fn explained_variance(values: &Tensor, returns: &Tensor) -> Tensor {
+    tch::no_grad(|| {
+        let returns = returns.to_kind(tch::Kind::Double);
+        let errors = &returns - values.to_kind(tch::Kind::Double);
+        1.0 - errors.var(false) / returns.var(false)
+    })
+}
+
 /// Running mean and variance (Chan et al. parallel update) for observation normalization.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RunningNorm {
@@ -102,6 +114,20 @@ impl RunningNorm {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn explained_variance_is_one_for_exact_values_zero_for_the_mean_and_not_finite_for_constant_returns() {
+        let returns = Tensor::from_slice(&[1.0f32, 3.0, -2.0, 6.0]);
+        let of = |values: &[f32], returns: &Tensor| {
+            explained_variance(&Tensor::from_slice(values), returns).double_value(&[])
+        };
+        assert_eq!(of(&[1.0, 3.0, -2.0, 6.0], &returns), 1.0);
+        assert!(of(&[2.0; 4], &returns).abs() < 1e-12, "the returns' mean explains nothing");
+        // Errors of 1, -1, 1, -1 around returns of variance 8.5 (mean 2): 1 - 1 / 8.5.
+        let values = [0.0f32, 4.0, -3.0, 7.0];
+        assert!((of(&values, &returns) - (1.0 - 1.0 / 8.5)).abs() < 1e-12);
+        assert!(!of(&values, &Tensor::from_slice(&[2.0f32; 4])).is_finite());
+    }
 
     #[test]
     fn a_soft_update_with_tau_one_copies_exactly_and_a_small_tau_moves_a_fraction() {

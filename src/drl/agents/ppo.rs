@@ -6,13 +6,13 @@
 //! A continuous action is the Gaussian's sample as drawn: its log-probability is the sample's,
 //! and the env clips it to its box before stepping (the Gymnasium bridge does, as SB3's rollout
 //! loop does), so an env that prices its action (MuJoCo's control cost) never charges the part
-//! outside the box. `update` reports the approximate KL (r - 1) - log r and the share of clipped
-//! ratios, as SB3 logs them. Over Hopper-v5's first 400k steps (seed 2, every 16th update) both
+//! outside the box. `update` reports the approximate KL (r - 1) - log r, the share of clipped
+//! ratios and the rollout values' explained variance, as SB3 logs them. Over Hopper-v5's first 400k steps (seed 2, every 16th update) both
 //! stayed close to SB3's (KL 0.007-0.017 against 0.008-0.018, clip fraction 0.10-0.23 against
 //! 0.08-0.17), and the policy's entropy fell alike (4.16 to 2.03 against 4.09 to 1.83).
 
 use super::{load_stores, patched, save_stores, AgentState, Metrics, OnPolicyAgent, Rollout};
-use crate::drl::common::RunningNorm;
+use crate::drl::common::{explained_variance, RunningNorm};
 use crate::drl::env::ObservationLayout;
 use crate::drl::hyper::{Hyperparameters, Range};
 use crate::drl::net::{Activation, GaussianActor, GaussianActorOptions, LayerInit};
@@ -399,9 +399,14 @@ impl OnPolicyAgent for Ppo {
                 start += minibatch;
             }
         }
-        let sums = Vec::<f64>::try_from(sums.to_device(tch::Device::Cpu)).expect("a 1-D f64 tensor");
+        // Of the values the rollout was collected with, as SB3 reports it; read with the sums.
+        let explained = explained_variance(&rollout.values, &rollout.returns).view([1]);
+        let read = Tensor::cat(&[sums, explained], 0).to_device(tch::Device::Cpu);
+        let read = Vec::<f64>::try_from(read).expect("a 1-D f64 tensor");
         let names = ["policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction"];
-        names.into_iter().zip(sums).map(|(name, sum)| (name, sum / count)).collect()
+        let mut metrics: Metrics = names.into_iter().zip(&read).map(|(name, sum)| (name, sum / count)).collect();
+        metrics.extend(read.get(5).filter(|e| e.is_finite()).map(|&e| ("explained_variance", e)));
+        metrics
     }
 
     fn rollout_steps(&self) -> usize {
