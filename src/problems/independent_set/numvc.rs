@@ -265,12 +265,6 @@ impl CoverChain {
         }
     }
 
-    /// The key of v in C after its age changed.
-    fn rekey(&mut self, graph: &CoverGraph, v: usize) {
-        let dscore = self.score(graph, v);
-        self.cover_key[v] = self.key_of(graph, dscore, v);
-    }
-
     /// v joins C; with `TOUCH` its neighbours' configurations change (NuMVC's confChange).
     fn add<const TOUCH: bool>(&mut self, graph: &CoverGraph, v: usize) {
         self.shift::<true, TOUCH>(graph, v);
@@ -380,9 +374,9 @@ impl CoverChain {
             let (a, b) = (a as usize, b as usize);
             let rank = |v: usize| (self.conf_change[v], self.dscore[v], std::cmp::Reverse(self.age[v]));
             let v = if rank(a) >= rank(b) { a } else { b };
-            self.add::<true>(graph, v);
+            // Aged first: joining keys v with its age.
             self.age[v] = self.step;
-            self.rekey(graph, v);
+            self.add::<true>(graph, v);
             self.tabu_remove = Some(v);
             for k in 0..self.uncovered.len() {
                 let e = self.uncovered[k] as usize;
