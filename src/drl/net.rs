@@ -208,7 +208,11 @@ impl CriticEnsemble {
     }
 }
 
-/// Maps [-1, 1] to the action box [low, high].
+/// Maps the unit box [-1, 1] to the action box [low, high] and back. The off-policy actors and
+/// critics work in the unit box, as SB3's (which rescales every Box action to [-1, 1] before its
+/// buffer) and the SAC authors' code do: noise fractions, the critic's action input and SAC's
+/// entropy target (-|A|) then mean the same on every box. The replay buffer keeps env units;
+/// `to_unit` maps a batch back.
 #[derive(Debug)]
 pub struct ActionScale {
     pub scale: Tensor,
@@ -225,31 +229,38 @@ impl ActionScale {
     pub fn apply(&self, unit: &Tensor) -> Tensor {
         unit * &self.scale + &self.bias
     }
+
+    /// The inverse of `apply`, clamped to [-1, 1] (a stored action may sit on the box's edge
+    /// up to rounding).
+    pub fn to_unit(&self, action: &Tensor) -> Tensor {
+        ((action - &self.bias) / &self.scale).clamp(-1.0, 1.0)
+    }
 }
 
-/// mu(s) = scale * tanh(f(s)) + bias (DDPG, TD3).
+/// mu(s) = tanh(f(s)) in the unit box (DDPG, TD3; `ActionScale` maps it to the env's).
 pub struct DeterministicActor {
     net: nn::Sequential,
-    pub bounds: ActionScale,
 }
 
 impl DeterministicActor {
-    pub fn new(path: &nn::Path, obs_dim: i64, action_dim: i64, hidden: &[i64], bounds: ActionScale) -> Self {
-        DeterministicActor { net: mlp(path, obs_dim, hidden, action_dim), bounds }
+    pub fn new(path: &nn::Path, obs_dim: i64, action_dim: i64, hidden: &[i64]) -> Self {
+        DeterministicActor { net: mlp(path, obs_dim, hidden, action_dim) }
     }
 
     pub fn forward(&self, obs: &Tensor) -> Tensor {
-        self.bounds.apply(&self.net.forward(obs).tanh())
+        self.net.forward(obs).tanh()
     }
 }
 
-/// SAC's actor (Haarnoja et al. 2018, appendix C): u ~ N(mu(s), sigma(s)), a = tanh(u) scaled;
-/// log pi(a|s) = log N(u) - sum log(1 - tanh(u)^2).
+/// SAC's actor (Haarnoja et al. 2018, appendix C): u ~ N(mu(s), sigma(s)), a = tanh(u) in the
+/// unit box; log pi(a|s) = log N(u) - sum log(1 - tanh(u)^2), the density in the unit box as SB3
+/// and the authors' code measure it, so that the entropy target -|A| does not depend on the
+/// env's action range (a density in env units adds -sum log(half-range): -1.1 nats on
+/// InvertedPendulum's [-3, 3], which moved the tuned entropy by as much).
 pub struct SquashedGaussianActor {
     body: nn::Sequential,
     mean: nn::Linear,
     log_std: nn::Linear,
-    pub bounds: ActionScale,
 }
 
 /// log sqrt(2 pi), the Gaussian log-density constant.
@@ -258,18 +269,17 @@ const LOG_SQRT_2PI: f64 = 0.918_938_533_204_672_7;
 const LOG_STD_RANGE: (f64, f64) = (-20.0, 2.0);
 
 impl SquashedGaussianActor {
-    pub fn new(path: &nn::Path, obs_dim: i64, action_dim: i64, hidden: &[i64], bounds: ActionScale) -> Self {
+    pub fn new(path: &nn::Path, obs_dim: i64, action_dim: i64, hidden: &[i64]) -> Self {
         let (body_hidden, last) = hidden.split_at(hidden.len().saturating_sub(1));
         let width = *last.first().unwrap_or(&64);
         SquashedGaussianActor {
             body: mlp(&(path / "body"), obs_dim, body_hidden, width),
             mean: linear(path / "mean", width, action_dim, LayerInit::Torch, 1.0),
             log_std: linear(path / "log_std", width, action_dim, LayerInit::Torch, 1.0),
-            bounds,
         }
     }
 
-    /// (action in the box, log pi(action | s) [B]) with the reparameterization trick.
+    /// (action in the unit box, log pi(action | s) [B]) with the reparameterization trick.
     pub fn sample(&self, obs: &Tensor, rng: &mut TensorRng) -> (Tensor, Tensor) {
         let h = self.body.forward(obs).relu();
         let mean = self.mean.forward(&h);
@@ -278,28 +288,27 @@ impl SquashedGaussianActor {
         let u = &mean + log_std.exp() * &noise;
         let a = u.tanh();
         let log_normal = (noise.square() * -0.5 - &log_std - LOG_SQRT_2PI).sum_dim_intlist(1, false, Kind::Float);
-        let squash = (a.square().neg() + 1.0 + 1e-6).log().sum_dim_intlist(1, false, Kind::Float)
-            + self.bounds.scale.log().sum(Kind::Float);
-        (self.bounds.apply(&a), log_normal - squash)
+        let squash = (a.square().neg() + 1.0 + 1e-6).log().sum_dim_intlist(1, false, Kind::Float);
+        (a, log_normal - squash)
     }
 
-    /// log pi(action | s) of given in-box actions (inverting the tanh squash).
+    /// log pi(action | s) of given unit-box actions (inverting the tanh squash).
     pub fn log_prob(&self, obs: &Tensor, action: &Tensor) -> Tensor {
         let h = self.body.forward(obs).relu();
         let mean = self.mean.forward(&h);
         let log_std = self.log_std.forward(&h).clamp(LOG_STD_RANGE.0, LOG_STD_RANGE.1);
-        let unit = ((action - &self.bounds.bias) / &self.bounds.scale).clamp(-1.0 + 1e-6, 1.0 - 1e-6);
+        let unit = action.clamp(-1.0 + 1e-6, 1.0 - 1e-6);
         let u = unit.atanh();
         let z = (u - mean) / log_std.exp();
         let log_normal = (z.square() * -0.5 - &log_std - LOG_SQRT_2PI).sum_dim_intlist(1, false, Kind::Float);
-        let squash = (unit.square().neg() + 1.0 + 1e-6).log().sum_dim_intlist(1, false, Kind::Float)
-            + self.bounds.scale.log().sum(Kind::Float);
+        let squash = (unit.square().neg() + 1.0 + 1e-6).log().sum_dim_intlist(1, false, Kind::Float);
         log_normal - squash
     }
 
+    /// tanh(mu(s)), in the unit box.
     pub fn deterministic(&self, obs: &Tensor) -> Tensor {
         let h = self.body.forward(obs).relu();
-        self.bounds.apply(&self.mean.forward(&h).tanh())
+        self.mean.forward(&h).tanh()
     }
 }
 

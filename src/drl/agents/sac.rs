@@ -2,6 +2,9 @@
 //! (eq. 17/18, target entropy -|A|) and clipped double Q. REDQ (Chen et al. 2021) is the same
 //! agent with an ensemble of critics, a random subset in every target, the actor trained against
 //! the ensemble mean and a high update-to-data ratio (its preset: `redq`).
+//!
+//! The actor, the critics and the temperature work in the unit box [-1, 1] (`ActionScale`), as
+//! SB3 and the authors' code do; actions reach the env, and the replay buffer, in env units.
 
 use super::{load_stores, patched, save_stores, AgentState, Metrics, OffPolicyAgent, OffPolicySchedule};
 use crate::drl::buffer::ReplayBuffer;
@@ -86,6 +89,7 @@ pub struct Sac {
     critic_target_store: nn::VarStore,
     alpha_store: nn::VarStore,
     actor: SquashedGaussianActor,
+    bounds: ActionScale,
     critic: CriticEnsemble,
     critic_target: CriticEnsemble,
     log_alpha: Tensor,
@@ -103,13 +107,7 @@ impl Sac {
         let critic_store = nn::VarStore::new(device);
         let mut critic_target_store = nn::VarStore::new(device);
         let alpha_store = nn::VarStore::new(device);
-        let actor = SquashedGaussianActor::new(
-            &(actor_store.root() / "actor"),
-            o,
-            a,
-            &config.hidden,
-            ActionScale::new(low, high, device),
-        );
+        let actor = SquashedGaussianActor::new(&(actor_store.root() / "actor"), o, a, &config.hidden);
         let critic = CriticEnsemble::new(&(critic_store.root() / "critic"), o, a, &config.hidden, config.critics);
         let critic_target =
             CriticEnsemble::new(&(critic_target_store.root() / "critic"), o, a, &config.hidden, config.critics);
@@ -126,6 +124,7 @@ impl Sac {
             critic_target_store,
             alpha_store,
             actor,
+            bounds: ActionScale::new(low, high, device),
             critic,
             critic_target,
             log_alpha,
@@ -144,7 +143,10 @@ impl OffPolicyAgent for Sac {
     }
 
     fn act(&mut self, obs: &Tensor, explore: bool) -> Tensor {
-        tch::no_grad(|| if explore { self.actor.sample(obs, &mut self.noise).0 } else { self.actor.deterministic(obs) })
+        tch::no_grad(|| {
+            let unit = if explore { self.actor.sample(obs, &mut self.noise).0 } else { self.actor.deterministic(obs) };
+            self.bounds.apply(&unit)
+        })
     }
 
     fn update(&mut self, buffer: &mut ReplayBuffer, rng: &mut ChaCha8Rng) -> Metrics {
@@ -158,7 +160,7 @@ impl OffPolicyAgent for Sac {
             let next_q = self.critic_target.forward_subset(&batch.next_obs, &next, &subset).amin(0, false);
             &batch.rewards + (1.0 - &batch.terminated) * self.config.gamma * (next_q - &alpha * next_log_prob)
         });
-        let q = self.critic.forward_all(&batch.obs, &batch.actions);
+        let q = self.critic.forward_all(&batch.obs, &self.bounds.to_unit(&batch.actions));
         let td = &q - target.unsqueeze(0);
         let critic_loss =
             (td.square() * batch.weights.unsqueeze(0)).mean(Kind::Float) * (0.5 * self.critic.len() as f64);
@@ -188,7 +190,7 @@ impl OffPolicyAgent for Sac {
     }
 
     fn actor_log_prob(&self, obs: &Tensor, actions: &Tensor) -> Option<Tensor> {
-        Some(self.actor.log_prob(obs, actions))
+        Some(self.actor.log_prob(obs, &self.bounds.to_unit(actions)))
     }
 
     fn actor_step(&mut self, loss: &Tensor) {
@@ -229,5 +231,63 @@ impl AgentState for Sac {
             optimizer.set_learning_rate(self.config.learning_rate);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    fn parameters(store: &nn::VarStore) -> Vec<f64> {
+        let mut variables: Vec<(String, Tensor)> = store.variables().into_iter().collect();
+        variables.sort_by(|a, b| a.0.cmp(&b.0));
+        variables
+            .iter()
+            .flat_map(|(_, t)| Vec::<f64>::try_from(t.flatten(0, -1).to_kind(Kind::Double)).unwrap())
+            .collect()
+    }
+
+    /// The same seed on the unit box and on [-3, 3] x [0, 4], with the same transitions written in
+    /// each box's units: the same actor, critics and temperature after every update. With the
+    /// density taken in env units, log pi would be lower by log 3 + log 2 on the wide box and the
+    /// temperature would chase a different entropy; SB3 and the authors' code take it in the
+    /// unit box, where the target -|A| was set.
+    #[test]
+    fn learning_and_the_temperature_do_not_depend_on_the_action_box() {
+        let make = |low: &[f32], high: &[f32]| {
+            tch::manual_seed(5);
+            let config = SacConfig { hidden: vec![16, 16], batch_size: 8, ..SacConfig::sac() };
+            Sac::new(config, 3, low, high, Device::Cpu, 11)
+        };
+        let (mut unit, mut wide) = (make(&[-1.0, -1.0], &[1.0, 1.0]), make(&[-3.0, 0.0], &[3.0, 4.0]));
+        let (mut unit_buffer, mut wide_buffer) = (ReplayBuffer::new(64, 3, 2, None), ReplayBuffer::new(64, 3, 2, None));
+        for i in 0..32 {
+            let obs = [i as f32 / 10.0, 1.0, -1.0];
+            let action = [(i % 7) as f32 / 3.5 - 0.9, (i % 5) as f32 / 2.5 - 0.8];
+            unit_buffer.push(&obs, &action, (i % 3) as f32, &obs, false);
+            wide_buffer.push(&obs, &[3.0 * action[0], 2.0 + 2.0 * action[1]], (i % 3) as f32, &obs, false);
+        }
+        let (mut unit_rng, mut wide_rng) = (ChaCha8Rng::seed_from_u64(1), ChaCha8Rng::seed_from_u64(1));
+        for update in 1..=4 {
+            unit.update(&mut unit_buffer, &mut unit_rng);
+            wide.update(&mut wide_buffer, &mut wide_rng);
+            for (a, b) in [
+                (&unit.actor_store, &wide.actor_store),
+                (&unit.critic_store, &wide.critic_store),
+                (&unit.alpha_store, &wide.alpha_store),
+            ] {
+                let largest = parameters(a).iter().zip(parameters(b)).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+                assert!(largest < 1e-5, "update {update}: parameters differ by {largest}");
+            }
+        }
+        assert!(unit.log_alpha.double_value(&[0]).abs() > 1e-4, "the temperature moved");
+        let obs = Tensor::randn([16, 3], (Kind::Float, Device::Cpu));
+        let (u, w) = (unit.act(&obs, false), wide.act(&obs, false));
+        let mapped = Tensor::stack(&[u.select(1, 0) * 3.0, u.select(1, 1) * 2.0 + 2.0], 1);
+        assert!((&w - mapped).abs().max().double_value(&[]) < 1e-5);
+        // The H-term's log-density of an env-unit action is the unit box's density of its image.
+        let (lu, lw) = (unit.actor_log_prob(&obs, &u).unwrap(), wide.actor_log_prob(&obs, &w).unwrap());
+        assert!((lu - lw).abs().max().double_value(&[]) < 1e-3);
     }
 }

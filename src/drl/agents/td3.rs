@@ -1,6 +1,11 @@
 //! TD3 (Fujimoto et al. 2018, Algorithm 1): twin critics with the minimum target, target-policy
 //! smoothing with clipped noise, delayed actor and target updates. DDPG (Lillicrap et al. 2016)
 //! is its special case: one critic, no smoothing, no delay (its preset: `ddpg`).
+//!
+//! The actor, both noises and the critics work in the unit box [-1, 1] (`ActionScale`), as SB3
+//! does (Fujimoto et al.'s code feeds the critic env units instead; on a box other than [-1, 1]
+//! that scales the critic's action input); actions reach the env, and the replay buffer, in env
+//! units.
 
 use super::{load_stores, patched, save_stores, AgentState, Metrics, OffPolicyAgent, OffPolicySchedule};
 use crate::drl::buffer::ReplayBuffer;
@@ -28,7 +33,7 @@ pub struct Td3Config {
     pub batch_size: usize,
     /// 2 = TD3's clipped double Q; 1 = DDPG.
     pub critics: usize,
-    /// Std of the Gaussian exploration noise, as a fraction of the action half-range.
+    /// Std of the Gaussian exploration noise in the unit box (a fraction of the half-range).
     pub exploration_noise: f64,
     /// Target-policy smoothing noise std (fraction of half-range); 0 = DDPG.
     pub policy_noise: f64,
@@ -87,6 +92,7 @@ pub struct Td3 {
     critic_target_store: nn::VarStore,
     actor: DeterministicActor,
     actor_target: DeterministicActor,
+    bounds: ActionScale,
     critic: CriticEnsemble,
     critic_target: CriticEnsemble,
     actor_optimizer: Optimizer,
@@ -102,20 +108,8 @@ impl Td3 {
         let mut actor_target_store = nn::VarStore::new(device);
         let critic_store = nn::VarStore::new(device);
         let mut critic_target_store = nn::VarStore::new(device);
-        let actor = DeterministicActor::new(
-            &(actor_store.root() / "actor"),
-            o,
-            a,
-            &config.hidden,
-            ActionScale::new(low, high, device),
-        );
-        let actor_target = DeterministicActor::new(
-            &(actor_target_store.root() / "actor"),
-            o,
-            a,
-            &config.hidden,
-            ActionScale::new(low, high, device),
-        );
+        let actor = DeterministicActor::new(&(actor_store.root() / "actor"), o, a, &config.hidden);
+        let actor_target = DeterministicActor::new(&(actor_target_store.root() / "actor"), o, a, &config.hidden);
         let critic = CriticEnsemble::new(&(critic_store.root() / "critic"), o, a, &config.hidden, config.critics);
         let critic_target =
             CriticEnsemble::new(&(critic_target_store.root() / "critic"), o, a, &config.hidden, config.critics);
@@ -131,6 +125,7 @@ impl Td3 {
             critic_target_store,
             actor,
             actor_target,
+            bounds: ActionScale::new(low, high, device),
             critic,
             critic_target,
             actor_optimizer,
@@ -140,16 +135,14 @@ impl Td3 {
         }
     }
 
-    /// Target-policy smoothing (paper eq. 14): a' = clip(mu'(s') + clip(eps, -c, c), low, high),
-    /// eps ~ N(0, sigma), sigma and c in units of the action half-range.
+    /// Target-policy smoothing (paper eq. 14) in the unit box: a' = clip(mu'(s') + clip(eps, -c,
+    /// c), -1, 1), eps ~ N(0, sigma).
     fn smoothed_next_actions(&mut self, next_obs: &Tensor) -> Tensor {
         tch::no_grad(|| {
             let next = self.actor_target.forward(next_obs);
-            let scale = &self.actor.bounds.scale;
-            let noise = (self.noise.normal_like(&next) * self.config.policy_noise * scale)
-                .maximum(&(-(scale * self.config.noise_clip)))
-                .minimum(&(scale * self.config.noise_clip));
-            self.clamp_to_box(&(next + noise))
+            let (sigma, c) = (self.config.policy_noise, self.config.noise_clip);
+            let noise = (self.noise.normal_like(&next) * sigma).clamp(-c, c);
+            (next + noise).clamp(-1.0, 1.0)
         })
     }
 
@@ -162,13 +155,6 @@ impl Td3 {
             rewards + (1.0 - terminated) * self.config.gamma * next_q
         })
     }
-
-    fn clamp_to_box(&self, actions: &Tensor) -> Tensor {
-        let bounds = &self.actor.bounds;
-        let low = &bounds.bias - &bounds.scale;
-        let high = &bounds.bias + &bounds.scale;
-        actions.maximum(&low).minimum(&high)
-    }
 }
 
 impl OffPolicyAgent for Td3 {
@@ -180,17 +166,17 @@ impl OffPolicyAgent for Td3 {
         tch::no_grad(|| {
             let mean = self.actor.forward(obs);
             if !explore {
-                return mean;
+                return self.bounds.apply(&mean);
             }
-            let noise = self.noise.normal_like(&mean) * &self.actor.bounds.scale * self.config.exploration_noise;
-            self.clamp_to_box(&(mean + noise))
+            let noise = self.noise.normal_like(&mean) * self.config.exploration_noise;
+            self.bounds.apply(&(mean + noise).clamp(-1.0, 1.0))
         })
     }
 
     fn update(&mut self, buffer: &mut ReplayBuffer, rng: &mut ChaCha8Rng) -> Metrics {
         let batch = buffer.sample(self.config.batch_size, rng, self.actor_store.device());
         let target = self.target(&batch.rewards, &batch.next_obs, &batch.terminated);
-        let q = self.critic.forward_all(&batch.obs, &batch.actions);
+        let q = self.critic.forward_all(&batch.obs, &self.bounds.to_unit(&batch.actions));
         let td = &q - target.unsqueeze(0);
         let critic_loss = (td.square() * batch.weights.unsqueeze(0)).mean(Kind::Float) * self.critic.len() as f64;
         self.critic_optimizer.minimize(&critic_loss, None);
@@ -211,11 +197,11 @@ impl OffPolicyAgent for Td3 {
         metrics
     }
 
-    /// The exploration policy N(mu(s), sigma^2), sigma = exploration_noise x half-range.
+    /// The exploration policy N(mu(s), sigma^2) in the unit box, sigma = exploration_noise.
     fn actor_log_prob(&self, obs: &Tensor, actions: &Tensor) -> Option<Tensor> {
-        let sigma = &self.actor.bounds.scale * self.config.exploration_noise;
-        let z = (actions - self.actor.forward(obs)) / &sigma;
-        Some((z.square() * -0.5 - sigma.log() - 0.918_938_533_204_672_7).sum_dim_intlist(1, false, Kind::Float))
+        let sigma = self.config.exploration_noise;
+        let z = (self.bounds.to_unit(actions) - self.actor.forward(obs)) / sigma;
+        Some((z.square() * -0.5 - sigma.ln() - 0.918_938_533_204_672_7).sum_dim_intlist(1, false, Kind::Float))
     }
 
     fn actor_step(&mut self, loss: &Tensor) {
@@ -280,21 +266,55 @@ mod tests {
     }
 
     #[test]
-    fn smoothing_noise_stays_within_the_clip_and_the_action_box() {
+    fn smoothing_noise_stays_within_the_clip_and_the_unit_box() {
         let mut td3 = agent(Td3Config { policy_noise: 5.0, noise_clip: 0.5, ..small() });
         let next_obs = Tensor::randn([512, 3], (Kind::Float, Device::Cpu));
         let mean = tch::no_grad(|| td3.actor_target.forward(&next_obs));
         let smoothed = td3.smoothed_next_actions(&next_obs);
-        let scale = Tensor::from_slice(&[2.0f32, 0.5]);
-        let offset = (&smoothed - &mean).abs() / &scale;
-        // |a' - mu'(s')| <= c x half-range: with sigma = 10 c nearly every draw is clipped.
+        let offset = (&smoothed - &mean).abs();
+        // |a' - mu'(s')| <= c: with sigma = 10 c nearly every draw is clipped.
         assert!(offset.max().double_value(&[]) <= 0.5 + 1e-5);
-        let low = Tensor::from_slice(&[-2.0f32, 0.0]);
-        let high = Tensor::from_slice(&[2.0f32, 1.0]);
-        assert!(bool::try_from((&smoothed - &low).min().ge(-1e-6)).unwrap());
-        assert!(bool::try_from((&high - &smoothed).min().ge(-1e-6)).unwrap());
+        assert!(smoothed.abs().max().double_value(&[]) <= 1.0);
         // The noise is there (not a deterministic target), and it is per sample.
         assert!(offset.mean(Kind::Float).double_value(&[]) > 0.05);
+        // Explored actions reach the env inside its box [-2, 2] x [0, 1].
+        let actions = Vec::<f32>::try_from(td3.act(&next_obs, true).flatten(0, -1)).unwrap();
+        for pair in actions.chunks(2) {
+            assert!((-2.0..=2.0).contains(&pair[0]) && (0.0..=1.0).contains(&pair[1]), "{pair:?}");
+        }
+    }
+
+    /// The same seed on the unit box and on [-3, 3] x [0, 4], with the same transitions written in
+    /// each box's units: the same networks after every update, actions that differ by the box's
+    /// map only. SB3 learns in the unit box; a critic fed env units (Fujimoto et al.'s code) would
+    /// see a three times larger action input here and learn something else.
+    #[test]
+    fn learning_does_not_depend_on_the_action_box() {
+        let make = |low: &[f32], high: &[f32]| {
+            tch::manual_seed(3);
+            Td3::new(Td3Config { policy_delay: 2, ..small() }, 3, low, high, Device::Cpu, 7)
+        };
+        let (mut unit, mut wide) = (make(&[-1.0, -1.0], &[1.0, 1.0]), make(&[-3.0, 0.0], &[3.0, 4.0]));
+        let (mut unit_buffer, mut wide_buffer) = (ReplayBuffer::new(64, 3, 2, None), ReplayBuffer::new(64, 3, 2, None));
+        for i in 0..32 {
+            let obs = [i as f32 / 10.0, 1.0, -1.0];
+            let action = [((i % 7) as f32 / 3.0 - 1.0).clamp(-1.0, 1.0), ((i % 5) as f32 / 2.0 - 1.0).min(1.0)];
+            unit_buffer.push(&obs, &action, (i % 3) as f32, &obs, false);
+            wide_buffer.push(&obs, &[3.0 * action[0], 2.0 + 2.0 * action[1]], (i % 3) as f32, &obs, false);
+        }
+        let (mut unit_rng, mut wide_rng) = (ChaCha8Rng::seed_from_u64(1), ChaCha8Rng::seed_from_u64(1));
+        for update in 1..=4 {
+            unit.update(&mut unit_buffer, &mut unit_rng);
+            wide.update(&mut wide_buffer, &mut wide_rng);
+            for (a, b) in [(&unit.actor_store, &wide.actor_store), (&unit.critic_store, &wide.critic_store)] {
+                let largest = parameters(a).iter().zip(parameters(b)).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+                assert!(largest < 1e-5, "update {update}: parameters differ by {largest}");
+            }
+        }
+        let obs = Tensor::randn([16, 3], (Kind::Float, Device::Cpu));
+        let (u, w) = (unit.act(&obs, true), wide.act(&obs, true));
+        let mapped = Tensor::stack(&[u.select(1, 0) * 3.0, u.select(1, 1) * 2.0 + 2.0], 1);
+        assert!((w - mapped).abs().max().double_value(&[]) < 1e-5);
     }
 
     #[test]
