@@ -31,6 +31,7 @@ pub mod gpx;
 pub mod held_karp;
 pub mod ils;
 pub mod lk;
+pub mod neighbours;
 pub mod tour;
 
 use super::{Instance, Limits, Models, ProblemCode, ProblemError, ProblemInput, SolveReport, SolveRun};
@@ -196,17 +197,7 @@ impl Tsp {
                 "so far apart that a tour's length overflows a 64-bit float: scale them down",
             ));
         }
-        let neighbours = (0..n as u32)
-            .map(|i| {
-                let mut others: Vec<(f64, u32)> =
-                    (0..n as u32).filter(|&j| j != i).map(|j| (distances.get(i, j), j)).collect();
-                let k = NEIGHBOURS.min(others.len());
-                others.select_nth_unstable_by(k - 1, |a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-                others.truncate(k);
-                others.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-                others.into_iter().map(|(_, j)| j).collect()
-            })
-            .collect();
+        let neighbours = neighbours::nearest(&distances, NEIGHBOURS);
         Ok(Tsp { distances, ids, neighbours })
     }
 
