@@ -256,11 +256,15 @@ mod tests {
     #[test]
     fn learning_and_the_temperature_do_not_depend_on_the_action_box() {
         let make = |low: &[f32], high: &[f32]| {
-            tch::manual_seed(5);
             let config = SacConfig { hidden: vec![16, 16], batch_size: 8, ..SacConfig::sac() };
             Sac::new(config, 3, low, high, Device::Cpu, 11)
         };
         let (mut unit, mut wide) = (make(&[-1.0, -1.0], &[1.0, 1.0]), make(&[-3.0, 0.0], &[3.0, 4.0]));
+        // The same initial weights whatever other tests draw from torch's global generator.
+        wide.actor_store.copy(&unit.actor_store).unwrap();
+        wide.critic_store.copy(&unit.critic_store).unwrap();
+        wide.critic_target_store.copy(&unit.critic_target_store).unwrap();
+        wide.alpha_store.copy(&unit.alpha_store).unwrap();
         let (mut unit_buffer, mut wide_buffer) = (ReplayBuffer::new(64, 3, 2, None), ReplayBuffer::new(64, 3, 2, None));
         for i in 0..32 {
             let obs = [i as f32 / 10.0, 1.0, -1.0];
