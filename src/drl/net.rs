@@ -264,7 +264,7 @@ pub struct SquashedGaussianActor {
 }
 
 /// log sqrt(2 pi), the Gaussian log-density constant.
-const LOG_SQRT_2PI: f64 = 0.918_938_533_204_672_7;
+pub const LOG_SQRT_2PI: f64 = 0.918_938_533_204_672_7;
 
 const LOG_STD_RANGE: (f64, f64) = (-20.0, 2.0);
 

@@ -11,6 +11,8 @@ pub mod ppo;
 pub mod redq;
 pub mod sac;
 pub mod td3;
+#[cfg(test)]
+mod test_support;
 
 use super::buffer::ReplayBuffer;
 use super::common::RunningNorm;

@@ -237,16 +237,8 @@ impl AgentState for Sac {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::drl::agents::test_support::{largest_difference, to_wide, twin_buffers, UNIT, WIDE};
     use rand::SeedableRng;
-
-    fn parameters(store: &nn::VarStore) -> Vec<f64> {
-        let mut variables: Vec<(String, Tensor)> = store.variables().into_iter().collect();
-        variables.sort_by(|a, b| a.0.cmp(&b.0));
-        variables
-            .iter()
-            .flat_map(|(_, t)| Vec::<f64>::try_from(t.flatten(0, -1).to_kind(Kind::Double)).unwrap())
-            .collect()
-    }
 
     /// The same seed on the unit box and on [-3, 3] x [0, 4], with the same transitions written in
     /// each box's units: the same actor, critics and temperature after every update. With the
@@ -259,19 +251,14 @@ mod tests {
             let config = SacConfig { hidden: vec![16, 16], batch_size: 8, ..SacConfig::sac() };
             Sac::new(config, 3, low, high, Device::Cpu, 11)
         };
-        let (mut unit, mut wide) = (make(&[-1.0, -1.0], &[1.0, 1.0]), make(&[-3.0, 0.0], &[3.0, 4.0]));
+        let (mut unit, mut wide) = (make(&UNIT.0, &UNIT.1), make(&WIDE.0, &WIDE.1));
         // The same initial weights whatever other tests draw from torch's global generator.
         wide.actor_store.copy(&unit.actor_store).unwrap();
         wide.critic_store.copy(&unit.critic_store).unwrap();
         wide.critic_target_store.copy(&unit.critic_target_store).unwrap();
         wide.alpha_store.copy(&unit.alpha_store).unwrap();
-        let (mut unit_buffer, mut wide_buffer) = (ReplayBuffer::new(64, 3, 2, None), ReplayBuffer::new(64, 3, 2, None));
-        for i in 0..32 {
-            let obs = [i as f32 / 10.0, 1.0, -1.0];
-            let action = [(i % 7) as f32 / 3.5 - 0.9, (i % 5) as f32 / 2.5 - 0.8];
-            unit_buffer.push(&obs, &action, (i % 3) as f32, &obs, false);
-            wide_buffer.push(&obs, &[3.0 * action[0], 2.0 + 2.0 * action[1]], (i % 3) as f32, &obs, false);
-        }
+        let (mut unit_buffer, mut wide_buffer) =
+            twin_buffers(|i| [(i % 7) as f32 / 3.5 - 0.9, (i % 5) as f32 / 2.5 - 0.8]);
         let (mut unit_rng, mut wide_rng) = (ChaCha8Rng::seed_from_u64(1), ChaCha8Rng::seed_from_u64(1));
         for update in 1..=4 {
             unit.update(&mut unit_buffer, &mut unit_rng);
@@ -281,15 +268,14 @@ mod tests {
                 (&unit.critic_store, &wide.critic_store),
                 (&unit.alpha_store, &wide.alpha_store),
             ] {
-                let largest = parameters(a).iter().zip(parameters(b)).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+                let largest = largest_difference(a, b);
                 assert!(largest < 1e-5, "update {update}: parameters differ by {largest}");
             }
         }
         assert!(unit.log_alpha.double_value(&[0]).abs() > 1e-4, "the temperature moved");
         let obs = Tensor::randn([16, 3], (Kind::Float, Device::Cpu));
         let (u, w) = (unit.act(&obs, false), wide.act(&obs, false));
-        let mapped = Tensor::stack(&[u.select(1, 0) * 3.0, u.select(1, 1) * 2.0 + 2.0], 1);
-        assert!((&w - mapped).abs().max().double_value(&[]) < 1e-5);
+        assert!((&w - to_wide(&u)).abs().max().double_value(&[]) < 1e-5);
         // The H-term's log-density of an env-unit action is the unit box's density of its image.
         let (lu, lw) = (unit.actor_log_prob(&obs, &u).unwrap(), wide.actor_log_prob(&obs, &w).unwrap());
         assert!((lu - lw).abs().max().double_value(&[]) < 1e-3);

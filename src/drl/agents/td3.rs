@@ -11,7 +11,7 @@ use super::{load_stores, patched, save_stores, AgentState, Metrics, OffPolicyAge
 use crate::drl::buffer::ReplayBuffer;
 use crate::drl::common::soft_update;
 use crate::drl::hyper::{Hyperparameters, Range};
-use crate::drl::net::{ActionScale, CriticEnsemble, DeterministicActor};
+use crate::drl::net::{ActionScale, CriticEnsemble, DeterministicActor, LOG_SQRT_2PI};
 use crate::drl::optim::Optimizer;
 use crate::drl::random::TensorRng;
 use crate::drl::state::StateDict;
@@ -201,7 +201,7 @@ impl OffPolicyAgent for Td3 {
     fn actor_log_prob(&self, obs: &Tensor, actions: &Tensor) -> Option<Tensor> {
         let sigma = self.config.exploration_noise;
         let z = (self.bounds.to_unit(actions) - self.actor.forward(obs)) / sigma;
-        Some((z.square() * -0.5 - sigma.ln() - 0.918_938_533_204_672_7).sum_dim_intlist(1, false, Kind::Float))
+        Some((z.square() * -0.5 - sigma.ln() - LOG_SQRT_2PI).sum_dim_intlist(1, false, Kind::Float))
     }
 
     fn actor_step(&mut self, loss: &Tensor) {
@@ -245,6 +245,7 @@ impl AgentState for Td3 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::drl::agents::test_support::{largest_difference, parameters, to_wide, twin_buffers, UNIT, WIDE};
     use rand::SeedableRng;
 
     fn agent(config: Td3Config) -> Td3 {
@@ -254,15 +255,6 @@ mod tests {
 
     fn small() -> Td3Config {
         Td3Config { hidden: vec![16, 16], batch_size: 8, ..Td3Config::td3() }
-    }
-
-    fn parameters(store: &nn::VarStore) -> Vec<f64> {
-        let mut variables: Vec<(String, Tensor)> = store.variables().into_iter().collect();
-        variables.sort_by(|a, b| a.0.cmp(&b.0));
-        variables
-            .iter()
-            .flat_map(|(_, t)| Vec::<f64>::try_from(t.flatten(0, -1).to_kind(Kind::Double)).unwrap())
-            .collect()
     }
 
     #[test]
@@ -293,32 +285,26 @@ mod tests {
         let make = |low: &[f32], high: &[f32]| {
             Td3::new(Td3Config { policy_delay: 2, ..small() }, 3, low, high, Device::Cpu, 7)
         };
-        let (mut unit, mut wide) = (make(&[-1.0, -1.0], &[1.0, 1.0]), make(&[-3.0, 0.0], &[3.0, 4.0]));
+        let (mut unit, mut wide) = (make(&UNIT.0, &UNIT.1), make(&WIDE.0, &WIDE.1));
         // The same initial weights whatever other tests draw from torch's global generator.
         wide.actor_store.copy(&unit.actor_store).unwrap();
         wide.actor_target_store.copy(&unit.actor_target_store).unwrap();
         wide.critic_store.copy(&unit.critic_store).unwrap();
         wide.critic_target_store.copy(&unit.critic_target_store).unwrap();
-        let (mut unit_buffer, mut wide_buffer) = (ReplayBuffer::new(64, 3, 2, None), ReplayBuffer::new(64, 3, 2, None));
-        for i in 0..32 {
-            let obs = [i as f32 / 10.0, 1.0, -1.0];
-            let action = [((i % 7) as f32 / 3.0 - 1.0).clamp(-1.0, 1.0), ((i % 5) as f32 / 2.0 - 1.0).min(1.0)];
-            unit_buffer.push(&obs, &action, (i % 3) as f32, &obs, false);
-            wide_buffer.push(&obs, &[3.0 * action[0], 2.0 + 2.0 * action[1]], (i % 3) as f32, &obs, false);
-        }
+        let (mut unit_buffer, mut wide_buffer) =
+            twin_buffers(|i| [((i % 7) as f32 / 3.0 - 1.0).clamp(-1.0, 1.0), ((i % 5) as f32 / 2.0 - 1.0).min(1.0)]);
         let (mut unit_rng, mut wide_rng) = (ChaCha8Rng::seed_from_u64(1), ChaCha8Rng::seed_from_u64(1));
         for update in 1..=4 {
             unit.update(&mut unit_buffer, &mut unit_rng);
             wide.update(&mut wide_buffer, &mut wide_rng);
             for (a, b) in [(&unit.actor_store, &wide.actor_store), (&unit.critic_store, &wide.critic_store)] {
-                let largest = parameters(a).iter().zip(parameters(b)).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+                let largest = largest_difference(a, b);
                 assert!(largest < 1e-5, "update {update}: parameters differ by {largest}");
             }
         }
         let obs = Tensor::randn([16, 3], (Kind::Float, Device::Cpu));
         let (u, w) = (unit.act(&obs, true), wide.act(&obs, true));
-        let mapped = Tensor::stack(&[u.select(1, 0) * 3.0, u.select(1, 1) * 2.0 + 2.0], 1);
-        assert!((w - mapped).abs().max().double_value(&[]) < 1e-5);
+        assert!((w - to_wide(&u)).abs().max().double_value(&[]) < 1e-5);
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! Each city's k nearest others, nearest first, ties by index: by a uniform grid for planar
 //! metrics (about two cities per cell, rings of cells searched outwards until no unvisited city
 //! can be nearer than the k-th found), by a scan of every pair otherwise (GEO, matrices). The
-//! grid gives the scan's lists exactly; on 20,000 uniform cities the scan took over 3 s of a
-//! 3 s time limit on a 2-core AMD EPYC, before the search started.
+//! grid gives the scan's lists exactly; on 20,000 uniform cities a serial scan left a 3 s time
+//! limit one search round (`docs/src/problems/tsp.md` has the measurement).
 
 use super::{Distances, Metric};
 use rayon::prelude::*;
@@ -66,18 +66,18 @@ fn by_grid(distances: &Distances, xy: &[(f64, f64)], metric: Metric, k: usize) -
     let cell_of = |(x, y): (f64, f64)| {
         (((x - low.0) / side) as usize).min(gx - 1) + gx * (((y - low.1) / side) as usize).min(gy - 1)
     };
+    let cell: Vec<usize> = xy.iter().map(|&p| cell_of(p)).collect();
     // Cities by cell (counting sort): cell c holds members[start[c]..start[c + 1]].
     let mut start = vec![0usize; gx * gy + 1];
-    for &p in xy {
-        start[cell_of(p) + 1] += 1;
+    for &c in &cell {
+        start[c + 1] += 1;
     }
     for c in 0..gx * gy {
         start[c + 1] += start[c];
     }
     let mut fill = start.clone();
     let mut members = vec![0u32; n];
-    for (i, &p) in xy.iter().enumerate() {
-        let c = cell_of(p);
+    for (i, &c) in cell.iter().enumerate() {
         members[fill[c]] = i as u32;
         fill[c] += 1;
     }
@@ -85,33 +85,31 @@ fn by_grid(distances: &Distances, xy: &[(f64, f64)], metric: Metric, k: usize) -
         .into_par_iter()
         .map_init(Vec::new, |pairs: &mut Vec<(f64, u32)>, i| {
             pairs.clear();
-            let c = cell_of(xy[i]);
-            let (cx, cy) = ((c % gx) as i64, (c / gx) as i64);
+            let (cx, cy) = ((cell[i] % gx) as i64, (cell[i] / gx) as i64);
             let mut ring = 0i64;
             loop {
                 for y in (cy - ring).max(0)..=(cy + ring).min(gy as i64 - 1) {
                     let on_edge = y == cy - ring || y == cy + ring;
-                    let step = if on_edge { 1 } else { (2 * ring).max(1) as usize };
+                    let step = if on_edge { 1 } else { 2 * ring };
                     let mut x = cx - ring;
                     while x <= cx + ring {
                         if x >= 0 && x < gx as i64 {
-                            let cell = x as usize + gx * y as usize;
-                            for &j in &members[start[cell]..start[cell + 1]] {
+                            let c = x as usize + gx * y as usize;
+                            for &j in &members[start[c]..start[c + 1]] {
                                 if j as usize != i {
                                     pairs.push((distances.get(i as u32, j), j));
                                 }
                             }
                         }
-                        x += step as i64;
+                        x += step;
                     }
                 }
                 // An unvisited city lies at least `ring` whole cells away.
                 let covered = (ring as usize + 1) >= gx.max(gy);
                 if covered || pairs.len() >= k {
                     let kth = if pairs.len() >= k {
-                        let mut found: Vec<f64> = pairs.iter().map(|p| p.0).collect();
-                        let (_, kth, _) = found.select_nth_unstable_by(k - 1, f64::total_cmp);
-                        *kth
+                        // The order of `pairs` is free: `smallest` sorts what it keeps.
+                        pairs.select_nth_unstable_by(k - 1, |a, b| a.0.total_cmp(&b.0)).1 .0
                     } else {
                         f64::INFINITY
                     };
