@@ -435,7 +435,12 @@ mod tests {
             let value: u64 = p.iter().zip(&out.x).filter(|(_, &on)| on).map(|(p, _)| p).sum();
             let optimum = table_optimum(&p, &w, c);
             assert!(weight <= c && value == out.value, "trial {trial}: selection");
-            assert!(out.value <= optimum && optimum <= out.bound, "trial {trial}: {} <= {optimum} <= {}", out.value, out.bound);
+            assert!(
+                out.value <= optimum && optimum <= out.bound,
+                "trial {trial}: {} <= {optimum} <= {}",
+                out.value,
+                out.bound
+            );
             if out.optimal {
                 assert_eq!(out.value, optimum, "trial {trial}");
                 proven += 1;
