@@ -15,7 +15,7 @@
 //! count of copies is a sum of distinct bundles, so the optimum is unchanged, and a type with k
 //! copies costs the core about log2(k) steps instead of k. Pisinger's spanner classes (11-13) are
 //! 20 item types over 10,000 items, all of one of two ratios, so the bounds prune little inside a
-//! ratio and the core used to walk the copies one by one.
+//! ratio and, item by item, the core would walk the copies one at a time.
 
 use std::time::Instant;
 
@@ -337,6 +337,12 @@ mod tests {
         best[c as usize]
     }
 
+    /// The weight and profit of the selection `x`, re-scored from the items.
+    fn packed(p: &[u64], w: &[u64], x: &[bool]) -> (u64, u64) {
+        let chosen = |values: &[u64]| values.iter().zip(x).filter(|(_, &on)| on).map(|(v, _)| v).sum::<u64>();
+        (chosen(w), chosen(p))
+    }
+
     #[test]
     fn matches_the_table_on_every_pisinger_class() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
@@ -362,8 +368,7 @@ mod tests {
             }
             let c = rng.gen_range(0..=w.iter().sum::<u64>());
             let out = solve(&p, &w, c, far, &|| false, &mut |_| {});
-            let weight: u64 = w.iter().zip(&out.x).filter(|(_, &on)| on).map(|(w, _)| w).sum();
-            let value: u64 = p.iter().zip(&out.x).filter(|(_, &on)| on).map(|(p, _)| p).sum();
+            let (weight, value) = packed(&p, &w, &out.x);
             assert!(weight <= c, "trial {trial}: overweight");
             assert_eq!(value, out.value, "trial {trial}: value");
             assert_eq!(value, table_optimum(&p, &w, c), "trial {trial} class {class}");
@@ -410,8 +415,7 @@ mod tests {
             let (p, w): (Vec<u64>, Vec<u64>) = (0..n).map(|_| types[rng.gen_range(0..types.len())]).unzip();
             let c = rng.gen_range(0..=w.iter().sum::<u64>());
             let out = solve(&p, &w, c, far, &|| false, &mut |_| {});
-            let weight: u64 = w.iter().zip(&out.x).filter(|(_, &on)| on).map(|(w, _)| w).sum();
-            let value: u64 = p.iter().zip(&out.x).filter(|(_, &on)| on).map(|(p, _)| p).sum();
+            let (weight, value) = packed(&p, &w, &out.x);
             assert!(weight <= c, "trial {trial}: overweight");
             assert_eq!(value, out.value, "trial {trial}: value");
             assert_eq!(value, table_optimum(&p, &w, c), "trial {trial}");
@@ -431,8 +435,7 @@ mod tests {
             let p: Vec<u64> = w.iter().map(|&w| w + 100).collect();
             let c = w.iter().sum::<u64>() / 2;
             let out = solve_within(&p, &w, c, far, &|| false, &mut |_| {}, 256);
-            let weight: u64 = w.iter().zip(&out.x).filter(|(_, &on)| on).map(|(w, _)| w).sum();
-            let value: u64 = p.iter().zip(&out.x).filter(|(_, &on)| on).map(|(p, _)| p).sum();
+            let (weight, value) = packed(&p, &w, &out.x);
             let optimum = table_optimum(&p, &w, c);
             assert!(weight <= c && value == out.value, "trial {trial}: selection");
             assert!(
