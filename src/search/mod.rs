@@ -148,6 +148,9 @@ pub enum StopReason {
     TimeLimit,
     Converged,
     RoundLimit,
+    /// A documented memory cap stopped an exact method before its proof (the exact knapsack's
+    /// `MAX_STATES` partial solutions); the answer is the best found, with its bound.
+    MemoryLimit,
 }
 
 /// A new best-so-far energy and when it was found.

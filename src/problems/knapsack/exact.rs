@@ -34,6 +34,8 @@ pub struct ExactOutcome {
     /// An upper bound on the optimum: `value` itself when `optimal`.
     pub bound: u64,
     pub optimal: bool,
+    /// The state cap (`MAX_STATES`), not the deadline or the cancel flag, stopped the proof.
+    pub capped: bool,
 }
 
 /// A partial solution of the enumerated core: its total weight and profit (the fixed items
@@ -115,17 +117,17 @@ fn solve_within(
         break_profit += p[b];
         b += 1;
     }
-    let finish = |chosen: &[bool], value: u64, bound: u64, x: &mut Vec<bool>| {
+    let finish = |chosen: &[bool], value: u64, bound: u64, capped: bool, x: &mut Vec<bool>| {
         for (bundle, &on) in order.iter().zip(chosen) {
             for &i in &bundle.items {
                 x[i] = on;
             }
         }
-        ExactOutcome { x: x.clone(), value, bound, optimal: value == bound }
+        ExactOutcome { x: x.clone(), value, bound, optimal: value == bound, capped: capped && value < bound }
     };
     if b == m {
         improved(break_profit);
-        return finish(&vec![true; m], break_profit, break_profit, &mut x);
+        return finish(&vec![true; m], break_profit, break_profit, false, &mut x);
     }
     // Dantzig's bound: the break solution plus the free capacity at the break item's ratio.
     let dantzig = break_profit + mul_div_floor(capacity - break_weight, p[b], w[b]);
@@ -142,7 +144,7 @@ fn solve_within(
     }
     improved(best);
     if best == dantzig {
-        return finish(&greedy, best, dantzig, &mut x);
+        return finish(&greedy, best, dantzig, false, &mut x);
     }
     // Trail of toggles: node k > 0 toggles `trail[k].1` relative to node `trail[k].0`; node 0 is the
     // break solution itself.
@@ -159,13 +161,14 @@ fn solve_within(
             None
         }
     };
-    let mut stopped = false;
+    let (mut stopped, mut capped) = (false, false);
     while !states.is_empty() && (s > 0 || t < m) {
         let full = trail.len() >= max_states && {
             compact(&mut trail, &mut states, &mut best_node);
             2 * trail.len() >= max_states
         };
-        if full || states.len() >= max_states || Instant::now() >= deadline || cancelled() {
+        capped = full || states.len() >= max_states;
+        if capped || Instant::now() >= deadline || cancelled() {
             stopped = true;
             break;
         }
@@ -203,7 +206,7 @@ fn solve_within(
             chosen
         }
     };
-    finish(&chosen, best, bound.min(dantzig), &mut x)
+    finish(&chosen, best, bound.min(dantzig), capped, &mut x)
 }
 
 /// Drops the trail nodes that no open state and not the incumbent `best` reach, renumbering the
@@ -444,6 +447,8 @@ mod tests {
                 out.value,
                 out.bound
             );
+            // The deadline is far: a run that did not prove its optimum stopped on the cap.
+            assert_eq!(out.capped, !out.optimal, "trial {trial}: capped");
             if out.optimal {
                 assert_eq!(out.value, optimum, "trial {trial}");
                 proven += 1;
@@ -463,5 +468,6 @@ mod tests {
         let out = solve(&p, &w, c, Instant::now(), &|| false, &mut |_| {});
         let optimum = table_optimum(&p, &w, c);
         assert!(out.value <= optimum && optimum <= out.bound, "{} <= {optimum} <= {}", out.value, out.bound);
+        assert!(!out.capped, "the deadline stopped it, not the state cap");
     }
 }

@@ -153,7 +153,11 @@ impl KnapsackInstance {
         let mut improved = |value: u64| params.hooks.incumbent(start.elapsed(), value as f64);
         let out = exact::solve(&values, &weights, capacity, deadline, &|| params.hooks.cancelled(), &mut improved);
         let elapsed = start.elapsed();
-        let status = if out.optimal { StopReason::Optimal } else { StopReason::TimeLimit };
+        let status = match (out.optimal, out.capped) {
+            (true, _) => StopReason::Optimal,
+            (false, true) => StopReason::MemoryLimit,
+            (false, false) => StopReason::TimeLimit,
+        };
         let run = SolveRun::once(status, elapsed, elapsed, out.value as f64, params.seed);
         Some(self.report(&out.x, run).with_bound(out.bound as f64))
     }
