@@ -15,6 +15,7 @@ use super::Tsp;
 use crate::search::moves::MoveSet;
 use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
+use std::time::Instant;
 
 /// Search hyperparameters.
 #[derive(Debug, Clone)]
@@ -138,6 +139,40 @@ impl<'a> IteratedLocalSearch<'a> {
 }
 
 impl IteratedLocalSearch<'_> {
+    /// Up to `moves` kicks, each repaired by the local search and accepted by Metropolis; past
+    /// `deadline` no further kick starts (the first always runs).
+    fn kicks(&self, chain: &mut IlsChain, moves: usize, rng: &mut Xoshiro256PlusPlus, deadline: Option<Instant>) {
+        if self.tsp.num_cities() < 8 {
+            return;
+        }
+        let d = &self.tsp.distances;
+        for kick in 0..moves {
+            if kick > 0 && deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                return;
+            }
+            let saved = chain.current.clone();
+            self.kick(&mut chain.current, rng);
+            chain.current.optimize(d, &self.tsp.neighbours, Some(&self.candidates));
+            let n = self.tsp.num_cities() as f64;
+            let temperature = self.config.temperature * saved.length / n;
+            let worse = chain.current.length - saved.length;
+            let accept = worse <= 1e-7 || (temperature > 0.0 && rng.gen::<f64>() < (-worse / temperature).exp());
+            if !accept {
+                chain.current = saved;
+            } else if chain.current.length < chain.best_length - 1e-7 {
+                // The current tour with the stretches where the best one is shorter.
+                let merged = gpx::partition_crossover(&chain.current.order, &chain.best, d);
+                chain.best = merged.map_or_else(|| chain.current.order.clone(), |(child, _)| child);
+                // Exact again (the deltas add up rounding), so that incumbents are as reported.
+                chain.best_length = tour_length(&chain.best, d);
+            }
+            if self.config.merge_every > 0 && (kick + 1) % self.config.merge_every == 0 {
+                let best = chain.best.clone();
+                self.take_from(chain, &best);
+            }
+        }
+    }
+
     /// The chain's current tour with every stretch where `other` is shorter, at a local optimum.
     fn take_from(&self, chain: &mut IlsChain, other: &[u32]) {
         let d = &self.tsp.distances;
@@ -174,6 +209,14 @@ impl MoveSet for IteratedLocalSearch<'_> {
         self.config.kicks_per_round
     }
 
+    /// A kick moves up to `window` cities and Lin-Kernighan repairs around them: about 0.25 ms
+    /// on generated C3000, thousands of single flips' time. Counted as `window` flips, two
+    /// chains' 256 kicks pass the thread pool's threshold at any window above 40; counted as
+    /// one, the chains took turns on one core (half the rounds of a single chain).
+    fn move_cost(&self) -> usize {
+        self.config.window.max(1)
+    }
+
     fn start(&self, rng: &mut Xoshiro256PlusPlus) -> IlsChain {
         let start = rng.gen_range(0..self.tsp.num_cities() as u32);
         let mut current = Tour::new(nearest_neighbour(self.tsp, start), &self.tsp.distances);
@@ -183,32 +226,11 @@ impl MoveSet for IteratedLocalSearch<'_> {
     }
 
     fn advance(&self, chain: &mut IlsChain, moves: usize, rng: &mut Xoshiro256PlusPlus) {
-        if self.tsp.num_cities() < 8 {
-            return;
-        }
-        let d = &self.tsp.distances;
-        for kick in 0..moves {
-            let saved = chain.current.clone();
-            self.kick(&mut chain.current, rng);
-            chain.current.optimize(d, &self.tsp.neighbours, Some(&self.candidates));
-            let n = self.tsp.num_cities() as f64;
-            let temperature = self.config.temperature * saved.length / n;
-            let worse = chain.current.length - saved.length;
-            let accept = worse <= 1e-7 || (temperature > 0.0 && rng.gen::<f64>() < (-worse / temperature).exp());
-            if !accept {
-                chain.current = saved;
-            } else if chain.current.length < chain.best_length - 1e-7 {
-                // The current tour with the stretches where the best one is shorter.
-                let merged = gpx::partition_crossover(&chain.current.order, &chain.best, d);
-                chain.best = merged.map_or_else(|| chain.current.order.clone(), |(child, _)| child);
-                // Exact again (the deltas add up rounding), so that incumbents are as reported.
-                chain.best_length = tour_length(&chain.best, d);
-            }
-            if self.config.merge_every > 0 && (kick + 1) % self.config.merge_every == 0 {
-                let best = chain.best.clone();
-                self.take_from(chain, &best);
-            }
-        }
+        self.kicks(chain, moves, rng, None);
+    }
+
+    fn advance_until(&self, chain: &mut IlsChain, moves: usize, rng: &mut Xoshiro256PlusPlus, deadline: Instant) {
+        self.kicks(chain, moves, rng, Some(deadline));
     }
 
     fn best(&self, chain: &IlsChain) -> (Vec<u32>, f64) {
@@ -263,6 +285,31 @@ mod tests {
             shortened += usize::from(chain.current.length < current - 1e-6);
         }
         assert!(shortened > 0, "no merge shortened the walk");
+    }
+
+    /// Past its deadline a round makes its first kick only; before it, every kick: the same
+    /// tours as `advance` with as many kicks from the same random stream.
+    #[test]
+    fn a_round_past_its_deadline_makes_one_kick_and_one_before_it_makes_them_all() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(4);
+        let xy: Vec<(f64, f64)> = (0..300).map(|_| (rng.gen_range(0.0..1e4), rng.gen_range(0.0..1e4))).collect();
+        let tsp = Tsp::new(Distances::Coordinates { xy, metric: Metric::Euc2d }, (0..300).collect()).unwrap();
+        let candidates = tsp.neighbours.iter().map(|list| list[..5].to_vec()).collect();
+        let search = IteratedLocalSearch::new(&tsp, candidates);
+        let start = search.start(&mut Xoshiro256PlusPlus::seed_from_u64(5));
+        let run = |kicks: usize, deadline: Option<Instant>| {
+            let (mut chain, mut rng) = (start.clone(), Xoshiro256PlusPlus::seed_from_u64(6));
+            match deadline {
+                Some(deadline) => search.advance_until(&mut chain, kicks, &mut rng, deadline),
+                None => search.advance(&mut chain, kicks, &mut rng),
+            }
+            (chain.current.order, chain.best)
+        };
+        let now = Instant::now();
+        let far = now + std::time::Duration::from_secs(3600);
+        assert_eq!(run(50, Some(now)), run(1, None), "past the deadline: one kick");
+        assert_eq!(run(50, Some(far)), run(50, None), "before it: all of them");
+        assert_ne!(run(50, None), run(1, None), "fifty kicks moved the tour further than one");
     }
 
     #[test]
