@@ -261,8 +261,8 @@ impl MoveSet for CoverMoves<'_> {
 
     /// A NuMVC exchange (a removal scan, an addition, the weights of both vertices' edges) took
     /// 0.22 us on frb45-21-1, some 20 single flips' time. Counted as one, graphs under 1,000
-    /// nodes stayed below the thread pool's threshold and their two chains took turns on one
-    /// core (frb45-21-1 at 3 s: 231 rounds for two chains against 478 for one).
+    /// nodes would stay below the thread pool's threshold and their two chains take turns on
+    /// one core (frb45-21-1 at 3 s: 231 rounds for two chains in turn against 478 for one).
     fn move_cost(&self) -> usize {
         20
     }

@@ -212,7 +212,7 @@ impl MoveSet for IteratedLocalSearch<'_> {
     /// A kick moves up to `window` cities and Lin-Kernighan repairs around them: about 0.25 ms
     /// on generated C3000, thousands of single flips' time. Counted as `window` flips, two
     /// chains' 256 kicks pass the thread pool's threshold at any window above 40; counted as
-    /// one, the chains took turns on one core (half the rounds of a single chain).
+    /// one, the chains would take turns on one core (half a single chain's rounds).
     fn move_cost(&self) -> usize {
         self.config.window.max(1)
     }
