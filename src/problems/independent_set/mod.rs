@@ -259,10 +259,11 @@ impl MoveSet for CoverMoves<'_> {
         10 * self.graph.num_nodes()
     }
 
-    /// A NuMVC exchange (a removal scan, an addition, the weights of both vertices' edges) took
-    /// 0.22 us on frb45-21-1, some 20 single flips' time. Counted as one, graphs under 1,000
-    /// nodes would stay below the thread pool's threshold and their two chains take turns on
-    /// one core (frb45-21-1 at 3 s: 231 rounds for two chains in turn against 478 for one).
+    /// A NuMVC exchange (a removal scan, an addition, the weights of both vertices' edges) takes
+    /// about 0.2 us on frb45-21-1, some 20 single flips' time. Counted as one, graphs under
+    /// 1,000 nodes would stay below the thread pool's threshold and their two chains take turns
+    /// on one core (frb45-21-1 at 3 s, seeds 0-2: 192, 192, 233 rounds in turn against 313,
+    /// 393, 391 in parallel).
     fn move_cost(&self) -> usize {
         20
     }

@@ -209,8 +209,8 @@ impl MoveSet for IteratedLocalSearch<'_> {
         self.config.kicks_per_round
     }
 
-    /// A kick moves up to `window` cities and Lin-Kernighan repairs around them: about 0.25 ms
-    /// on generated C3000, thousands of single flips' time. Counted as `window` flips, two
+    /// A kick moves up to `window` cities and Lin-Kernighan repairs around them: 0.2-0.3 ms on
+    /// generated C3000, thousands of single flips' time. Counted as `window` flips, two
     /// chains' 256 kicks pass the thread pool's threshold at any window above 40; counted as
     /// one, the chains would take turns on one core (half a single chain's rounds).
     fn move_cost(&self) -> usize {
@@ -263,13 +263,22 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
 
+    /// `n` cities drawn uniformly from a 10,000-square (EUC_2D).
+    fn uniform_cities(n: usize, rng: &mut Xoshiro256PlusPlus) -> Tsp {
+        let xy: Vec<(f64, f64)> = (0..n).map(|_| (rng.gen_range(0.0..1e4), rng.gen_range(0.0..1e4))).collect();
+        Tsp::new(Distances::Coordinates { xy, metric: Metric::Euc2d }, (0..n as i64).collect()).unwrap()
+    }
+
+    /// The search over each city's five nearest neighbours.
+    fn five_nearest(tsp: &Tsp) -> IteratedLocalSearch<'_> {
+        IteratedLocalSearch::new(tsp, tsp.neighbours.iter().map(|list| list[..5].to_vec()).collect())
+    }
+
     #[test]
     fn merged_walks_hold_tours_scored_exactly_and_never_lose_to_the_walk_alone() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(2);
-        let xy: Vec<(f64, f64)> = (0..400).map(|_| (rng.gen_range(0.0..1e4), rng.gen_range(0.0..1e4))).collect();
-        let tsp = Tsp::new(Distances::Coordinates { xy, metric: Metric::Euc2d }, (0..400).collect()).unwrap();
-        let candidates = tsp.neighbours.iter().map(|list| list[..5].to_vec()).collect();
-        let search = IteratedLocalSearch::new(&tsp, candidates);
+        let tsp = uniform_cities(400, &mut rng);
+        let search = five_nearest(&tsp);
         let d = &tsp.distances;
         let mut chain = search.start(&mut rng);
         let mut shortened = 0;
@@ -292,10 +301,8 @@ mod tests {
     #[test]
     fn a_round_past_its_deadline_makes_one_kick_and_one_before_it_makes_them_all() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(4);
-        let xy: Vec<(f64, f64)> = (0..300).map(|_| (rng.gen_range(0.0..1e4), rng.gen_range(0.0..1e4))).collect();
-        let tsp = Tsp::new(Distances::Coordinates { xy, metric: Metric::Euc2d }, (0..300).collect()).unwrap();
-        let candidates = tsp.neighbours.iter().map(|list| list[..5].to_vec()).collect();
-        let search = IteratedLocalSearch::new(&tsp, candidates);
+        let tsp = uniform_cities(300, &mut rng);
+        let search = five_nearest(&tsp);
         let start = search.start(&mut Xoshiro256PlusPlus::seed_from_u64(5));
         let run = |kicks: usize, deadline: Option<Instant>| {
             let (mut chain, mut rng) = (start.clone(), Xoshiro256PlusPlus::seed_from_u64(6));
@@ -317,10 +324,8 @@ mod tests {
         let mut shorter = 0;
         for seed in 0..3 {
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-            let xy: Vec<(f64, f64)> = (0..600).map(|_| (rng.gen_range(0.0..1e4), rng.gen_range(0.0..1e4))).collect();
-            let tsp = Tsp::new(Distances::Coordinates { xy, metric: Metric::Euc2d }, (0..600).collect()).unwrap();
-            let candidates = tsp.neighbours.iter().map(|list| list[..5].to_vec()).collect();
-            let search = IteratedLocalSearch::new(&tsp, candidates);
+            let tsp = uniform_cities(600, &mut rng);
+            let search = five_nearest(&tsp);
             let mut bests: Vec<(Vec<u32>, f64)> = (0..3)
                 .map(|_| {
                     let mut chain = search.start(&mut rng);
