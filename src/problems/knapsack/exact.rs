@@ -16,6 +16,21 @@
 //! copies costs the core about log2(k) steps instead of k. Pisinger's spanner classes (11-13) are
 //! 20 item types over 10,000 items, all of one of two ratios, so the bounds prune little inside a
 //! ratio and, item by item, the core would walk the copies one at a time.
+//!
+//! Once the open states pass `HARD_STATES` the run takes two steps of Pisinger's combo (S.
+//! Martello, D. Pisinger and P. Toth, "Dynamic programming and strong bounds for the 0-1 knapsack
+//! problem", Management Science 45(3), 1999) once. A lower bound: the best single exchange with
+//! the break solution (one item in, one out, the rest filled by ratio), which on the correlated
+//! classes at wide coefficient ranges (p = w + R/10) often fills the capacity exactly with the
+//! break solution's item count. An upper bound: every solution holds at most k or at least k + 1
+//! items, k the break solution's count; for each side the capacity and the count constraint are
+//! merged into one surrogate constraint, sum (w_i + s n_i) x_i <= c + s k (at most k; n_i the
+//! copies in bundle i) or sum (w_i - s n_i) x_i <= c - s (k + 1) (at least k + 1), whose Dantzig
+//! bound is valid for every s >= 0; s is searched by bisection on the break count, and the bound
+//! is the larger side's least value (Martello, Pisinger and Toth's surrogated cardinality bound;
+//! no item count fits a side when the lightest copies or the most profitable ones rule it out).
+//! The Dantzig bound of a state stays about R/10 above the optimum there, so without it the lists
+//! end only by exhaustion.
 
 use std::time::Instant;
 
@@ -24,6 +39,15 @@ use std::time::Instant;
 /// and when that frees less than half of it, or the states alone reach the cap, the run stops
 /// with the incumbent and its bound, unproven.
 pub const MAX_STATES: usize = 1 << 24;
+
+/// Open states past which the run computes the exchange incumbent and the cardinality bound (a
+/// few sorts of the items, 10-80 ms at 10,000 items), so runs that the core proves at once pay
+/// nothing for them.
+const HARD_STATES: usize = 1 << 15;
+
+/// Core steps between two pairings of the open states with the items outside the core, once
+/// the states have passed `HARD_STATES` (a sort of the outside items and a search per state).
+const PAIRING_STEPS: usize = 8;
 
 /// What the exact run found.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,6 +80,14 @@ struct Candidate {
     item: Option<u32>,
 }
 
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
 /// `a * b / c` rounded down, without overflow.
 fn mul_div_floor(a: u64, b: u64, c: u64) -> u64 {
     (u128::from(a) * u128::from(b) / u128::from(c)) as u64
@@ -76,10 +108,19 @@ pub fn solve(
     cancelled: &dyn Fn() -> bool,
     improved: &mut dyn FnMut(u64),
 ) -> ExactOutcome {
-    solve_within(profits, weights, capacity, deadline, cancelled, improved, MAX_STATES)
+    let limits = Limits { max_states: MAX_STATES, hard_states: HARD_STATES };
+    solve_within(profits, weights, capacity, deadline, cancelled, improved, limits)
 }
 
-/// `solve` with at most `max_states` trail nodes and open states.
+/// The state counts that stop a run (`max_states`, trail nodes and open states) and that start
+/// combo's steps (`hard_states`).
+#[derive(Clone, Copy)]
+struct Limits {
+    max_states: usize,
+    hard_states: usize,
+}
+
+/// `solve` within `limits`.
 fn solve_within(
     profits: &[u64],
     weights: &[u64],
@@ -87,8 +128,9 @@ fn solve_within(
     deadline: Instant,
     cancelled: &dyn Fn() -> bool,
     improved: &mut dyn FnMut(u64),
-    max_states: usize,
+    limits: Limits,
 ) -> ExactOutcome {
+    let Limits { max_states, hard_states } = limits;
     let n = profits.len();
     let mut x = vec![false; n];
     // Weightless items always go in; items heavier than the capacity never do.
@@ -110,6 +152,7 @@ fn solve_within(
             .then(a.items[0].cmp(&b.items[0]))
     });
     let (p, w): (Vec<u64>, Vec<u64>) = order.iter().map(|bundle| (bundle.profit, bundle.weight)).unzip();
+    let copies: Vec<u64> = order.iter().map(|bundle| bundle.items.len() as u64).collect();
     let m = order.len();
     let (mut break_weight, mut break_profit, mut b) = (0u64, base_profit, 0);
     while b < m && break_weight + w[b] <= capacity {
@@ -129,22 +172,27 @@ fn solve_within(
         improved(break_profit);
         return finish(&vec![true; m], break_profit, break_profit, false, &mut x);
     }
+    // Every value is the weightless items' profit plus a multiple of the profits' greatest common
+    // divisor, so a bound rounds down to the next such value (Pisinger's profit ceiling class
+    // has every profit a multiple of 3).
+    let step = p.iter().fold(0, |g, &pi| gcd(g, pi)).max(1);
+    let round = |u: u64| if u < base_profit { u } else { u - (u - base_profit) % step };
     // Dantzig's bound: the break solution plus the free capacity at the break item's ratio.
-    let dantzig = break_profit + mul_div_floor(capacity - break_weight, p[b], w[b]);
+    let dantzig = round(break_profit + mul_div_floor(capacity - break_weight, p[b], w[b]));
     // The incumbent: the break solution filled greedily past the break item.
-    let mut greedy = vec![false; m];
-    greedy[..b].iter_mut().for_each(|g| *g = true);
+    let mut incumbent = vec![false; m];
+    incumbent[..b].iter_mut().for_each(|g| *g = true);
     let (mut load, mut best) = (break_weight, break_profit);
     for k in b..m {
         if load + w[k] <= capacity {
-            greedy[k] = true;
+            incumbent[k] = true;
             load += w[k];
             best += p[k];
         }
     }
     improved(best);
     if best == dantzig {
-        return finish(&greedy, best, dantzig, false, &mut x);
+        return finish(&incumbent, best, dantzig, false, &mut x);
     }
     // Trail of toggles: node k > 0 toggles `trail[k].1` relative to node `trail[k].0`; node 0 is the
     // break solution itself.
@@ -154,15 +202,34 @@ fn solve_within(
     let (mut s, mut t) = (b, b);
     let bound_of = |state: &State, s: usize, t: usize| -> Option<u64> {
         if state.weight <= capacity {
-            Some(state.profit + if t < m { mul_div_floor(capacity - state.weight, p[t], w[t]) } else { 0 })
+            Some(round(state.profit + if t < m { mul_div_floor(capacity - state.weight, p[t], w[t]) } else { 0 }))
         } else if s > 0 {
-            state.profit.checked_sub(mul_div_ceil(state.weight - capacity, p[s - 1], w[s - 1]))
+            state.profit.checked_sub(mul_div_ceil(state.weight - capacity, p[s - 1], w[s - 1])).map(round)
         } else {
             None
         }
     };
     let (mut stopped, mut capped) = (false, false);
+    let mut card_bound: Option<u64> = None;
+    let mut steps = 0usize;
     while !states.is_empty() && (s > 0 || t < m) {
+        if card_bound.is_none() && states.len() >= hard_states {
+            if let Some((value, chosen)) = best_exchange(&p, &w, b, capacity - break_weight, break_profit) {
+                if value > best {
+                    (best, best_node, incumbent) = (value, None, chosen);
+                    improved(best);
+                }
+            }
+            let break_copies = copies[..b].iter().sum();
+            card_bound = Some(round(
+                base_profit + cardinality_bound(&p, &w, &copies, capacity, break_copies, best - base_profit),
+            ));
+            states.retain(|state| bound_of(state, s, t).is_some_and(|u| u > best));
+        }
+        if card_bound.is_some_and(|u| u <= best) {
+            states.clear();
+            break;
+        }
         let full = trail.len() >= max_states && {
             compact(&mut trail, &mut states, &mut best_node);
             2 * trail.len() >= max_states
@@ -187,14 +254,25 @@ fn solve_within(
                 best_node = Some(state.node);
             }
         }
+        steps += 1;
+        if card_bound.is_some() && steps.is_multiple_of(PAIRING_STEPS) {
+            if let Some((value, parent, item)) = best_pairing(&states, &p, &w, s, t, capacity) {
+                if value > best {
+                    trail.push((parent, item as u32));
+                    best = value;
+                    best_node = Some((trail.len() - 1) as u32);
+                }
+            }
+        }
         if best > before {
             improved(best);
         }
         states.retain(|state| bound_of(state, s, t).is_some_and(|u| u > best));
     }
     let bound = if stopped { states.iter().filter_map(|st| bound_of(st, s, t)).fold(best, u64::max) } else { best };
+    let bound = card_bound.map_or(bound, |u| bound.min(u.max(best)));
     let chosen = match best_node {
-        None => greedy,
+        None => incumbent,
         Some(mut node) => {
             let mut chosen = vec![false; m];
             chosen[..b].iter_mut().for_each(|c| *c = true);
@@ -207,6 +285,210 @@ fn solve_within(
         }
     };
     finish(&chosen, best, bound.min(dantzig), capped, &mut x)
+}
+
+/// The best solution one exchange away from the break solution (items `..b` of the ratio order,
+/// `free` capacity left, `break_profit`): item j >= b in and the least profitable item i < b heavy
+/// enough to make room out (or none), the free capacity then filled by ratio; `None` when no
+/// exchange gains.
+fn best_exchange(p: &[u64], w: &[u64], b: usize, free: u64, break_profit: u64) -> Option<(u64, Vec<bool>)> {
+    // The break items by weight, with the least profit (and its item) from each position on.
+    let mut inside: Vec<usize> = (0..b).collect();
+    inside.sort_by_key(|&i| w[i]);
+    let mut least = vec![(u64::MAX, usize::MAX); b + 1];
+    for k in (0..b).rev() {
+        let i = inside[k];
+        least[k] = least[k + 1].min((p[i], i));
+    }
+    let mut best: Option<(u64, usize, Option<usize>)> = None;
+    for j in b..p.len() {
+        let (loss, out) = if w[j] <= free {
+            (0, None)
+        } else {
+            let from = inside.partition_point(|&i| w[i] < w[j] - free);
+            match least[from] {
+                (u64::MAX, _) => continue,
+                (profit, i) => (profit, Some(i)),
+            }
+        };
+        if p[j] > loss && best.is_none_or(|(gain, _, _)| p[j] - loss > gain) {
+            best = Some((p[j] - loss, j, out));
+        }
+    }
+    let (_, j, out) = best?;
+    let mut chosen: Vec<bool> = (0..p.len()).map(|k| k < b || k == j).collect();
+    let mut load: u64 = (0..p.len()).filter(|&k| chosen[k]).map(|k| w[k]).sum();
+    if let Some(i) = out {
+        chosen[i] = false;
+        load -= w[i];
+    }
+    let capacity = w[..b].iter().sum::<u64>() + free;
+    for k in b..p.len() {
+        if !chosen[k] && load + w[k] <= capacity {
+            chosen[k] = true;
+            load += w[k];
+        }
+    }
+    let value = break_profit - (0..b).filter(|&k| !chosen[k]).map(|k| p[k]).sum::<u64>()
+        + (b..p.len()).filter(|&k| chosen[k]).map(|k| p[k]).sum::<u64>();
+    Some((value, chosen))
+}
+
+/// The best solution one item away from an open state (combo's pairing of states with the items
+/// outside the core): a state that fits takes the most profitable item after the core that fits
+/// its free capacity; one that does not drops the least profitable item before the core that
+/// makes it fit. Returns the value, the state's trail node and the item toggled.
+fn best_pairing(
+    states: &[State],
+    p: &[u64],
+    w: &[u64],
+    s: usize,
+    t: usize,
+    capacity: u64,
+) -> Option<(u64, u32, usize)> {
+    let mut after: Vec<usize> = (t..p.len()).collect();
+    after.sort_unstable_by_key(|&j| w[j]);
+    let mut most: Vec<(u64, usize)> = Vec::with_capacity(after.len());
+    for &j in &after {
+        most.push(most.last().map_or((p[j], j), |&top: &(u64, usize)| top.max((p[j], j))));
+    }
+    let mut before: Vec<usize> = (0..s).collect();
+    before.sort_unstable_by_key(|&i| w[i]);
+    let mut least = vec![(u64::MAX, usize::MAX); before.len() + 1];
+    for k in (0..before.len()).rev() {
+        least[k] = least[k + 1].min((p[before[k]], before[k]));
+    }
+    let mut best: Option<(u64, u32, usize)> = None;
+    for state in states {
+        let found = if state.weight <= capacity {
+            let fits = after.partition_point(|&j| w[j] <= capacity - state.weight);
+            (fits > 0).then(|| (state.profit + most[fits - 1].0, most[fits - 1].1))
+        } else {
+            let from = before.partition_point(|&i| w[i] < state.weight - capacity);
+            match least[from] {
+                (u64::MAX, _) => None,
+                (profit, i) => state.profit.checked_sub(profit).map(|value| (value, i)),
+            }
+        };
+        if let Some((value, item)) = found {
+            if best.is_none_or(|(top, _, _)| value > top) {
+                best = Some((value, state.node, item));
+            }
+        }
+    }
+    best
+}
+
+/// An upper bound on every solution of `max sum p_i x_i, sum w_i x_i <= capacity` (bundle i holds
+/// `copies[i]` items), by the surrogated cardinality constraint on each side of `k`, the break
+/// solution's item count (see the module doc); `incumbent` rules out counts that cannot beat it.
+fn cardinality_bound(p: &[u64], w: &[u64], copies: &[u64], capacity: u64, k: u64, incumbent: u64) -> u64 {
+    // The most items any solution holds: the lightest copies first.
+    let mut by_weight: Vec<usize> = (0..p.len()).collect();
+    by_weight
+        .sort_by(|&a, &b| (u128::from(w[a]) * u128::from(copies[b])).cmp(&(u128::from(w[b]) * u128::from(copies[a]))));
+    let (mut most, mut load) = (0u64, 0u64);
+    for &i in &by_weight {
+        let each = w[i] / copies[i];
+        let fit = copies[i].min((capacity - load) / each.max(1));
+        most += fit;
+        load += fit * each;
+        if fit < copies[i] {
+            break;
+        }
+    }
+    // The fewest items that beat the incumbent: the most profitable copies first.
+    let mut by_profit = by_weight;
+    by_profit
+        .sort_by(|&a, &b| (u128::from(p[b]) * u128::from(copies[a])).cmp(&(u128::from(p[a]) * u128::from(copies[b]))));
+    let (mut fewest, mut gained) = (0u64, 0u64);
+    for &i in &by_profit {
+        let each = p[i] / copies[i];
+        let need = (incumbent - gained) / each.max(1) + 1;
+        if need <= copies[i] {
+            fewest += need;
+            gained = incumbent + 1;
+            break;
+        }
+        fewest += copies[i];
+        gained += p[i];
+    }
+    if gained <= incumbent {
+        // Not even every item beats it.
+        return incumbent;
+    }
+    let at_most = (fewest <= k).then(|| surrogate_side(p, w, copies, capacity, k, true)).flatten();
+    let at_least = (most > k).then(|| surrogate_side(p, w, copies, capacity, k + 1, false)).flatten();
+    at_most.into_iter().chain(at_least).max().unwrap_or(incumbent)
+}
+
+/// The least Dantzig bound over the multipliers s >= 0 tried of
+/// `sum (w_i + s n_i) x_i <= capacity + s count` (`at_most`) or
+/// `sum (w_i - s n_i) x_i <= capacity - s count`; `None` when some s leaves no fractional solution at all (no solution holds that many items).
+fn surrogate_side(p: &[u64], w: &[u64], copies: &[u64], capacity: u64, count: u64, at_most: bool) -> Option<u64> {
+    let top = p.iter().max().copied().unwrap_or(0).max(1) as i128 * w.iter().max().copied().unwrap_or(0).max(1) as i128;
+    let (mut low, mut high) = (0i128, top.min(1 << 50));
+    let mut least = u64::MAX;
+    let mut order: Vec<usize> = (0..p.len()).collect();
+    while low <= high {
+        let s = (low + high) / 2;
+        let sign = if at_most { 1 } else { -1 };
+        let (bound, full) = surrogate_dantzig(p, w, copies, capacity, count, sign * s, &mut order)?;
+        least = least.min(bound);
+        // More items in the break solution than `count` asks for a larger s on the at-most side
+        // and a smaller one on the at-least side.
+        if (full >= count) == at_most {
+            low = s + 1;
+        } else {
+            high = s - 1;
+        }
+    }
+    Some(least)
+}
+
+/// The Dantzig bound of `sum (w_i + s n_i) x_i <= capacity + s count` (items of weight <= 0 taken
+/// whole) and the copies taken whole; `None` when even the fractional problem has no solution.
+fn surrogate_dantzig(
+    p: &[u64],
+    w: &[u64],
+    copies: &[u64],
+    capacity: u64,
+    count: u64,
+    s: i128,
+    order: &mut [usize],
+) -> Option<(u64, u64)> {
+    let weight = |i: usize| w[i] as i128 + s * copies[i] as i128;
+    let mut room = capacity as i128 + s * count as i128;
+    let (mut profit, mut full) = (0u128, 0u64);
+    for i in 0..p.len() {
+        if weight(i) <= 0 {
+            room -= weight(i);
+            profit += u128::from(p[i]);
+            full += copies[i];
+        }
+    }
+    if room < 0 {
+        return None;
+    }
+    order.sort_unstable_by(|&a, &b| {
+        let (wa, wb) = (weight(a).max(1) as u128, weight(b).max(1) as u128);
+        (u128::from(p[b]) * wa).cmp(&(u128::from(p[a]) * wb))
+    });
+    for &i in order.iter() {
+        let wi = weight(i);
+        if wi <= 0 {
+            continue;
+        }
+        if wi <= room {
+            room -= wi;
+            profit += u128::from(p[i]);
+            full += copies[i];
+        } else {
+            profit += u128::from(p[i]) * room as u128 / wi as u128;
+            break;
+        }
+    }
+    Some((u64::try_from(profit).unwrap_or(u64::MAX), full))
 }
 
 /// Drops the trail nodes that no open state and not the incumbent `best` reach, renumbering the
@@ -346,37 +628,124 @@ mod tests {
         (chosen(w), chosen(p))
     }
 
+    /// A small instance of Pisinger's class `trial % 6 + 1` (6: subset sum) at range 10, 100 or
+    /// 1000, every seventh with zero profits: profits, weights and a capacity.
+    fn pisinger_instance(rng: &mut Xoshiro256PlusPlus, trial: usize) -> (Vec<u64>, Vec<u64>, u64) {
+        let n = rng.gen_range(1..40);
+        let r = [10u64, 100, 1000][trial % 3];
+        let mut w = Vec::new();
+        let mut p = Vec::new();
+        for _ in 0..n {
+            let wi = rng.gen_range(1..=r);
+            let pi = match trial % 6 + 1 {
+                1 => rng.gen_range(1..=r),
+                2 => (wi as i64 + rng.gen_range(-(r as i64) / 10..=(r as i64) / 10)).max(1) as u64,
+                3 => wi + r / 10,
+                4 => wi.saturating_sub(r / 10).max(1),
+                5 => wi + r / 10 + rng.gen_range(0..=r / 500 + 1),
+                _ => wi,
+            };
+            w.push(wi);
+            p.push(if trial.is_multiple_of(7) { 0 } else { pi });
+        }
+        let c = rng.gen_range(0..=w.iter().sum::<u64>());
+        (p, w, c)
+    }
+
     #[test]
     fn matches_the_table_on_every_pisinger_class() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
         let far = Instant::now() + Duration::from_secs(60);
         for trial in 0..300 {
-            let n = rng.gen_range(1..40);
-            let r = [10u64, 100, 1000][trial % 3];
-            let class = trial % 6 + 1;
-            let mut w = Vec::new();
-            let mut p = Vec::new();
-            for _ in 0..n {
-                let wi = rng.gen_range(1..=r);
-                let pi = match class {
-                    1 => rng.gen_range(1..=r),
-                    2 => (wi as i64 + rng.gen_range(-(r as i64) / 10..=(r as i64) / 10)).max(1) as u64,
-                    3 => wi + r / 10,
-                    4 => wi.saturating_sub(r / 10).max(1),
-                    5 => wi + r / 10 + rng.gen_range(0..=r / 500 + 1),
-                    _ => wi,
-                };
-                w.push(wi);
-                p.push(if trial % 7 == 0 { 0 } else { pi });
-            }
-            let c = rng.gen_range(0..=w.iter().sum::<u64>());
+            let (p, w, c) = pisinger_instance(&mut rng, trial);
             let out = solve(&p, &w, c, far, &|| false, &mut |_| {});
             let (weight, value) = packed(&p, &w, &out.x);
             assert!(weight <= c, "trial {trial}: overweight");
             assert_eq!(value, out.value, "trial {trial}: value");
-            assert_eq!(value, table_optimum(&p, &w, c), "trial {trial} class {class}");
+            assert_eq!(value, table_optimum(&p, &w, c), "trial {trial} class {}", trial % 6 + 1);
             assert!(out.optimal && out.bound == value, "trial {trial}: proven");
         }
+    }
+
+    #[test]
+    fn combo_steps_from_the_first_state_keep_every_optimum() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(21);
+        let far = Instant::now() + Duration::from_secs(60);
+        let limits = Limits { max_states: MAX_STATES, hard_states: 1 };
+        for trial in 0..300 {
+            let (p, w, c) = pisinger_instance(&mut rng, trial);
+            let out = solve_within(&p, &w, c, far, &|| false, &mut |_| {}, limits);
+            let (weight, value) = packed(&p, &w, &out.x);
+            assert!(weight <= c && value == out.value, "trial {trial}: selection");
+            assert_eq!(value, table_optimum(&p, &w, c), "trial {trial} class {}", trial % 6 + 1);
+            assert!(out.optimal && out.bound == value, "trial {trial}: proven");
+        }
+    }
+
+    #[test]
+    fn the_cardinality_bound_holds_for_every_count_and_is_tight_on_strongly_correlated_items() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(23);
+        for trial in 0..300 {
+            let (p, w, c) = pisinger_instance(&mut rng, trial);
+            let kept: Vec<usize> = (0..p.len()).filter(|&i| p[i] > 0 && w[i] <= c).collect();
+            let (kp, kw): (Vec<u64>, Vec<u64>) = kept.iter().map(|&i| (p[i], w[i])).unzip();
+            let optimum = table_optimum(&p, &w, c);
+            for k in 0..=kp.len() as u64 {
+                let below = rng.gen_range(0..=optimum);
+                let bound = cardinality_bound(&kp, &kw, &vec![1; kp.len()], c, k, below);
+                assert!(bound >= optimum, "trial {trial}, k {k}: {bound} < {optimum}");
+            }
+        }
+        // p = w + R/10 at a range wide against the item count: an exact fill with the most items
+        // that fit is likely, and then the bound is the optimum while Dantzig's is not.
+        let (mut tight, mut dantzig_tight) = (0, 0);
+        for _ in 0..100 {
+            let w: Vec<u64> = (0..30).map(|_| rng.gen_range(1..=1000)).collect();
+            let p: Vec<u64> = w.iter().map(|&w| w + 100).collect();
+            let c = w.iter().sum::<u64>() / 2;
+            let optimum = table_optimum(&p, &w, c);
+            let mut order: Vec<usize> = (0..30).collect();
+            order.sort_by_key(|&i| w[i]);
+            let (mut load, mut k, mut profit) = (0, 0, 0);
+            while load + w[order[k]] <= c {
+                (load, profit) = (load + w[order[k]], profit + p[order[k]]);
+                k += 1;
+            }
+            let dantzig = profit + (c - load) * p[order[k]] / w[order[k]];
+            let bound = cardinality_bound(&p, &w, &[1; 30], c, k as u64, 0);
+            assert!(optimum <= bound && bound <= dantzig, "{optimum} <= {bound} <= {dantzig}");
+            tight += usize::from(bound == optimum);
+            dantzig_tight += usize::from(dantzig == optimum);
+        }
+        assert!(tight > 50 && dantzig_tight < 10, "tight {tight} of 100, Dantzig tight {dantzig_tight}");
+    }
+
+    #[test]
+    fn the_best_exchange_is_a_packing_worth_what_it_says() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(29);
+        let mut gained = 0;
+        for _ in 0..200 {
+            let n = rng.gen_range(2..40);
+            let w: Vec<u64> = (0..n).map(|_| rng.gen_range(1..=1000)).collect();
+            let p: Vec<u64> = w.iter().map(|&w| w + 100).collect();
+            // By ratio, best first: lightest first when p = w + 100.
+            let mut order: Vec<usize> = (0..n).collect();
+            order.sort_by_key(|&i| w[i]);
+            let (p, w): (Vec<u64>, Vec<u64>) = order.iter().map(|&i| (p[i], w[i])).unzip();
+            let c = rng.gen_range(w[0]..w.iter().sum::<u64>());
+            let b = (0..n).take_while(|&k| w[..=k].iter().sum::<u64>() <= c).count();
+            let (load, profit) = (w[..b].iter().sum::<u64>(), p[..b].iter().sum::<u64>());
+            if let Some((value, chosen)) = best_exchange(&p, &w, b, c - load, profit) {
+                let (weight, packed_value) = packed(&p, &w, &chosen);
+                assert!(
+                    weight <= c && packed_value == value && value > profit,
+                    "{weight} <= {c}, {packed_value} = {value}"
+                );
+                assert!(value <= table_optimum(&p, &w, c));
+                gained += 1;
+            }
+        }
+        assert!(gained > 100, "an exchange gained on {gained} of 200");
     }
 
     #[test]
@@ -437,7 +806,8 @@ mod tests {
             // Strongly correlated, for long state lists.
             let p: Vec<u64> = w.iter().map(|&w| w + 100).collect();
             let c = w.iter().sum::<u64>() / 2;
-            let out = solve_within(&p, &w, c, far, &|| false, &mut |_| {}, 256);
+            let limits = Limits { max_states: 256, hard_states: HARD_STATES };
+            let out = solve_within(&p, &w, c, far, &|| false, &mut |_| {}, limits);
             let (weight, value) = packed(&p, &w, &out.x);
             let optimum = table_optimum(&p, &w, c);
             assert!(weight <= c && value == out.value, "trial {trial}: selection");
