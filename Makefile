@@ -165,6 +165,7 @@ models: build
 bench-nphard: build peers
 	./target/release/rlsolver bench nphard --instances ../shared/data/nphard --time-limit 1,10,60 --seeds 0,1,2 --output benches/nphard-report.md
 	./target/release/rlsolver bench nphard --instances ../shared/data/nphard --only knapsack-classes --time-limit 10 --seeds 0,1,2 --python "$(PYTHON)" --output benches/knapsack-classes-report.md
+	./target/release/rlsolver bench nphard --instances ../shared/data/nphard --only knapsack-ranges --time-limit 10 --seeds 0,1,2 --output benches/knapsack-ranges-report.md
 	./target/release/rlsolver bench nphard --instances ../shared/data/nphard --only set-cover-peers --time-limit 10 --seeds 0,1,2 --python "$(PYTHON)" --output benches/set-cover-peers-report.md
 
 # Contraction orders on the Sycamore networks and generated circuits, ours next to cotengra and
