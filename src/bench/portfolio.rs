@@ -45,6 +45,10 @@ const PUBLISHED: [(&str, f64, f64); 3] =
 
 struct Run {
     error: f64,
+    /// The error over the frontier's distinct non-dominated portfolios (`frontier::efficient`).
+    efficient_error: f64,
+    /// How many portfolios that set holds.
+    efficient: usize,
     /// The error over the non-dominated portfolios the run scored (its `nondominated` list).
     nondominated_error: f64,
     /// How many portfolios that list holds.
@@ -79,6 +83,9 @@ fn run(instance: &portfolio::Portfolio, method: &str, seed: u64, time_limit_s: f
     let pairs: Vec<(f64, f64)> = allocations.iter().map(|a| (a.expected_return, a.variance)).collect();
     let uef = instance.reference.as_ref().context("the portef frontier")?;
     let error = frontier::mean_percentage_error(&pairs, uef).context("an error")?;
+    let efficient: Vec<(f64, f64)> =
+        frontier::efficient(&allocations).iter().map(|a| (a.expected_return, a.variance)).collect();
+    let efficient_error = frontier::mean_percentage_error(&efficient, uef).context("an error")?;
     // Each listed portfolio re-scored from its weights.
     let mut listed = Vec::new();
     for p in report.solution["nondominated"].as_array().context("the non-dominated list")? {
@@ -95,7 +102,16 @@ fn run(instance: &portfolio::Portfolio, method: &str, seed: u64, time_limit_s: f
         listed.push((a.expected_return, a.variance));
     }
     let nondominated_error = frontier::mean_percentage_error(&listed, uef).context("an error")?;
-    Ok(Run { error, nondominated_error, listed: listed.len(), seconds, points, allocations })
+    Ok(Run {
+        error,
+        efficient_error,
+        efficient: efficient.len(),
+        nondominated_error,
+        listed: listed.len(),
+        seconds,
+        points,
+        allocations,
+    })
 }
 
 pub fn run_portfolio(config: &PortfolioBenchConfig) -> Result<String> {
@@ -104,9 +120,9 @@ pub fn run_portfolio(config: &PortfolioBenchConfig) -> Result<String> {
     let mut uef_rows = String::new();
     writeln!(
         table,
-        "| index | N | ours: error median (worst) | ours, non-dominated: error median (worst) | non-dominated portfolios, median | ours: s median | GA error | GA s | greedy error | greedy s | published GA | published PSO |"
+        "| index | N | ours: error median (worst) | ours, efficient set: error median (worst) | efficient portfolios, median | ours, non-dominated: error median (worst) | non-dominated portfolios, median | ours: s median | GA error: per lambda / efficient set | GA s | greedy error: per lambda / efficient set | greedy s | published GA | published PSO |"
     )?;
-    writeln!(table, "|---|---|---|---|---|---|---|---|---|---|---|---|")?;
+    writeln!(table, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")?;
     writeln!(
         proofs,
         "| index | lambdas proven optimal | ours equal to the proof's optimum | largest gap left | nodes | s |"
@@ -137,6 +153,10 @@ pub fn run_portfolio(config: &PortfolioBenchConfig) -> Result<String> {
         errors.sort_by(f64::total_cmp);
         let mut seconds: Vec<f64> = ours.iter().map(|r| r.seconds).collect();
         seconds.sort_by(f64::total_cmp);
+        let mut efficient: Vec<f64> = ours.iter().map(|r| r.efficient_error).collect();
+        efficient.sort_by(f64::total_cmp);
+        let mut efficient_counts: Vec<f64> = ours.iter().map(|r| r.efficient as f64).collect();
+        efficient_counts.sort_by(f64::total_cmp);
         let mut nondominated: Vec<f64> = ours.iter().map(|r| r.nondominated_error).collect();
         nondominated.sort_by(f64::total_cmp);
         let mut counts: Vec<f64> = ours.iter().map(|r| r.listed as f64).collect();
@@ -146,16 +166,21 @@ pub fn run_portfolio(config: &PortfolioBenchConfig) -> Result<String> {
         crate::progress::row_done(format!("{name}: ours {errors:?}, ga {:.4}, greedy {:.4}", ga.error, greedy.error));
         writeln!(
             table,
-            "| {name} | {n} | {:.4} ({:.4}) | {:.4} ({:.4}) | {} | {:.2} | {:.4} | {:.2} | {:.4} | {:.2} | {published_ga} | {published_pso} |",
+            "| {name} | {n} | {:.4} ({:.4}) | {:.4} ({:.4}) | {} | {:.4} ({:.4}) | {} | {:.2} | {:.4} / {:.4} | {:.2} | {:.4} / {:.4} | {:.2} | {published_ga} | {published_pso} |",
             super::median(&errors),
             errors.last().copied().unwrap_or(f64::NAN),
+            super::median(&efficient),
+            efficient.last().copied().unwrap_or(f64::NAN),
+            super::median(&efficient_counts),
             super::median(&nondominated),
             nondominated.last().copied().unwrap_or(f64::NAN),
             super::median(&counts),
             super::median(&seconds),
             ga.error,
+            ga.efficient_error,
             ga.seconds,
             greedy.error,
+            greedy.efficient_error,
             greedy.seconds,
         )?;
         // The proof, per lambda, from seed 0's point.

@@ -118,6 +118,29 @@ pub fn nondominated(mut points: Vec<std::sync::Arc<Allocation>>) -> Vec<std::syn
     kept
 }
 
+/// Two weights closer than this are the same holding: a portfolio optimal at several lambdas is
+/// solved once per lambda, and its copies differ by the QP's tolerance, far below this.
+const SAME_WEIGHT: f64 = 1e-6;
+
+/// The heuristic efficient frontier of a per-lambda frontier: its distinct portfolios (the same
+/// assets with weights within `SAME_WEIGHT`) less those another of them dominates, by ascending
+/// return. Chang et al.'s error averages over this set; averaged over the lambdas instead, a
+/// portfolio optimal at 14 low lambdas (port1's return end) counts 14 times.
+pub fn efficient(points: &[Allocation]) -> Vec<Allocation> {
+    let mut distinct: Vec<Allocation> = Vec::new();
+    for point in points {
+        let same = |other: &Allocation| {
+            other.assets == point.assets
+                && other.weights.iter().zip(&point.weights).all(|(a, b)| (a - b).abs() <= SAME_WEIGHT)
+        };
+        if !distinct.iter().any(same) {
+            distinct.push(point.clone());
+        }
+    }
+    let shared = distinct.into_iter().map(std::sync::Arc::new).collect();
+    nondominated(shared).into_iter().map(|a| (*a).clone()).collect()
+}
+
 /// A `portef` file of OR-Library: lines `mean_return variance`.
 pub fn parse_portef(text: &str) -> Option<Vec<(f64, f64)>> {
     let values: Vec<f64> = text.split_whitespace().map(|t| t.parse().ok()).collect::<Option<_>>()?;
@@ -141,5 +164,38 @@ mod tests {
         // Below the range in return: only the return error counts.
         let e = mean_percentage_error(&[(0.9, 1.21)], &uef).unwrap();
         assert!((e - 100.0 * (1.1 - 0.9) / 1.1).abs() < 1e-3, "{e}");
+    }
+
+    #[test]
+    fn the_efficient_set_counts_a_portfolio_once_and_drops_the_dominated() {
+        let point = |assets: Vec<usize>, weights: Vec<f64>, r: f64, v: f64| Allocation {
+            assets,
+            weights,
+            expected_return: r,
+            variance: v,
+            objective: 0.0,
+        };
+        let a = point(vec![0, 1], vec![0.5, 0.5], 2.0, 4.0);
+        // The same holding solved at another lambda, within the QP's tolerance.
+        let a_again = point(vec![0, 1], vec![0.5 + 1e-8, 0.5 - 1e-8], 2.0 + 1e-12, 4.0 - 1e-12);
+        let b = point(vec![0, 2], vec![0.3, 0.7], 1.5, 2.5);
+        // Lower return at more variance than b: dominated.
+        let c = point(vec![1, 2], vec![0.6, 0.4], 1.4, 2.6);
+        // The same assets as b at other weights: a portfolio of its own.
+        let d = point(vec![0, 2], vec![0.2, 0.8], 1.2, 1.5);
+        let frontier = [a.clone(), a_again.clone(), a_again, b.clone(), c, d.clone()];
+        let kept = efficient(&frontier);
+        assert_eq!(kept, vec![d, b, a], "ascending return, one copy of a, no c");
+        // Three copies of a point 11% off the frontier weigh three times over the lambdas and
+        // once in the efficient set.
+        let uef: Vec<(f64, f64)> = (0..=100).map(|i| 1.0 + i as f64 / 100.0).map(|r| (r, r * r)).collect();
+        let off = point(vec![3], vec![1.0], 1.5, 2.5);
+        let on = point(vec![4], vec![1.0], 1.2, 1.44);
+        let pairs = |set: &[Allocation]| set.iter().map(|p| (p.expected_return, p.variance)).collect::<Vec<_>>();
+        let per_lambda = [off.clone(), off.clone(), off, on];
+        let lambdas = mean_percentage_error(&pairs(&per_lambda), &uef).unwrap();
+        let set = mean_percentage_error(&pairs(&efficient(&per_lambda)), &uef).unwrap();
+        let one = mean_percentage_error(&pairs(&per_lambda[..1]), &uef).unwrap();
+        assert!((lambdas - 0.75 * one).abs() < 1e-6 && (set - 0.5 * one).abs() < 1e-6, "{lambdas} {set} {one}");
     }
 }

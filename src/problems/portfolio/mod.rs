@@ -293,6 +293,15 @@ impl Portfolio {
                 if let Some(error) = error {
                     solution["mean_percentage_error"] = json!(error);
                 }
+                let allocations: Vec<Allocation> = found.iter().map(|(_, a)| a.clone()).collect();
+                let efficient: Vec<(f64, f64)> =
+                    frontier::efficient(&allocations).iter().map(|a| (a.expected_return, a.variance)).collect();
+                solution["efficient_points"] = json!(efficient.len());
+                if let Some(error) =
+                    reference.as_deref().and_then(|uef| frontier::mean_percentage_error(&efficient, uef))
+                {
+                    solution["mean_percentage_error_efficient"] = json!(error);
+                }
                 if self.nondominated {
                     let points: Vec<(f64, f64)> = scored.iter().map(|a| (a.expected_return, a.variance)).collect();
                     solution["nondominated"] =
