@@ -161,12 +161,17 @@ models: build
 	./target/release/rlsolver train-policy orgym --env TSP-v0 --steps 100000 --seed 0 --out models
 	./target/release/rlsolver train-policy orgym --env TSP-v1 --steps 60000 --seed 0 --out models
 
-# The classical NP-hard sets with proven optima -> benches/nphard-report.md (~30 minutes).
+# The classical NP-hard sets with proven optima -> benches/nphard-report.md, then the sections against
+# CP-SAT and HiGHS at 10 s and 1 s -> benches/*-peers*-report.md, knapsack-classes*-report.md (~2 hours).
 bench-nphard: build peers
 	./target/release/rlsolver bench nphard --instances ../shared/data/nphard --time-limit 1,10,60 --seeds 0,1,2 --output benches/nphard-report.md
 	./target/release/rlsolver bench nphard --instances ../shared/data/nphard --only knapsack-classes --time-limit 10 --seeds 0,1,2 --python "$(PYTHON)" --output benches/knapsack-classes-report.md
 	./target/release/rlsolver bench nphard --instances ../shared/data/nphard --only knapsack-ranges --time-limit 10 --seeds 0,1,2 --output benches/knapsack-ranges-report.md
 	./target/release/rlsolver bench nphard --instances ../shared/data/nphard --only set-cover-peers --time-limit 10 --seeds 0,1,2 --python "$(PYTHON)" --output benches/set-cover-peers-report.md
+	./target/release/rlsolver bench nphard --instances ../shared/data/nphard --only knapsack-classes --time-limit 1 --seeds 0,1,2 --python "$(PYTHON)" --output benches/knapsack-classes-1s-report.md
+	./target/release/rlsolver bench nphard --instances ../shared/data/nphard --only set-cover-peers --time-limit 1 --seeds 0,1,2 --python "$(PYTHON)" --output benches/set-cover-peers-1s-report.md
+	./target/release/rlsolver bench nphard --instances ../shared/data/nphard --only graph-peers --time-limit 10 --seeds 0,1,2 --python "$(PYTHON)" --output benches/graph-peers-report.md
+	./target/release/rlsolver bench nphard --instances ../shared/data/nphard --only graph-peers --time-limit 1 --seeds 0,1,2 --python "$(PYTHON)" --output benches/graph-peers-1s-report.md
 
 # Contraction orders on the Sycamore networks and generated circuits, ours next to cotengra and
 # opt_einsum (same command, same machine) -> benches/tnco-report.md (~15 minutes).

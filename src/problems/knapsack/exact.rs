@@ -399,6 +399,8 @@ fn best_pairing(
 /// An upper bound on every solution of `max sum p_i x_i, sum w_i x_i <= capacity` (bundle i holds
 /// `copies[i]` items), by the surrogated cardinality constraint on each side of `k`, the break
 /// solution's item count (see the module doc); `incumbent` rules out counts that cannot beat it.
+/// With `exact_until`, the multiplier search stops there and each side's surrogate problem is
+/// solved exactly until then; the best of their selections that fits comes back with the bound.
 fn cardinality_bound(
     p: &[u64],
     w: &[u64],
@@ -442,10 +444,16 @@ fn cardinality_bound(
         // Not even every item beats it.
         return (incumbent, None);
     }
-    let at_most =
-        if fewest <= k { surrogate_side(p, w, copies, capacity, k, true).map(|(u, s)| (u, s, k)) } else { None };
-    let at_least =
-        if most > k { surrogate_side(p, w, copies, capacity, k + 1, false).map(|(u, s)| (u, s, k + 1)) } else { None };
+    let at_most = if fewest <= k {
+        surrogate_side(p, w, copies, capacity, k, true, exact_until).map(|(u, s)| (u, s, k))
+    } else {
+        None
+    };
+    let at_least = if most > k {
+        surrogate_side(p, w, copies, capacity, k + 1, false, exact_until).map(|(u, s)| (u, s, k + 1))
+    } else {
+        None
+    };
     let mut found: Option<(u64, Vec<bool>)> = None;
     let mut bound = incumbent;
     for (lp, sigma, count) in at_most.into_iter().chain(at_least) {
@@ -505,9 +513,10 @@ fn surrogate_exact(
     Some((free_profit + out.bound, chosen))
 }
 
-/// The least Dantzig bound over the multipliers s >= 0 tried of
-/// `sum (w_i + s n_i) x_i <= capacity + s count` (`at_most`) or
-/// `sum (w_i - s n_i) x_i <= capacity - s count`; `None` when some s leaves no fractional solution at all (no solution holds that many items).
+/// The least Dantzig bound, and its signed multiplier, over the multipliers s >= 0 tried (by
+/// `until`) of `sum (w_i + s n_i) x_i <= capacity + s count` (`at_most`) or
+/// `sum (w_i - s n_i) x_i <= capacity - s count`; `None` when some s leaves no fractional
+/// solution at all (no solution holds that many items).
 fn surrogate_side(
     p: &[u64],
     w: &[u64],
@@ -515,6 +524,7 @@ fn surrogate_side(
     capacity: u64,
     count: u64,
     at_most: bool,
+    until: Option<Instant>,
 ) -> Option<(u64, i128)> {
     let top = p.iter().max().copied().unwrap_or(0).max(1) as i128 * w.iter().max().copied().unwrap_or(0).max(1) as i128;
     let (mut low, mut high) = (0i128, top.min(1 << 50));
@@ -526,6 +536,10 @@ fn surrogate_side(
         let (bound, full) = surrogate_dantzig(p, w, copies, capacity, count, sign * s, &mut order)?;
         if bound < least.0 {
             least = (bound, sign * s);
+        }
+        // Every multiplier gives a valid bound, so the search may stop at any point.
+        if until.is_some_and(|until| Instant::now() >= until) {
+            break;
         }
         // More items in the break solution than `count` asks for a larger s on the at-most side
         // and a smaller one on the at-least side.
