@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 /// Below this many moves per round over all chains, the chains run in the calling thread (as
 /// in `chains.rs`: the pool's hand-off cost more than it saved on small rounds).
-const PARALLEL_MIN_MOVES: usize = 20_000;
+pub(crate) const PARALLEL_MIN_MOVES: usize = 20_000;
 
 /// A problem's own chain dynamics.
 pub trait MoveSet: Sync {
@@ -26,6 +26,12 @@ pub trait MoveSet: Sync {
     fn moves_per_round(&self) -> usize;
     /// A fresh chain.
     fn start(&self, rng: &mut Xoshiro256PlusPlus) -> Self::Chain;
+    /// Chain number `chain` of a run (0-based): `start` unless the move set gives its chains
+    /// different starts. The number, not the order of the calls, picks the start, so chains
+    /// started in parallel start where they would in turn.
+    fn start_numbered(&self, _chain: usize, rng: &mut Xoshiro256PlusPlus) -> Self::Chain {
+        self.start(rng)
+    }
     /// Runs `moves` moves on the chain.
     fn advance(&self, chain: &mut Self::Chain, moves: usize, rng: &mut Xoshiro256PlusPlus);
     /// `advance`, ending early once `deadline` has passed. A move set whose moves are long
@@ -101,7 +107,7 @@ pub fn minimize_with<M: MoveSet>(moves: &M, params: &SearchParams) -> MovesOutco
     let count = params.chains.unwrap_or_else(rayon::current_num_threads).max(1);
     let per_round = moves.moves_per_round().max(1);
     let parallel = per_round * count * moves.move_cost().max(1) >= PARALLEL_MIN_MOVES;
-    let start_chain = |c: usize| moves.start(&mut chain_rng(params.seed, usize::MAX >> 32, c));
+    let start_chain = |c: usize| moves.start_numbered(c, &mut chain_rng(params.seed, usize::MAX >> 32, c));
     let mut chains: Vec<M::Chain> = if parallel {
         (0..count).into_par_iter().map(start_chain).collect()
     } else {
