@@ -145,22 +145,28 @@ fn peer_rows(
     Ok(())
 }
 
+/// One generated knapsack instance per seed: Pisinger's `class` at `n` items and range `range`.
+fn knapsack_row(config: &NphardBenchConfig, class: usize, n: usize, range: u64, label: String) -> Result<PeerRow> {
+    use rlsolver::problems::knapsack::generate::generate;
+    let texts = config
+        .seeds
+        .iter()
+        .map(|&seed| Ok((seed, generate(n, class, range, seed).map_err(|e| anyhow::anyhow!(e))?)))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(PeerRow { label, texts })
+}
+
 /// Pisinger's classes generated at `CLASS_SIZES` items (range `CLASS_RANGE`, one instance per
 /// seed): our default solve (the exact core programme) against CP-SAT and HiGHS.
 fn knapsack_classes(config: &NphardBenchConfig, report: &mut String) -> Result<()> {
-    use rlsolver::problems::knapsack::generate::{generate, CLASSES};
+    use rlsolver::problems::knapsack::generate::CLASSES;
     if !config.only.is_empty() && !config.only.iter().any(|p| p == "knapsack-classes") {
         return Ok(());
     }
     let mut rows = Vec::new();
     for class in CLASSES {
         for n in CLASS_SIZES {
-            let texts = config
-                .seeds
-                .iter()
-                .map(|&seed| Ok((seed, generate(n, class, CLASS_RANGE, seed).map_err(|e| anyhow::anyhow!(e))?)))
-                .collect::<Result<Vec<_>>>()?;
-            rows.push(PeerRow { label: format!("{class} | {n}"), texts });
+            rows.push(knapsack_row(config, class, n, CLASS_RANGE, format!("{class} | {n}"))?);
         }
     }
     peer_rows(config, ("knapsack", Sense::Maximize), "knapsack", "knapsack class | items", rows, report)?;
@@ -180,7 +186,7 @@ fn knapsack_classes(config: &NphardBenchConfig, report: &mut String) -> Result<(
 /// names `knapsack-ranges`): where the Dantzig bound of a state stays about R/10 above the optimum
 /// on the correlated classes, and the cardinality bound and the pairing have to close the proof.
 fn knapsack_ranges(config: &NphardBenchConfig, report: &mut String) -> Result<()> {
-    use rlsolver::problems::knapsack::generate::{generate, CLASSES};
+    use rlsolver::problems::knapsack::generate::CLASSES;
     if !config.only.iter().any(|p| p == "knapsack-ranges") {
         return Ok(());
     }
@@ -188,12 +194,7 @@ fn knapsack_ranges(config: &NphardBenchConfig, report: &mut String) -> Result<()
     let mut rows = Vec::new();
     for range in WIDE_RANGES {
         for class in CLASSES {
-            let texts = config
-                .seeds
-                .iter()
-                .map(|&seed| Ok((seed, generate(n, class, range, seed).map_err(|e| anyhow::anyhow!(e))?)))
-                .collect::<Result<Vec<_>>>()?;
-            rows.push(PeerRow { label: format!("{class} | {range}"), texts });
+            rows.push(knapsack_row(config, class, n, range, format!("{class} | {range}"))?);
         }
     }
     peer_rows(config, ("knapsack", Sense::Maximize), "knapsack", "knapsack class | range R", rows, report)?;
