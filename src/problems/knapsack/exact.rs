@@ -17,25 +17,26 @@
 //! 20 item types over 10,000 items, all of one of two ratios, so the bounds prune little inside a
 //! ratio and, item by item, the core would walk the copies one at a time.
 //!
-//! Once the open states pass `HARD_STATES` the run takes two steps of Pisinger's combo (S.
-//! Martello, D. Pisinger and P. Toth, "Dynamic programming and strong bounds for the 0-1 knapsack
-//! problem", Management Science 45(3), 1999) once. A lower bound: the best single exchange with
-//! the break solution (one item in, one out, the rest filled by ratio), which on the correlated
-//! classes at wide coefficient ranges (p = w + R/10) often fills the capacity exactly with the
-//! break solution's item count. An upper bound: every solution holds at most k or at least k + 1
+//! Once the open states pass `HARD_STATES` the run adds the steps of Pisinger's combo (S. Martello,
+//! D. Pisinger and P. Toth, "Dynamic programming and strong bounds for the 0-1 knapsack problem",
+//! Management Science 45(3), 1999). Lower bounds: the best single exchange with the break solution
+//! (one item in, one out, the rest filled by ratio), once, and every `PAIRING_STEPS` core steps
+//! each open state paired with its best item outside the core; on the correlated classes at wide
+//! coefficient ranges (p = w + R/10) these often fill the capacity exactly with the break
+//! solution's item count. An upper bound, once: every solution holds at most k or at least k + 1
 //! items, k the break solution's count; for each side the capacity and the count constraint are
 //! merged into one surrogate constraint, sum (w_i + s n_i) x_i <= c + s k (at most k; n_i the
 //! copies in bundle i) or sum (w_i - s n_i) x_i <= c - s (k + 1) (at least k + 1), whose Dantzig
-//! bound is valid for every s >= 0; s is searched by bisection on the break count, and the bound
-//! is the larger side's least value (Martello, Pisinger and Toth's surrogated cardinality bound;
-//! no item count fits a side when the lightest copies or the most profitable ones rule it out).
-//! Each side's surrogate problem at that s is then itself solved by this programme, within
-//! `SURROGATE_STATES` states and a quarter of the time left: its bound replaces the side's
-//! Dantzig bound, and its selection, where it fits the capacity, is an incumbent (almost
-//! strongly correlated class at R = 100,000, generator seeds 5 and 6: proven in 0.06 and 0.09 s
-//! with it, 0.37 and 3.0 s without).
-//! The Dantzig bound of a state stays about R/10 above the optimum there, so without it the lists
-//! end only by exhaustion.
+//! bound is valid for every s >= 0; s is searched by bisection on the break count, and the bound is
+//! the larger side's least value (Martello, Pisinger and Toth's surrogated cardinality bound; no
+//! item count fits a side when the lightest copies or the most profitable ones rule it out). Each
+//! side's surrogate problem at that s is then itself solved by this programme, within
+//! `SURROGATE_STATES` states and a quarter of the time left: its bound replaces the side's Dantzig
+//! bound, and its selection, where it fits the capacity, is an incumbent (almost strongly
+//! correlated class at R = 100,000, 10,000 items, seeds 0-2: proven in 0.05 s median, 0.10 s worst,
+//! with it, 1.4 and 4.5 s without; `rlsolver bench nphard --only knapsack-ranges`). The Dantzig
+//! bound of a state stays about R/10 above the optimum there, so without it the lists end only by
+//! exhaustion.
 
 use std::time::Instant;
 
@@ -45,9 +46,9 @@ use std::time::Instant;
 /// with the incumbent and its bound, unproven.
 pub const MAX_STATES: usize = 1 << 24;
 
-/// Open states past which the run computes the exchange incumbent and the cardinality bound (a
-/// few sorts of the items, 10-80 ms at 10,000 items), so runs that the core proves at once pay
-/// nothing for them.
+/// Open states past which the run takes combo's steps (the exchange, the pairings, the
+/// cardinality bound and its surrogate problems; up to a quarter of the time left), so runs that
+/// the core proves at once pay nothing for them.
 const HARD_STATES: usize = 1 << 15;
 
 /// Trail nodes and open states of a surrogate problem's run (6 MB of states): enough for the
@@ -117,16 +118,17 @@ pub fn solve(
     cancelled: &dyn Fn() -> bool,
     improved: &mut dyn FnMut(u64),
 ) -> ExactOutcome {
-    let limits = Limits { max_states: MAX_STATES, hard_states: HARD_STATES };
+    let limits = Limits { max_states: MAX_STATES, hard_states: HARD_STATES, pairing_steps: PAIRING_STEPS };
     solve_within(profits, weights, capacity, deadline, cancelled, improved, limits)
 }
 
 /// The state counts that stop a run (`max_states`, trail nodes and open states) and that start
-/// combo's steps (`hard_states`).
+/// combo's steps (`hard_states`), and the core steps between two pairings (`pairing_steps`).
 #[derive(Clone, Copy)]
 struct Limits {
     max_states: usize,
     hard_states: usize,
+    pairing_steps: usize,
 }
 
 /// `solve` within `limits`.
@@ -139,7 +141,7 @@ fn solve_within(
     improved: &mut dyn FnMut(u64),
     limits: Limits,
 ) -> ExactOutcome {
-    let Limits { max_states, hard_states } = limits;
+    let Limits { max_states, hard_states, pairing_steps } = limits;
     let n = profits.len();
     let mut x = vec![false; n];
     // Weightless items always go in; items heavier than the capacity never do.
@@ -162,6 +164,9 @@ fn solve_within(
     });
     let (p, w): (Vec<u64>, Vec<u64>) = order.iter().map(|bundle| (bundle.profit, bundle.weight)).unzip();
     let copies: Vec<u64> = order.iter().map(|bundle| bundle.items.len() as u64).collect();
+    // Positions by weight, for the exchange and the pairings.
+    let mut by_weight: Vec<usize> = (0..order.len()).collect();
+    by_weight.sort_by_key(|&i| (w[i], i));
     let m = order.len();
     let (mut break_weight, mut break_profit, mut b) = (0u64, base_profit, 0);
     while b < m && break_weight + w[b] <= capacity {
@@ -223,7 +228,8 @@ fn solve_within(
     let mut steps = 0usize;
     while !states.is_empty() && (s > 0 || t < m) {
         if card_bound.is_none() && states.len() >= hard_states {
-            if let Some((value, chosen)) = best_exchange(&p, &w, b, capacity - break_weight, break_profit) {
+            if let Some((value, chosen)) = best_exchange(&p, &w, &by_weight, b, (break_weight, break_profit), capacity)
+            {
                 if value > best {
                     (best, best_node, incumbent) = (value, None, chosen);
                     improved(best);
@@ -272,8 +278,8 @@ fn solve_within(
             }
         }
         steps += 1;
-        if card_bound.is_some() && steps.is_multiple_of(PAIRING_STEPS) {
-            if let Some((value, parent, item)) = best_pairing(&states, &p, &w, s, t, capacity) {
+        if card_bound.is_some() && steps.is_multiple_of(pairing_steps) {
+            if let Some((value, parent, item)) = best_pairing(&states, &p, &w, &by_weight, (s, t), capacity) {
                 if value > best {
                     trail.push((parent, item as u32));
                     best = value;
@@ -304,50 +310,84 @@ fn solve_within(
     finish(&chosen, best, bound.min(dantzig), capped, &mut x)
 }
 
-/// The best solution one exchange away from the break solution (items `..b` of the ratio order,
-/// `free` capacity left, `break_profit`): item j >= b in and the least profitable item i < b heavy
-/// enough to make room out (or none), the free capacity then filled by ratio; `None` when no
-/// exchange gains.
-fn best_exchange(p: &[u64], w: &[u64], b: usize, free: u64, break_profit: u64) -> Option<(u64, Vec<bool>)> {
-    // The break items by weight, with the least profit (and its item) from each position on.
-    let mut inside: Vec<usize> = (0..b).collect();
-    inside.sort_by_key(|&i| w[i]);
-    let mut least = vec![(u64::MAX, usize::MAX); b + 1];
-    for k in (0..b).rev() {
-        let i = inside[k];
-        least[k] = least[k + 1].min((p[i], i));
+/// Items of one stretch of the ratio order by ascending weight, with the least profitable one
+/// from each position on and the most profitable one up to each: what an exchange or a pairing
+/// looks up ("the cheapest item of weight at least x", "the best item of weight at most x").
+struct ByWeight {
+    items: Vec<usize>,
+    least_from: Vec<(u64, usize)>,
+    most_upto: Vec<(u64, usize)>,
+}
+
+impl ByWeight {
+    /// The items of `by_weight` (all items, lightest first) that `keep` accepts.
+    fn new(by_weight: &[usize], p: &[u64], keep: impl Fn(usize) -> bool) -> Self {
+        let items: Vec<usize> = by_weight.iter().copied().filter(|&i| keep(i)).collect();
+        let mut least_from = vec![(u64::MAX, usize::MAX); items.len() + 1];
+        for k in (0..items.len()).rev() {
+            least_from[k] = least_from[k + 1].min((p[items[k]], items[k]));
+        }
+        let mut most_upto = vec![(0, usize::MAX); items.len() + 1];
+        for k in 0..items.len() {
+            most_upto[k + 1] = most_upto[k].max((p[items[k]], items[k]));
+        }
+        ByWeight { items, least_from, most_upto }
     }
+
+    /// The least profitable item weighing at least `weight`, with its profit.
+    fn cheapest_at_least(&self, w: &[u64], weight: u64) -> Option<(u64, usize)> {
+        let (profit, item) = self.least_from[self.items.partition_point(|&i| w[i] < weight)];
+        (item != usize::MAX).then_some((profit, item))
+    }
+
+    /// The most profitable item weighing at most `weight`, with its profit.
+    fn best_at_most(&self, w: &[u64], weight: u64) -> Option<(u64, usize)> {
+        let (profit, item) = self.most_upto[self.items.partition_point(|&i| w[i] <= weight)];
+        (item != usize::MAX).then_some((profit, item))
+    }
+}
+
+/// The best solution one exchange away from the break solution (items `..b` of the ratio order,
+/// `(weight, profit)`): item j >= b in and the least profitable item i < b heavy enough to make
+/// room out (or none), the capacity then filled by ratio; `None` when no exchange gains.
+fn best_exchange(
+    p: &[u64],
+    w: &[u64],
+    by_weight: &[usize],
+    b: usize,
+    (break_weight, break_profit): (u64, u64),
+    capacity: u64,
+) -> Option<(u64, Vec<bool>)> {
+    let inside = ByWeight::new(by_weight, p, |i| i < b);
+    let free = capacity - break_weight;
     let mut best: Option<(u64, usize, Option<usize>)> = None;
     for j in b..p.len() {
         let (loss, out) = if w[j] <= free {
             (0, None)
         } else {
-            let from = inside.partition_point(|&i| w[i] < w[j] - free);
-            match least[from] {
-                (u64::MAX, _) => continue,
-                (profit, i) => (profit, Some(i)),
+            match inside.cheapest_at_least(w, w[j] - free) {
+                Some((profit, i)) => (profit, Some(i)),
+                None => continue,
             }
         };
         if p[j] > loss && best.is_none_or(|(gain, _, _)| p[j] - loss > gain) {
             best = Some((p[j] - loss, j, out));
         }
     }
-    let (_, j, out) = best?;
+    let (gain, j, out) = best?;
     let mut chosen: Vec<bool> = (0..p.len()).map(|k| k < b || k == j).collect();
-    let mut load: u64 = (0..p.len()).filter(|&k| chosen[k]).map(|k| w[k]).sum();
+    let (mut load, mut value) = (break_weight + w[j], break_profit + gain);
     if let Some(i) = out {
         chosen[i] = false;
         load -= w[i];
     }
-    let capacity = w[..b].iter().sum::<u64>() + free;
     for k in b..p.len() {
         if !chosen[k] && load + w[k] <= capacity {
             chosen[k] = true;
             load += w[k];
+            value += p[k];
         }
     }
-    let value = break_profit - (0..b).filter(|&k| !chosen[k]).map(|k| p[k]).sum::<u64>()
-        + (b..p.len()).filter(|&k| chosen[k]).map(|k| p[k]).sum::<u64>();
     Some((value, chosen))
 }
 
@@ -359,33 +399,20 @@ fn best_pairing(
     states: &[State],
     p: &[u64],
     w: &[u64],
-    s: usize,
-    t: usize,
+    by_weight: &[usize],
+    (s, t): (usize, usize),
     capacity: u64,
 ) -> Option<(u64, u32, usize)> {
-    let mut after: Vec<usize> = (t..p.len()).collect();
-    after.sort_unstable_by_key(|&j| w[j]);
-    let mut most: Vec<(u64, usize)> = Vec::with_capacity(after.len());
-    for &j in &after {
-        most.push(most.last().map_or((p[j], j), |&top: &(u64, usize)| top.max((p[j], j))));
-    }
-    let mut before: Vec<usize> = (0..s).collect();
-    before.sort_unstable_by_key(|&i| w[i]);
-    let mut least = vec![(u64::MAX, usize::MAX); before.len() + 1];
-    for k in (0..before.len()).rev() {
-        least[k] = least[k + 1].min((p[before[k]], before[k]));
-    }
+    let after = ByWeight::new(by_weight, p, |j| j >= t);
+    let before = ByWeight::new(by_weight, p, |i| i < s);
     let mut best: Option<(u64, u32, usize)> = None;
     for state in states {
         let found = if state.weight <= capacity {
-            let fits = after.partition_point(|&j| w[j] <= capacity - state.weight);
-            (fits > 0).then(|| (state.profit + most[fits - 1].0, most[fits - 1].1))
+            after.best_at_most(w, capacity - state.weight).map(|(profit, j)| (state.profit + profit, j))
         } else {
-            let from = before.partition_point(|&i| w[i] < state.weight - capacity);
-            match least[from] {
-                (u64::MAX, _) => None,
-                (profit, i) => state.profit.checked_sub(profit).map(|value| (value, i)),
-            }
+            before
+                .cheapest_at_least(w, state.weight - capacity)
+                .and_then(|(profit, i)| Some((state.profit.checked_sub(profit)?, i)))
         };
         if let Some((value, item)) = found {
             if best.is_none_or(|(top, _, _)| value > top) {
@@ -477,6 +504,32 @@ fn cardinality_bound(
     (bound, found)
 }
 
+/// The surrogate constraint `sum (w_i + s n_i) x_i <= capacity + s count` with every bundle of
+/// surrogate weight <= 0 taken whole (it only adds room): the bundles' surrogate weights, the
+/// room left, and the taken bundles' profit and copies.
+struct Surrogate {
+    weights: Vec<i128>,
+    room: i128,
+    taken_profit: u64,
+    taken_copies: u64,
+}
+
+impl Surrogate {
+    fn new(p: &[u64], w: &[u64], copies: &[u64], capacity: u64, count: u64, s: i128) -> Self {
+        let weights: Vec<i128> = w.iter().zip(copies).map(|(&wi, &n)| wi as i128 + s * n as i128).collect();
+        let mut surrogate =
+            Surrogate { weights, room: capacity as i128 + s * count as i128, taken_profit: 0, taken_copies: 0 };
+        for i in 0..p.len() {
+            if surrogate.weights[i] <= 0 {
+                surrogate.room -= surrogate.weights[i];
+                surrogate.taken_profit += p[i];
+                surrogate.taken_copies += copies[i];
+            }
+        }
+        surrogate
+    }
+}
+
 /// The surrogate problem of one side solved by the core programme itself until `until` (the
 /// surrogate relaxation solved exactly, as combo does): its bound, valid for that side, and its
 /// selection; `None` when it has no solution.
@@ -489,28 +542,17 @@ fn surrogate_exact(
     sigma: i128,
     until: Instant,
 ) -> Option<(u64, Vec<bool>)> {
-    let weight = |i: usize| w[i] as i128 + sigma * copies[i] as i128;
-    let mut room = capacity as i128 + sigma * count as i128;
-    let mut free_profit = 0u64;
-    let mut chosen = vec![false; p.len()];
-    let mut rest = Vec::new();
-    for i in 0..p.len() {
-        if weight(i) <= 0 {
-            room -= weight(i);
-            free_profit += p[i];
-            chosen[i] = true;
-        } else {
-            rest.push(i);
-        }
-    }
-    let room = u64::try_from(room).ok()?;
-    let (rp, rw): (Vec<u64>, Vec<u64>) = rest.iter().map(|&i| (p[i], weight(i) as u64)).collect();
-    let limits = Limits { max_states: SURROGATE_STATES, hard_states: usize::MAX };
+    let surrogate = Surrogate::new(p, w, copies, capacity, count, sigma);
+    let room = u64::try_from(surrogate.room).ok()?;
+    let rest: Vec<usize> = (0..p.len()).filter(|&i| surrogate.weights[i] > 0).collect();
+    let (rp, rw): (Vec<u64>, Vec<u64>) = rest.iter().map(|&i| (p[i], surrogate.weights[i] as u64)).collect();
+    let limits = Limits { max_states: SURROGATE_STATES, hard_states: usize::MAX, pairing_steps: PAIRING_STEPS };
     let out = solve_within(&rp, &rw, room, until, &|| false, &mut |_| {}, limits);
+    let mut chosen: Vec<bool> = surrogate.weights.iter().map(|&wi| wi <= 0).collect();
     for (&i, &on) in rest.iter().zip(&out.x) {
         chosen[i] = on;
     }
-    Some((free_profit + out.bound, chosen))
+    Some((surrogate.taken_profit + out.bound, chosen))
 }
 
 /// The least Dantzig bound, and its signed multiplier, over the multipliers s >= 0 tried (by
@@ -563,25 +605,17 @@ fn surrogate_dantzig(
     s: i128,
     order: &mut [usize],
 ) -> Option<(u64, u64)> {
-    let weight = |i: usize| w[i] as i128 + s * copies[i] as i128;
-    let mut room = capacity as i128 + s * count as i128;
-    let (mut profit, mut full) = (0u128, 0u64);
-    for i in 0..p.len() {
-        if weight(i) <= 0 {
-            room -= weight(i);
-            profit += u128::from(p[i]);
-            full += copies[i];
-        }
-    }
+    let Surrogate { weights, mut room, taken_profit, taken_copies } = Surrogate::new(p, w, copies, capacity, count, s);
     if room < 0 {
         return None;
     }
+    let (mut profit, mut full) = (u128::from(taken_profit), taken_copies);
     order.sort_unstable_by(|&a, &b| {
-        let (wa, wb) = (weight(a).max(1) as u128, weight(b).max(1) as u128);
+        let (wa, wb) = (weights[a].max(1) as u128, weights[b].max(1) as u128);
         (u128::from(p[b]) * wa).cmp(&(u128::from(p[a]) * wb))
     });
     for &i in order.iter() {
-        let wi = weight(i);
+        let wi = weights[i];
         if wi <= 0 {
             continue;
         }
@@ -777,7 +811,8 @@ mod tests {
     fn combo_steps_from_the_first_state_keep_every_optimum() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(21);
         let far = Instant::now() + Duration::from_secs(60);
-        let limits = Limits { max_states: MAX_STATES, hard_states: 1 };
+        // Every core step pairs the states too, so the pairings' selections are rebuilt here.
+        let limits = Limits { max_states: MAX_STATES, hard_states: 1, pairing_steps: 1 };
         for trial in 0..300 {
             let (p, w, c) = pisinger_instance(&mut rng, trial);
             let out = solve_within(&p, &w, c, far, &|| false, &mut |_| {}, limits);
@@ -850,7 +885,8 @@ mod tests {
             let c = rng.gen_range(w[0]..w.iter().sum::<u64>());
             let b = (0..n).take_while(|&k| w[..=k].iter().sum::<u64>() <= c).count();
             let (load, profit) = (w[..b].iter().sum::<u64>(), p[..b].iter().sum::<u64>());
-            if let Some((value, chosen)) = best_exchange(&p, &w, b, c - load, profit) {
+            let by_weight: Vec<usize> = (0..n).collect();
+            if let Some((value, chosen)) = best_exchange(&p, &w, &by_weight, b, (load, profit), c) {
                 let (weight, packed_value) = packed(&p, &w, &chosen);
                 assert!(
                     weight <= c && packed_value == value && value > profit,
@@ -921,7 +957,7 @@ mod tests {
             // Strongly correlated, for long state lists.
             let p: Vec<u64> = w.iter().map(|&w| w + 100).collect();
             let c = w.iter().sum::<u64>() / 2;
-            let limits = Limits { max_states: 256, hard_states: HARD_STATES };
+            let limits = Limits { max_states: 256, hard_states: HARD_STATES, pairing_steps: PAIRING_STEPS };
             let out = solve_within(&p, &w, c, far, &|| false, &mut |_| {}, limits);
             let (weight, value) = packed(&p, &w, &out.x);
             let optimum = table_optimum(&p, &w, c);
