@@ -24,14 +24,10 @@ pub trait MoveSet: Sync {
     fn num_variables(&self) -> usize;
     /// Moves per chain and round (a round ends with the incumbent check and re-seeding).
     fn moves_per_round(&self) -> usize;
-    /// A fresh chain.
-    fn start(&self, rng: &mut Xoshiro256PlusPlus) -> Self::Chain;
-    /// Chain number `chain` of a run (0-based): `start` unless the move set gives its chains
-    /// different starts. The number, not the order of the calls, picks the start, so chains
-    /// started in parallel start where they would in turn.
-    fn start_numbered(&self, _chain: usize, rng: &mut Xoshiro256PlusPlus) -> Self::Chain {
-        self.start(rng)
-    }
+    /// A fresh chain, number `chain` of the run (0-based). A move set that starts its chains
+    /// differently picks by the number, not by the order of the calls, so chains started in
+    /// parallel start where they would in turn.
+    fn start(&self, chain: usize, rng: &mut Xoshiro256PlusPlus) -> Self::Chain;
     /// Runs `moves` moves on the chain.
     fn advance(&self, chain: &mut Self::Chain, moves: usize, rng: &mut Xoshiro256PlusPlus);
     /// `advance`, ending early once `deadline` has passed. A move set whose moves are long
@@ -107,7 +103,7 @@ pub fn minimize_with<M: MoveSet>(moves: &M, params: &SearchParams) -> MovesOutco
     let count = params.chains.unwrap_or_else(rayon::current_num_threads).max(1);
     let per_round = moves.moves_per_round().max(1);
     let parallel = per_round * count * moves.move_cost().max(1) >= PARALLEL_MIN_MOVES;
-    let start_chain = |c: usize| moves.start_numbered(c, &mut chain_rng(params.seed, usize::MAX >> 32, c));
+    let start_chain = |c: usize| moves.start(c, &mut chain_rng(params.seed, usize::MAX >> 32, c));
     let mut chains: Vec<M::Chain> = if parallel {
         (0..count).into_par_iter().map(start_chain).collect()
     } else {
@@ -217,7 +213,7 @@ mod tests {
         fn moves_per_round(&self) -> usize {
             1
         }
-        fn start(&self, rng: &mut Xoshiro256PlusPlus) -> f64 {
+        fn start(&self, _chain: usize, rng: &mut Xoshiro256PlusPlus) -> f64 {
             rng.gen_range(1.0..2.0)
         }
         fn advance(&self, _: &mut f64, _: usize, _: &mut Xoshiro256PlusPlus) {}

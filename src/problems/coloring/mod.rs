@@ -238,17 +238,17 @@ impl MoveSet for TabuCol<'_> {
         (10 * self.instance.graph.num_nodes).max(1_000)
     }
 
-    /// A recolouring move takes about 1.2 us (400 nodes, 6,000 edges, k = 9: 1,656,000 moves in
-    /// 2 s with one chain), some 100 single flips' time. Counted as one, graphs under 1,000
-    /// nodes would stay below the thread pool's threshold and their two chains take turns on
-    /// one core (that graph, 2 s: seed 0 ran 211 rounds in turn against 414 with one chain;
-    /// in parallel, seeds 0-2 run 289, 282 and 354).
+    /// A recolouring move takes 1.22-1.25 us (400 nodes, 6,000 edges, k = 9, one chain for 2 s,
+    /// seeds 0-2), some 100 single flips' time. Counted as one, graphs under 1,000 nodes would
+    /// stay below the thread pool's threshold and their two chains take turns on one core (that
+    /// graph, 2 s, seeds 0-2: 199 (192) rounds in turn against 267 (265) in parallel, median
+    /// (worst); one chain alone runs 401-409).
     fn move_cost(&self) -> usize {
         100
     }
 
     /// Minimising: DSATUR's colouring with its k, looking for k - 1 at once. Fixed k: random.
-    fn start(&self, rng: &mut Xoshiro256PlusPlus) -> ColorChain {
+    fn start(&self, _chain: usize, rng: &mut Xoshiro256PlusPlus) -> ColorChain {
         let n = self.instance.graph.num_nodes;
         match self.instance.colors {
             Some(k) => {
@@ -464,7 +464,7 @@ mod tests {
         let graph = Graph { num_nodes: n, edges, weights: None };
         let instance = ColoringInstance::new(graph, Some(4), "instance").unwrap();
         let moves = TabuCol { instance: &instance };
-        let mut chain = moves.start(&mut rng);
+        let mut chain = moves.start(0, &mut rng);
         for _ in 0..50 {
             moves.advance(&mut chain, 20, &mut rng);
             assert_eq!(chain.conflicts, instance.conflicts(&chain.colors));

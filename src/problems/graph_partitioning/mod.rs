@@ -256,7 +256,7 @@ impl MoveSet for Annealing<'_> {
         40
     }
 
-    fn start(&self, rng: &mut Xoshiro256PlusPlus) -> PartChain {
+    fn start(&self, _chain: usize, rng: &mut Xoshiro256PlusPlus) -> PartChain {
         let parts = self.graph.random_balanced(rng);
         let sizes = self.graph.part_weights(&parts);
         let cut = self.graph.cut(&parts);
@@ -639,7 +639,7 @@ mod tests {
             .map(|m| graph.cut(&(0..n).map(|i| m >> i & 1).collect::<Vec<u32>>()))
             .fold(f64::INFINITY, f64::min);
         let moves = Annealing { graph: &graph, hot: 4.0, cold: 0.05, cycle: 32_000 };
-        let mut chain = moves.start(&mut rng);
+        let mut chain = moves.start(0, &mut rng);
         for _ in 0..40 {
             moves.advance(&mut chain, 1_000, &mut rng);
             assert!(graph.balanced(&chain.parts));
@@ -669,7 +669,7 @@ mod tests {
             .map(|parts| graph.cut(&parts))
             .fold(f64::INFINITY, f64::min);
         let moves = Annealing { graph: &graph, hot: 4.0, cold: 0.05, cycle: 32_000 };
-        let mut chain = moves.start(&mut rng);
+        let mut chain = moves.start(0, &mut rng);
         for _ in 0..40 {
             moves.advance(&mut chain, 1_000, &mut rng);
             assert!(graph.balanced(&chain.parts));

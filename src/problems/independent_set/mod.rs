@@ -268,7 +268,7 @@ impl MoveSet for CoverMoves<'_> {
         20
     }
 
-    fn start(&self, rng: &mut Xoshiro256PlusPlus) -> CoverChain {
+    fn start(&self, _chain: usize, rng: &mut Xoshiro256PlusPlus) -> CoverChain {
         CoverChain::new(self.graph, rng)
     }
 

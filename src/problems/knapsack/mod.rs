@@ -303,7 +303,7 @@ impl MoveSet for PackMoves<'_> {
     }
 
     /// Starts from the ratio greedy packing: every chain then anneals away from it.
-    fn start(&self, _rng: &mut Xoshiro256PlusPlus) -> PackChain {
+    fn start(&self, _chain: usize, _rng: &mut Xoshiro256PlusPlus) -> PackChain {
         let x = self.instance.greedy();
         let used = self
             .instance

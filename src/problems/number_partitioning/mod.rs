@@ -123,7 +123,7 @@ impl MoveSet for Annealing<'_> {
         40
     }
 
-    fn start(&self, _rng: &mut Xoshiro256PlusPlus) -> SplitChain {
+    fn start(&self, _chain: usize, _rng: &mut Xoshiro256PlusPlus) -> SplitChain {
         let sides = self.instance.karmarkar_karp();
         let residue = self.instance.residue(&sides);
         SplitChain { best: sides.clone(), best_difference: residue.unsigned_abs(), sides, residue, moves: 0 }

@@ -254,23 +254,17 @@ impl MoveSet for SubsetMoves<'_> {
         self.config.moves_per_round
     }
 
-    fn start(&self, rng: &mut Xoshiro256PlusPlus) -> SubsetChain {
-        let held = self.random_set(rng);
-        let current = self.score(&held);
-        SubsetChain { held, best: current.clone(), current, moves: 0, guide: None }
-    }
-
     /// Chain c starts from the c-th seed set (the previous frontier point's best sets), the
     /// rest from random sets.
-    fn start_numbered(&self, chain: usize, rng: &mut Xoshiro256PlusPlus) -> SubsetChain {
+    fn start(&self, chain: usize, rng: &mut Xoshiro256PlusPlus) -> SubsetChain {
         let held = self.seeds.get(chain).cloned().unwrap_or_else(|| self.random_set(rng));
         let current = self.score(&held);
         SubsetChain { held, best: current.clone(), current, moves: 0, guide: None }
     }
 
-    /// A swap scores its set by a QP solve (Clarabel) or a cache hit: 36 us a swap on average
-    /// on port2 at lambda = 0.5 (seed 0, one chain, 1,280 swaps in 46 ms), some 3,000 single
-    /// flips' time. Counted as one, two chains' 64 swaps a round would stay far below the
+    /// A swap scores its set by a QP solve (Clarabel) or a cache hit: 34-38 us a swap on
+    /// average on port2 at lambda = 0.5 (one chain, seeds 0-2, loading included), some 3,000
+    /// single flips' time. Counted as one, two chains' 64 swaps a round would stay far below the
     /// thread pool's threshold and the chains take turns on one core; any cost above 312 makes
     /// them parallel.
     fn move_cost(&self) -> usize {
@@ -355,9 +349,9 @@ mod tests {
         let moves = SubsetMoves::new(&portfolio, Goal::Tradeoff(0.5), 3, &seeds, SubsetConfig::default());
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
         // Started out of order, as the thread pool may start them.
-        let third = moves.start_numbered(2, &mut rng);
-        let second = moves.start_numbered(1, &mut rng);
-        let first = moves.start_numbered(0, &mut rng);
+        let third = moves.start(2, &mut rng);
+        let second = moves.start(1, &mut rng);
+        let first = moves.start(0, &mut rng);
         assert_eq!((first.held, second.held), (seeds[0].clone(), seeds[1].clone()));
         assert_eq!(third.held.len(), 3, "past the seeds: a random set of K assets");
         // Two chains' 32 swaps a round, at their cost, reach the pool's threshold.

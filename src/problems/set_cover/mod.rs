@@ -297,11 +297,12 @@ impl MoveSet for DestroyRepair<'_> {
         (self.cycle / 10).max(1) as usize
     }
 
-    /// A destroy-and-repair move takes about 47 us (a generated 400 x 4,000 cover at 5%
-    /// density: 42,500 moves in 2 s with one chain), thousands of single flips' time. Counted
-    /// as one, two chains' 1,000 moves a round would stay below the thread pool's threshold and
-    /// take turns on one core (that cover, 2 s: seed 0 ran 42 rounds in turn against 86 with one
-    /// chain; in parallel, seeds 0-2 run 67, 84 and 75); any cost above 20 makes them parallel.
+    /// A destroy-and-repair move takes 42-47 us (a generated 400 x 4,000 cover at 5% density,
+    /// one chain for 2 s, seeds 0-2), thousands of single flips' time. Counted as one, two
+    /// chains' 1,000 moves a round would stay below the thread pool's threshold and take turns
+    /// on one core (that cover, 2 s, seeds 0-2: 48 (46) rounds in turn against 62 (61) in
+    /// parallel, median (worst); one chain alone runs 85-94); any cost above 20 makes them
+    /// parallel.
     fn move_cost(&self) -> usize {
         1_000
     }
@@ -312,7 +313,7 @@ impl MoveSet for DestroyRepair<'_> {
     }
 
     /// From the given cover, else the greedy one.
-    fn start(&self, _rng: &mut Xoshiro256PlusPlus) -> CoverChain {
+    fn start(&self, _chain: usize, _rng: &mut Xoshiro256PlusPlus) -> CoverChain {
         let k = self.instance;
         let x = self.from.map_or_else(|| k.greedy(), <[bool]>::to_vec);
         let mut count = vec![0u32; k.sets_of.len()];
@@ -642,7 +643,7 @@ mod tests {
         let instance = random_instance(8);
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
         let moves = instance.moves(None);
-        let mut chain = moves.start(&mut rng);
+        let mut chain = moves.start(0, &mut rng);
         for _ in 0..40 {
             moves.advance(&mut chain, 25, &mut rng);
             assert!(instance.covers(&chain.x));
@@ -672,7 +673,7 @@ mod tests {
         let moves = instance.moves(None);
         let trajectory = |guided: bool| {
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(4);
-            let mut chain = moves.start(&mut rng);
+            let mut chain = moves.start(0, &mut rng);
             if guided {
                 let weights: Arc<[f32]> = chain.x.iter().map(|&on| if on { -3.0 } else { 0.0 }).collect();
                 moves.guide(&mut chain, &weights);

@@ -221,7 +221,7 @@ impl MoveSet for TreeAnneal<'_> {
         (20 * self.config.cycle_per_node as usize).div_ceil(self.config.round_per_node).max(8)
     }
 
-    fn start(&self, rng: &mut Xoshiro256PlusPlus) -> TreeChain {
+    fn start(&self, _chain: usize, rng: &mut Xoshiro256PlusPlus) -> TreeChain {
         let rule = random_rule(rng);
         let random = greedy_with(self.network, rule, rng);
         let random_cost = random.cost(self.network).log2_flops;

@@ -217,7 +217,7 @@ impl MoveSet for IteratedLocalSearch<'_> {
         self.config.window.max(1)
     }
 
-    fn start(&self, rng: &mut Xoshiro256PlusPlus) -> IlsChain {
+    fn start(&self, _chain: usize, rng: &mut Xoshiro256PlusPlus) -> IlsChain {
         let start = rng.gen_range(0..self.tsp.num_cities() as u32);
         let mut current = Tour::new(nearest_neighbour(self.tsp, start), &self.tsp.distances);
         current.mark_all();
@@ -280,7 +280,7 @@ mod tests {
         let tsp = uniform_cities(400, &mut rng);
         let search = five_nearest(&tsp);
         let d = &tsp.distances;
-        let mut chain = search.start(&mut rng);
+        let mut chain = search.start(0, &mut rng);
         let mut shortened = 0;
         for _ in 0..40 {
             search.advance(&mut chain, 40, &mut rng);
@@ -303,7 +303,7 @@ mod tests {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(4);
         let tsp = uniform_cities(300, &mut rng);
         let search = five_nearest(&tsp);
-        let start = search.start(&mut Xoshiro256PlusPlus::seed_from_u64(5));
+        let start = search.start(0, &mut Xoshiro256PlusPlus::seed_from_u64(5));
         let run = |kicks: usize, deadline: Option<Instant>| {
             let (mut chain, mut rng) = (start.clone(), Xoshiro256PlusPlus::seed_from_u64(6));
             match deadline {
@@ -328,7 +328,7 @@ mod tests {
             let search = five_nearest(&tsp);
             let mut bests: Vec<(Vec<u32>, f64)> = (0..3)
                 .map(|_| {
-                    let mut chain = search.start(&mut rng);
+                    let mut chain = search.start(0, &mut rng);
                     search.advance(&mut chain, 20, &mut rng);
                     search.best(&chain)
                 })
