@@ -110,6 +110,10 @@ pub struct Args {
     /// simulators, trading: every budget times this (1: the full budgets).
     #[arg(long, default_value_t = 1.0)]
     pub steps_scale: f64,
+    /// simulators: run SB3 and ours at once, one torch thread each, instead of one after the
+    /// other with every core.
+    #[arg(long)]
+    pub side_by_side: bool,
     /// simulators: also train the off-policy tasks with each of these H-term weights.
     #[arg(long, value_delimiter = ',')]
     pub h_term_lambdas: Vec<f64>,

@@ -105,6 +105,10 @@ pub struct SimulatorBenchConfig {
     pub h_term_lambdas: Vec<f64>,
     /// `(python, benches/peers/sb3_simulators_peer.py)`; None: ours only.
     pub peer: Option<(PathBuf, PathBuf)>,
+    /// Both sides at once, one thread each (the peer in its own process, ours in this one),
+    /// instead of one after the other with every core: a 2-core machine runs a row in about
+    /// SB3's time alone, and each side's seconds are measured beside the other's one thread.
+    pub side_by_side: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -114,6 +118,9 @@ pub struct PeerRun {
     pub seed: u64,
     pub final_return: f64,
     pub train_s: f64,
+    /// (env step, mean return) of every evaluation.
+    #[serde(default)]
+    pub evaluations: Vec<(f64, f64)>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -123,12 +130,13 @@ pub struct PeerReport {
 }
 
 /// One of our runs: final return, training seconds, the largest drop between consecutive
-/// evaluations (how unstable the curve is).
-#[derive(Debug, Clone, Copy)]
+/// evaluations (how unstable the curve is) and every evaluation's mean return.
+#[derive(Debug, Clone)]
 pub struct OurRun {
     pub final_return: f64,
     pub train_s: f64,
     pub largest_drop: f64,
+    pub curve: Vec<f64>,
 }
 
 /// Trains `algorithm` on `gymnasium:<env>` for `budget` steps with the table's settings.
@@ -150,7 +158,7 @@ pub fn our_run(algorithm: &str, env: &str, budget: usize, seed: u64, h_term_lamb
         "ours {algorithm} {env} seed {seed} lambda {h_term_lambda}: {final_return:.1} in {:.1} s",
         outcome.train_s
     ));
-    Ok(OurRun { final_return, train_s: outcome.train_s, largest_drop })
+    Ok(OurRun { final_return, train_s: outcome.train_s, largest_drop, curve })
 }
 
 pub fn median_worst(values: &[f64]) -> (f64, f64) {
@@ -169,8 +177,15 @@ fn selected(config: &SimulatorBenchConfig) -> Vec<(SimulatorTask, usize)> {
         .collect()
 }
 
-/// SB3's runs of `tasks` (each at its budget) over `seeds`, by the peer script.
-pub fn peer_runs(python: &Path, script: &Path, tasks: &[(SimulatorTask, usize)], seeds: &[u64]) -> Result<PeerReport> {
+/// SB3's runs of `tasks` (each at its budget) over `seeds`, by the peer script; `threads`: its
+/// torch threads (None: torch's default).
+pub fn peer_runs(
+    python: &Path,
+    script: &Path,
+    tasks: &[(SimulatorTask, usize)],
+    seeds: &[u64],
+    threads: Option<usize>,
+) -> Result<PeerReport> {
     let table: Vec<Value> = tasks
         .iter()
         .map(|(t, budget)| {
@@ -181,7 +196,11 @@ pub fn peer_runs(python: &Path, script: &Path, tasks: &[(SimulatorTask, usize)],
                    "n_envs": if t.algorithm == "ppo" { PPO_ENVS } else { 1 }})
         })
         .collect();
-    let mut child = std::process::Command::new(python)
+    let mut command = std::process::Command::new(python);
+    if let Some(n) = threads {
+        command.env("OMP_NUM_THREADS", n.to_string()).env("MKL_NUM_THREADS", n.to_string());
+    }
+    let mut child = command
         .arg(script)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -195,11 +214,65 @@ pub fn peer_runs(python: &Path, script: &Path, tasks: &[(SimulatorTask, usize)],
     serde_json::from_slice(&output.stdout).context("peer script output")
 }
 
+/// Our runs of every task over the seeds, in the report's order.
+fn our_runs(config: &SimulatorBenchConfig, tasks: &[(SimulatorTask, usize)]) -> Result<Vec<Vec<OurRun>>> {
+    tasks
+        .iter()
+        .map(|(task, budget)| {
+            config.seeds.iter().map(|&s| our_run(task.algorithm, task.env, *budget, s, 0.0)).collect()
+        })
+        .collect()
+}
+
+/// The row's seeds one by one: final returns ours / SB3's, training seconds, and both sides'
+/// evaluations (every tenth of the budget).
+fn write_per_seed(
+    out: &mut String,
+    task: &SimulatorTask,
+    seeds: &[u64],
+    ours: &[OurRun],
+    theirs: &[&PeerRun],
+) -> Result<()> {
+    writeln!(out, "\n{} {}, per seed:\n", task.algorithm, task.env)?;
+    let round = |v: &[f64]| v.iter().map(|x| format!("{x:.0}")).collect::<Vec<_>>().join(", ");
+    for (seed, run) in seeds.iter().zip(ours) {
+        write!(out, "- seed {seed}: ours {:.1} in {:.0} s", run.final_return, run.train_s)?;
+        let peer = theirs.iter().find(|r| r.seed == *seed);
+        if let Some(p) = peer {
+            write!(out, ", SB3 {:.1} in {:.0} s", p.final_return, p.train_s)?;
+        }
+        write!(out, "; evaluations ours {}", round(&run.curve))?;
+        if let Some(p) = peer {
+            write!(out, ", SB3 {}", round(&p.evaluations.iter().map(|e| e.1).collect::<Vec<_>>()))?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
 pub fn run_simulators(config: &SimulatorBenchConfig) -> Result<String> {
     let tasks = selected(config);
     anyhow::ensure!(!tasks.is_empty(), "--only matches no task");
-    let peer =
-        config.peer.as_ref().map(|(python, script)| peer_runs(python, script, &tasks, &config.seeds)).transpose()?;
+    let (peer, runs) = if config.side_by_side {
+        // libtorch's intra-op pool is the process's: one thread here, one in the peer's process.
+        tch::set_num_threads(1);
+        std::thread::scope(|scope| {
+            let peer = config
+                .peer
+                .as_ref()
+                .map(|(python, script)| scope.spawn(|| peer_runs(python, script, &tasks, &config.seeds, Some(1))));
+            let runs = our_runs(config, &tasks);
+            let peer = peer.map(|p| p.join().expect("the peer thread does not panic")).transpose();
+            Ok::<_, anyhow::Error>((peer?, runs?))
+        })?
+    } else {
+        let peer = config
+            .peer
+            .as_ref()
+            .map(|(python, script)| peer_runs(python, script, &tasks, &config.seeds, None))
+            .transpose()?;
+        (peer, our_runs(config, &tasks)?)
+    };
     let mut out = String::new();
     writeln!(
         out,
@@ -208,10 +281,11 @@ pub fn run_simulators(config: &SimulatorBenchConfig) -> Result<String> {
     writeln!(
         out,
         "Final evaluation's mean return ({EVAL_EPISODES} deterministic episodes, fresh starts), median (worst) over \
-         seeds {:?}; training seconds without evaluations, median; both sides in this run on this machine ({} cores), \
+         seeds {:?}; training seconds without evaluations, median; both sides in this run on this machine ({} cores){}, \
          same hyperparameters (`src/bench/simulators.rs`). Budgets x{}.\n",
         config.seeds,
         std::thread::available_parallelism().map_or(0, |n| n.get()),
+        if config.side_by_side { ", side by side, one thread each" } else { ", one after the other" },
         config.steps_scale
     )?;
     if let Some(p) = &peer {
@@ -223,9 +297,8 @@ pub fn run_simulators(config: &SimulatorBenchConfig) -> Result<String> {
     )?;
     writeln!(out, "|---|---|---|---|---|---|---|---|---|")?;
     let mut studies = Vec::new();
-    for (task, budget) in &tasks {
-        let runs: Vec<OurRun> =
-            config.seeds.iter().map(|&s| our_run(task.algorithm, task.env, *budget, s, 0.0)).collect::<Result<_>>()?;
+    let mut per_seed = String::new();
+    for ((task, budget), runs) in tasks.iter().zip(runs) {
         let (ours, ours_worst) = median_worst(&runs.iter().map(|r| r.final_return).collect::<Vec<_>>());
         let our_s = median(&mut runs.iter().map(|r| r.train_s).collect::<Vec<_>>());
         let theirs: Vec<&PeerRun> = peer
@@ -245,10 +318,12 @@ pub fn run_simulators(config: &SimulatorBenchConfig) -> Result<String> {
             "| {} {} | {} | {budget} | {ours:.1} ({ours_worst:.1}) | {peer_cells} | {diff} | {our_s:.0} | {their_s} | {ratio} |",
             task.algorithm, task.env, task.simulator
         )?;
+        write_per_seed(&mut per_seed, task, &config.seeds, &runs, &theirs)?;
         if task.algorithm != "ppo" && !config.h_term_lambdas.is_empty() {
             studies.push((task.clone(), *budget, runs));
         }
     }
+    out.push_str(&per_seed);
     if !studies.is_empty() {
         writeln!(out, "\n## H-term (our runs with each lambda; 0 = the rows above)\n")?;
         writeln!(out, "| task | lambda | final return median | spread (max - min) | worst seed | largest evaluation drop, median |")?;
@@ -291,7 +366,41 @@ pub fn from_args(args: super::Args) -> anyhow::Result<String> {
         peer: args
             .python
             .map(|python| (python, args.peer_script.unwrap_or_else(|| "benches/peers/sb3_simulators_peer.py".into()))),
+        side_by_side: args.side_by_side,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_seed_lines_pair_each_seed_with_the_peer_run_of_that_seed() {
+        let task = TASKS[0].clone();
+        let ours = [
+            OurRun { final_return: 12.34, train_s: 5.6, largest_drop: 0.0, curve: vec![1.0, 12.34] },
+            OurRun { final_return: 7.0, train_s: 6.4, largest_drop: 2.0, curve: vec![9.0, 7.0] },
+        ];
+        // The peer answers seed 1 only, and first in its list.
+        let theirs = PeerRun {
+            algorithm: task.algorithm.into(),
+            env: task.env.into(),
+            seed: 1,
+            final_return: 20.0,
+            train_s: 9.6,
+            evaluations: vec![(500.0, 3.0), (1000.0, 20.0)],
+        };
+        let mut out = String::new();
+        write_per_seed(&mut out, &task, &[0, 1], &ours, &[&theirs]).unwrap();
+        let lines: Vec<&str> = out.lines().filter(|l| l.starts_with("- ")).collect();
+        assert_eq!(
+            lines,
+            [
+                "- seed 0: ours 12.3 in 6 s; evaluations ours 1, 12",
+                "- seed 1: ours 7.0 in 6 s, SB3 20.0 in 10 s; evaluations ours 9, 7, SB3 3, 20",
+            ]
+        );
+    }
 }
 
 #[cfg(test)]
@@ -313,8 +422,8 @@ mod verify {
             TASKS.iter().find(|t| t.algorithm == algorithm && t.env == env).expect("a task of the table").clone();
         let python = root.join(".venv/bin/python");
         let script = root.join("benches/peers/sb3_simulators_peer.py");
-        let peer =
-            peer_runs(&python, &script, &[(task.clone(), task.budget)], &SEEDS).expect("SB3 runs (make simulators)");
+        let peer = peer_runs(&python, &script, &[(task.clone(), task.budget)], &SEEDS, None)
+            .expect("SB3 runs (make simulators)");
         let theirs: Vec<f64> = peer.runs.iter().map(|r| r.final_return).collect();
         let ours: Vec<_> = SEEDS.iter().map(|&s| our_run(algorithm, env, task.budget, s, 0.0).unwrap()).collect();
         let (our_median, our_worst) = median_worst(&ours.iter().map(|r| r.final_return).collect::<Vec<_>>());
