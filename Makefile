@@ -211,10 +211,12 @@ bench-bridge: build simulators
 	./target/release/rlsolver bench bridge --python $(PYTHON) --output benches/bridge-report.md
 
 # Our SAC/TD3/PPO through the bridge against SB3 on MuJoCo and PyBullet, full budgets (hours on a
-# few cores; SIM_SCALE=0.1 for a quick look) -> benches/simulators-report.md
+# few cores; SIM_SCALE=0.1 for a quick look; SIM_FLAGS=--side-by-side runs both sides at once,
+# one torch thread each) -> benches/simulators-report.md
 SIM_SCALE ?= 1
+SIM_FLAGS ?=
 bench-simulators: build simulators
-	./target/release/rlsolver bench simulators --python $(PYTHON) --seeds 0,1,2 --steps-scale $(SIM_SCALE) --output benches/simulators-report.md
+	./target/release/rlsolver bench simulators --python $(PYTHON) --seeds 0,1,2 --steps-scale $(SIM_SCALE) $(SIM_FLAGS) --output benches/simulators-report.md
 
 # The H-term study: SAC and TD3 on Hopper-v5 with lambda 0, 0.01, 0.1, 1 over 5 seeds (SIM_SCALE as above)
 bench-hterm: build simulators
