@@ -472,28 +472,17 @@ impl AgentState for Ppo {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::{largest_relative_gap, sb3_update, snapshot};
     use super::*;
     use crate::drl::random::seeded;
-    use std::path::PathBuf;
 
     /// The bench's PPO settings (`bench simulators`, SB3's defaults) at Hopper's shapes: one update
-    /// here and SB3's own `PPO.train` (`benches/peers/sb3_ppo_update.py`) from the same weights,
+    /// here and SB3's own `PPO.train` (`benches/peers/sb3_update.py`) from the same weights,
     /// rollout and minibatch order end at the same weights, to float rounding: every variable's
-    /// difference is under 0.1% of how far the update moved it (1.8e-6 measured; a 10% change of the
-    /// gradient-norm clip on SB3's side puts it at 1.1e-2).
+    /// difference is under 0.1% of how far the update moved it (1.8e-6 measured; a 10% change of
+    /// the gradient-norm clip on SB3's side puts it at 1.1e-2).
     #[test]
     fn one_update_ends_where_stable_baselines3_ends_from_the_same_weights_and_minibatches() {
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        let python = root.join(".venv/bin/python");
-        let has_sb3 = std::process::Command::new(&python)
-            .args(["-c", "import stable_baselines3"])
-            .status()
-            .is_ok_and(|s| s.success());
-        if !has_sb3 {
-            assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true but .venv lacks stable-baselines3");
-            eprintln!("skipped: .venv lacks stable-baselines3 (make simulators)");
-            return;
-        }
         let config = PpoConfig {
             learning_rate: 3e-4,
             gamma: 0.99,
@@ -512,11 +501,8 @@ mod tests {
         let returns = &values + &advantages;
         let mut order_rng = ppo.rng.clone();
         let order: Vec<Tensor> = (0..config.epochs).map(|_| order_rng.permutation(n, Device::Cpu)).collect();
-        let before: Vec<(String, Tensor)> =
-            ppo.store.variables().into_iter().map(|(k, v)| (format!("w/{k}"), v.detach().copy())).collect();
         let scalar = |x: f64| Tensor::from_slice(&[x]);
-        let mut input: Vec<(String, Tensor)> = before.iter().map(|(k, v)| (k.clone(), v.shallow_clone())).collect();
-        for (name, tensor) in [
+        let input = [
             ("obs", obs.shallow_clone()),
             ("actions", actions.shallow_clone()),
             ("log_probs", log_probs.shallow_clone()),
@@ -529,37 +515,14 @@ mod tests {
             ("vf_coef", scalar(config.value_coef)),
             ("max_grad_norm", scalar(config.max_grad_norm)),
             ("batch_size", scalar(config.minibatch_size.unwrap() as f64)),
-        ] {
-            input.push((name.to_string(), tensor));
-        }
-        let dir = std::env::temp_dir().join(format!("rlsolver-ppo-sb3-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let (in_path, out_path) = (dir.join("in.npz"), dir.join("out.npz"));
-        Tensor::write_npz(&input, &in_path).unwrap();
-        let rollout = Rollout { obs, actions, log_probs, values, advantages, returns };
-        ppo.update(&rollout);
-        let status = std::process::Command::new(&python)
-            .arg(root.join("benches/peers/sb3_ppo_update.py"))
-            .args([&in_path, &out_path])
-            .status()
-            .unwrap();
-        assert!(status.success(), "the SB3 update failed");
-        let theirs: std::collections::HashMap<String, Tensor> =
-            Tensor::read_npz(&out_path).unwrap().into_iter().collect();
-        std::fs::remove_dir_all(&dir).ok();
-        let ours = ppo.store.variables();
-        assert_eq!(theirs.len(), ours.len(), "SB3's policy has our variables, no more");
-        let mut worst = 0.0f64;
-        for (name, start) in &before {
-            let key = name.trim_start_matches("w/");
-            let mine = &ours[key];
-            let sb3 = theirs[name].to_kind(Kind::Float);
-            let moved = (mine - start).norm().double_value(&[]);
-            let apart = (mine - &sb3).norm().double_value(&[]);
-            assert!(moved > 0.0, "{key} did not move");
-            assert!(apart < 1e-3 * moved, "{key}: {apart:.3e} from SB3's after moving {moved:.3e}");
-            worst = worst.max(apart / moved);
-        }
-        eprintln!("largest difference from SB3's, relative to the update: {worst:.2e}");
+        ];
+        let before = snapshot(&ppo.store);
+        let input = input.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        let Some(sb3) = sb3_update("ppo", &[("actor_critic", &before)], input) else { return };
+        ppo.update(&Rollout { obs, actions, log_probs, values, advantages, returns });
+        assert_eq!(sb3.len(), before.len(), "SB3's policy has our variables, no more");
+        let gap = largest_relative_gap(&[("actor_critic", &before)], &[&ppo.store], &sb3);
+        eprintln!("largest difference from SB3's, relative to the update: {gap:.2e}");
+        assert!(gap < 1e-3, "{gap:.3e} of the update apart from SB3's");
     }
 }

@@ -38,3 +38,65 @@ pub fn twin_buffers(action: impl Fn(usize) -> [f32; 2]) -> (ReplayBuffer, Replay
     }
     (unit, wide)
 }
+
+/// A store's variables, copied (what it held before an update).
+pub fn snapshot(store: &nn::VarStore) -> Snapshot {
+    store.variables().into_iter().map(|(name, t)| (name, t.detach().copy())).collect()
+}
+
+pub type Snapshot = std::collections::HashMap<String, Tensor>;
+
+/// Stable-Baselines3's own update (`benches/peers/sb3_update.py ALGORITHM`) from the weights in
+/// `stores` (snapshots taken before our update), the data and the settings in `input`; returns
+/// SB3's weights after it, under the names `w/<store>/<variable>`. None (with the reason
+/// printed) where .venv lacks SB3, which fails under CI=true.
+pub fn sb3_update(algorithm: &str, stores: &[(&str, &Snapshot)], input: Vec<(String, Tensor)>) -> Option<Snapshot> {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let python = root.join(".venv/bin/python");
+    let has_sb3 = std::process::Command::new(&python)
+        .args(["-c", "import stable_baselines3"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_sb3 {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true but .venv lacks stable-baselines3");
+        eprintln!("skipped: .venv lacks stable-baselines3 (make simulators)");
+        return None;
+    }
+    let mut input = input;
+    for (store_name, store) in stores {
+        for (name, variable) in store.iter() {
+            input.push((format!("w/{store_name}/{name}"), variable.shallow_clone()));
+        }
+    }
+    let dir = std::env::temp_dir().join(format!("rlsolver-sb3-{algorithm}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (in_path, out_path) = (dir.join("in.npz"), dir.join("out.npz"));
+    Tensor::write_npz(&input, &in_path).unwrap();
+    let status = std::process::Command::new(&python)
+        .arg(root.join("benches/peers/sb3_update.py"))
+        .arg(algorithm)
+        .args([&in_path, &out_path])
+        .status()
+        .unwrap();
+    assert!(status.success(), "SB3's {algorithm} update failed");
+    let after = Tensor::read_npz(&out_path).unwrap().into_iter().collect();
+    std::fs::remove_dir_all(&dir).ok();
+    Some(after)
+}
+
+/// The largest distance between our variable and SB3's after the update, relative to how far
+/// ours moved (`before`: the stores' snapshots taken before it); panics where a variable did not
+/// move or SB3's lacks one of ours.
+pub fn largest_relative_gap(before: &[(&str, &Snapshot)], after: &[&nn::VarStore], sb3: &Snapshot) -> f64 {
+    let mut worst = 0.0f64;
+    for ((store_name, start), end) in before.iter().zip(after) {
+        for (name, mine) in end.variables() {
+            let key = format!("w/{store_name}/{name}");
+            let theirs = sb3.get(&key).unwrap_or_else(|| panic!("SB3's weights lack {key}")).to_kind(Kind::Float);
+            let moved = (&mine - &start[&name]).norm().double_value(&[]);
+            assert!(moved > 0.0, "{key} did not move");
+            worst = worst.max((&mine - theirs).norm().double_value(&[]) / moved);
+        }
+    }
+    worst
+}

@@ -1,0 +1,139 @@
+"""Updates by Stable-Baselines3's own `train` from given weights and data, for the tests that
+hold our updates to SB3's (`ppo::tests`, `td3::tests`). Reads an .npz written by the test: our
+variables (`w/<store>/<name>`, tch's VarStore names), the data and the order it is drawn in, and
+the settings; runs SB3's update on exactly that data; writes SB3's weights after it under our
+names.
+
+Usage: python sb3_update.py ppo|td3 IN.npz OUT.npz
+  ppo: the rollout (obs, actions, log_probs, values, advantages, returns) and `order`
+       [epochs, n], one minibatch permutation per epoch; one `PPO.train`.
+  td3: the replay data (obs, actions, rewards, next_obs, terminated) and `indices`
+       [updates, batch], each update's minibatch; `TD3.train(updates)` with the target-policy
+       noise at 0 (drawn from torch's generator, which ours does not share).
+"""
+
+import sys
+
+import gymnasium as gym
+import numpy as np
+import torch
+from stable_baselines3 import PPO, TD3
+from stable_baselines3.common.logger import Logger
+from stable_baselines3.common.type_aliases import ReplayBufferSamples, RolloutBufferSamples
+
+
+class Shapes(gym.Env):
+    def __init__(self, obs_dim, action_dim):
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,), np.float32)
+        self.action_space = gym.spaces.Box(-1.0, 1.0, (action_dim,), np.float32)
+
+
+def scalar(data, key):
+    return data[key].reshape(-1)[0].item()
+
+
+def tensor(data, key):
+    return torch.from_numpy(data[key].copy())
+
+
+# PPO: SB3's module -> our store/path.
+PPO_NAMES = {
+    "mlp_extractor.policy_net.0": "actor_critic/actor.mean.layer0",
+    "mlp_extractor.policy_net.2": "actor_critic/actor.mean.layer1",
+    "action_net": "actor_critic/actor.mean.out",
+    "mlp_extractor.value_net.0": "actor_critic/critic.layer0",
+    "mlp_extractor.value_net.2": "actor_critic/critic.layer1",
+    "value_net": "actor_critic/critic.out",
+}
+
+
+def ppo_name(sb3_name):
+    if sb3_name == "log_std":
+        return "actor_critic/actor.log_std"
+    module, kind = sb3_name.rsplit(".", 1)
+    return f"{PPO_NAMES[module]}.{kind}"
+
+
+def ppo(data):
+    order = data["order"]
+    epochs, n = order.shape
+    env = Shapes(data["obs"].shape[1], data["actions"].shape[1])
+    model = PPO("MlpPolicy", env, n_steps=n, batch_size=int(scalar(data, "batch_size")), n_epochs=epochs,
+                ent_coef=0.0, learning_rate=scalar(data, "learning_rate"), clip_range=scalar(data, "clip_range"),
+                vf_coef=scalar(data, "vf_coef"), max_grad_norm=scalar(data, "max_grad_norm"), device="cpu")
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    model.policy.load_state_dict({name: tensor(data, "w/" + ppo_name(name)) for name in model.policy.state_dict()})
+    rollout = [tensor(data, k) for k in ("obs", "actions", "values", "log_probs", "advantages", "returns")]
+    epochs_left = iter(order)
+
+    def get(batch_size):
+        permutation = torch.from_numpy(next(epochs_left).copy())
+        for start in range(0, n, batch_size):
+            yield RolloutBufferSamples(*(t[permutation[start:start + batch_size]] for t in rollout))
+
+    model.rollout_buffer.get = get
+    model.train()
+    return {"w/" + ppo_name(name): t.detach().numpy() for name, t in model.policy.state_dict().items()}
+
+
+def td3(data):
+    indices = data["indices"]
+    updates, batch = indices.shape
+    hidden = [int(h) for h in data["hidden"].reshape(-1)]
+    env = Shapes(data["obs"].shape[1], data["actions"].shape[1])
+    model = TD3("MlpPolicy", env, learning_rate=scalar(data, "learning_rate"), batch_size=batch,
+                tau=scalar(data, "tau"), gamma=scalar(data, "gamma"), policy_delay=int(scalar(data, "policy_delay")),
+                target_policy_noise=0.0, policy_kwargs={"net_arch": hidden}, buffer_size=1, device="cpu")
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    layers = len(hidden) + 1
+
+    def ours(layer):
+        return f"layer{layer}" if layer < layers - 1 else "out"
+
+    state = {}
+    for net in ("actor", "actor_target"):
+        for layer in range(layers):
+            for kind in ("weight", "bias"):
+                state[f"{net}.mu.{2 * layer}.{kind}"] = tensor(data, f"w/{net}/actor.{ours(layer)}.{kind}")
+    for net in ("critic", "critic_target"):
+        for layer in range(layers):
+            weight, bias = tensor(data, f"w/{net}/critic.layer{layer}_weight"), tensor(data, f"w/{net}/critic.layer{layer}_bias")
+            for k in range(weight.shape[0]):
+                state[f"{net}.qf{k}.{2 * layer}.weight"] = weight[k].T.contiguous()
+                state[f"{net}.qf{k}.{2 * layer}.bias"] = bias[k, 0]
+    model.policy.load_state_dict(state)
+    replay = [tensor(data, "obs"), tensor(data, "actions"), tensor(data, "next_obs"),
+              tensor(data, "terminated").view(-1, 1), tensor(data, "rewards").view(-1, 1)]
+    batches = iter(indices)
+
+    def sample(batch_size, env=None):
+        i = torch.from_numpy(next(batches).copy())
+        return ReplayBufferSamples(*(t[i] for t in replay))
+
+    model.replay_buffer.sample = sample
+    model.train(gradient_steps=updates, batch_size=batch)
+    after = model.policy.state_dict()
+    out = {}
+    for net in ("actor", "actor_target"):
+        for layer in range(layers):
+            for kind in ("weight", "bias"):
+                out[f"w/{net}/actor.{ours(layer)}.{kind}"] = after[f"{net}.mu.{2 * layer}.{kind}"].numpy()
+    for net in ("critic", "critic_target"):
+        critics = 1 + max(int(k.split(".")[1][2:]) for k in after if k.startswith(net + ".qf"))
+        for layer in range(layers):
+            out[f"w/{net}/critic.layer{layer}_weight"] = np.stack(
+                [after[f"{net}.qf{k}.{2 * layer}.weight"].T.numpy() for k in range(critics)])
+            out[f"w/{net}/critic.layer{layer}_bias"] = np.stack(
+                [after[f"{net}.qf{k}.{2 * layer}.bias"].numpy()[None, :] for k in range(critics)])
+    return out
+
+
+def main():
+    algorithm, source, target = sys.argv[1:4]
+    torch.set_num_threads(1)
+    data = np.load(source)
+    np.savez(target, **{"ppo": ppo, "td3": td3}[algorithm](data))
+
+
+if __name__ == "__main__":
+    main()
