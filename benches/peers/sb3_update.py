@@ -4,12 +4,16 @@ variables (`w/<store>/<name>`, tch's VarStore names), the data and the order it 
 the settings; runs SB3's update on exactly that data; writes SB3's weights after it under our
 names.
 
-Usage: python sb3_update.py ppo|td3 IN.npz OUT.npz
+Usage: python sb3_update.py ppo|td3|gae IN.npz OUT.npz
   ppo: the rollout (obs, actions, log_probs, values, advantages, returns) and `order`
        [epochs, n], one minibatch permutation per epoch; one `PPO.train`.
   td3: the replay data (obs, actions, rewards, next_obs, terminated) and `indices`
        [updates, batch], each update's minibatch; `TD3.train(updates)` with the target-policy
        noise at 0 (drawn from torch's generator, which ours does not share).
+  gae: a time-major rollout [steps, envs] (rewards, values, terminated, truncated,
+       final_values: V of the final observation where an episode was truncated, last_values);
+       SB3's rollout loop's truncation bootstrap and `RolloutBuffer.compute_returns_and_advantage`;
+       writes `advantages` and `returns`.
 """
 
 import sys
@@ -128,11 +132,32 @@ def td3(data):
     return out
 
 
+def gae(data):
+    from stable_baselines3.common.buffers import RolloutBuffer
+
+    rewards, values = data["rewards"], data["values"]
+    terminated, truncated = data["terminated"].astype(bool), data["truncated"].astype(bool)
+    steps, envs = rewards.shape
+    env = Shapes(1, 1)
+    buffer = RolloutBuffer(steps, env.observation_space, env.action_space, device="cpu",
+                           gae_lambda=scalar(data, "gae_lambda"), gamma=scalar(data, "gamma"), n_envs=envs)
+    gamma = scalar(data, "gamma")
+    starts = np.ones(envs, dtype=bool)
+    for t in range(steps):
+        # collect_rollouts: a truncated episode's reward takes gamma V(terminal observation).
+        r = rewards[t] + gamma * data["final_values"][t] * truncated[t]
+        buffer.add(np.zeros((envs, 1), np.float32), np.zeros((envs, 1), np.float32), r, starts,
+                   torch.from_numpy(values[t].copy()), torch.zeros(envs))
+        starts = terminated[t] | truncated[t]
+    buffer.compute_returns_and_advantage(torch.from_numpy(data["last_values"].copy()), starts)
+    return {"advantages": buffer.advantages, "returns": buffer.returns}
+
+
 def main():
     algorithm, source, target = sys.argv[1:4]
     torch.set_num_threads(1)
     data = np.load(source)
-    np.savez(target, **{"ppo": ppo, "td3": td3}[algorithm](data))
+    np.savez(target, **{"ppo": ppo, "td3": td3, "gae": gae}[algorithm](data))
 
 
 if __name__ == "__main__":

@@ -525,4 +525,55 @@ mod tests {
         eprintln!("largest difference from SB3's, relative to the update: {gap:.2e}");
         assert!(gap < 1e-3, "{gap:.3e} of the update apart from SB3's");
     }
+
+    /// GAE with the truncation bootstrap (`common::gae`, as the on-policy loop calls it: V of the
+    /// next observation, of the final one where an episode ended) equals SB3's rollout loop,
+    /// which adds gamma V(terminal observation) to a truncated step's reward, and its
+    /// `compute_returns_and_advantage`, on 64 steps of 4 envs with terminations and truncations.
+    #[test]
+    fn advantages_equal_stable_baselines3s_with_terminations_and_truncations() {
+        use crate::drl::common::gae;
+        let (steps, envs, gamma, lambda) = (64usize, 4usize, 0.99f32, 0.95f32);
+        let mut data = TensorRng::new(21);
+        let rows = |t: Tensor| Vec::<f32>::try_from(t.flatten(0, -1)).unwrap();
+        let shape = [steps as i64, envs as i64];
+        let rewards = rows(data.normal(&shape, Device::Cpu));
+        let values = rows(data.normal(&shape, Device::Cpu) * 5.0);
+        let final_values = rows(data.normal(&shape, Device::Cpu) * 5.0);
+        let last_values = rows(data.normal(&[envs as i64], Device::Cpu) * 5.0);
+        let ends = rows(data.uniform_like(&Tensor::zeros(shape, (Kind::Float, Device::Cpu))));
+        let terminated: Vec<bool> = ends.iter().map(|&u| u < 0.05).collect();
+        let truncated: Vec<bool> = ends.iter().map(|&u| (0.05..0.10).contains(&u)).collect();
+        let done: Vec<bool> = terminated.iter().zip(&truncated).map(|(a, b)| a | b).collect();
+        // V of the true next state: the next step's value, the final observation's where the
+        // episode ended, the rollout's last values after its last step.
+        let next_values: Vec<f32> = (0..steps * envs)
+            .map(|i| match (done[i], i + envs < steps * envs) {
+                (true, _) => final_values[i],
+                (false, true) => values[i + envs],
+                (false, false) => last_values[i % envs],
+            })
+            .collect();
+        let (advantages, returns) = gae(&rewards, &values, &next_values, &terminated, &done, envs, gamma, lambda);
+        let tensor = |v: &[f32]| Tensor::from_slice(v).view(shape);
+        let flag = |v: &[bool]| tensor(&v.iter().map(|&b| f32::from(u8::from(b))).collect::<Vec<_>>());
+        let input = vec![
+            ("rewards".to_string(), tensor(&rewards)),
+            ("values".to_string(), tensor(&values)),
+            ("final_values".to_string(), tensor(&final_values)),
+            ("terminated".to_string(), flag(&terminated)),
+            ("truncated".to_string(), flag(&truncated)),
+            ("last_values".to_string(), Tensor::from_slice(&last_values)),
+            ("gamma".to_string(), Tensor::from_slice(&[f64::from(gamma)])),
+            ("gae_lambda".to_string(), Tensor::from_slice(&[f64::from(lambda)])),
+        ];
+        let Some(sb3) = sb3_update("gae", &[], input) else { return };
+        assert!(terminated.iter().filter(|&&t| t).count() > 5 && truncated.iter().filter(|&&t| t).count() > 5);
+        for (name, ours) in [("advantages", &advantages), ("returns", &returns)] {
+            let theirs = Vec::<f32>::try_from(sb3[name].to_kind(Kind::Float).flatten(0, -1)).unwrap();
+            for (i, (a, b)) in ours.iter().zip(&theirs).enumerate() {
+                assert!((a - b).abs() < 1e-4 * (1.0 + b.abs()), "{name}[{i}]: ours {a}, SB3's {b}");
+            }
+        }
+    }
 }
