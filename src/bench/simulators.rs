@@ -129,14 +129,23 @@ pub struct PeerReport {
     pub runs: Vec<PeerRun>,
 }
 
-/// One of our runs: final return, training seconds, the largest drop between consecutive
-/// evaluations (how unstable the curve is) and every evaluation's mean return.
+/// One of our runs: training seconds and every evaluation's mean return (at least one).
 #[derive(Debug, Clone)]
 pub struct OurRun {
-    pub final_return: f64,
     pub train_s: f64,
-    pub largest_drop: f64,
     pub curve: Vec<f64>,
+}
+
+impl OurRun {
+    /// The last evaluation's mean return.
+    pub fn final_return(&self) -> f64 {
+        self.curve[self.curve.len() - 1]
+    }
+
+    /// The largest drop between consecutive evaluations (how unstable the curve is).
+    pub fn largest_drop(&self) -> f64 {
+        self.curve.windows(2).map(|w| (w[0] - w[1]).max(0.0)).fold(0.0, f64::max)
+    }
 }
 
 /// Trains `algorithm` on `gymnasium:<env>` for `budget` steps with the table's settings.
@@ -152,13 +161,12 @@ pub fn our_run(algorithm: &str, env: &str, budget: usize, seed: u64, h_term_lamb
     };
     let outcome = train(&config)?;
     let curve: Vec<f64> = outcome.evaluations.iter().map(|e| e.return_mean).collect();
-    let largest_drop = curve.windows(2).map(|w| (w[0] - w[1]).max(0.0)).fold(0.0, f64::max);
     let final_return = *curve.last().context("no evaluation")?;
     crate::progress::row_done(format!(
         "ours {algorithm} {env} seed {seed} lambda {h_term_lambda}: {final_return:.1} in {:.1} s",
         outcome.train_s
     ));
-    Ok(OurRun { final_return, train_s: outcome.train_s, largest_drop, curve })
+    Ok(OurRun { train_s: outcome.train_s, curve })
 }
 
 pub fn median_worst(values: &[f64]) -> (f64, f64) {
@@ -236,7 +244,7 @@ fn write_per_seed(
     writeln!(out, "\n{} {}, per seed:\n", task.algorithm, task.env)?;
     let round = |v: &[f64]| v.iter().map(|x| format!("{x:.0}")).collect::<Vec<_>>().join(", ");
     for (seed, run) in seeds.iter().zip(ours) {
-        write!(out, "- seed {seed}: ours {:.1} in {:.0} s", run.final_return, run.train_s)?;
+        write!(out, "- seed {seed}: ours {:.1} in {:.0} s", run.final_return(), run.train_s)?;
         let peer = theirs.iter().find(|r| r.seed == *seed);
         if let Some(p) = peer {
             write!(out, ", SB3 {:.1} in {:.0} s", p.final_return, p.train_s)?;
@@ -253,26 +261,28 @@ fn write_per_seed(
 pub fn run_simulators(config: &SimulatorBenchConfig) -> Result<String> {
     let tasks = selected(config);
     anyhow::ensure!(!tasks.is_empty(), "--only matches no task");
+    let threads = config.side_by_side.then_some(1);
+    let peer_side = || {
+        config
+            .peer
+            .as_ref()
+            .map(|(python, script)| peer_runs(python, script, &tasks, &config.seeds, threads))
+            .transpose()
+    };
     let (peer, runs) = if config.side_by_side {
         // libtorch's intra-op pool is the process's: one thread here, one in the peer's process.
         tch::set_num_threads(1);
         std::thread::scope(|scope| {
-            let peer = config
-                .peer
-                .as_ref()
-                .map(|(python, script)| scope.spawn(|| peer_runs(python, script, &tasks, &config.seeds, Some(1))));
+            let peer = scope.spawn(peer_side);
             let runs = our_runs(config, &tasks);
-            let peer = peer.map(|p| p.join().expect("the peer thread does not panic")).transpose();
-            Ok::<_, anyhow::Error>((peer?, runs?))
-        })?
+            (peer.join().expect("the peer thread does not panic"), runs)
+        })
     } else {
-        let peer = config
-            .peer
-            .as_ref()
-            .map(|(python, script)| peer_runs(python, script, &tasks, &config.seeds, None))
-            .transpose()?;
-        (peer, our_runs(config, &tasks)?)
+        // The peer first: a failing peer stops the bench before our runs take their hours.
+        let peer = peer_side()?;
+        (Ok(peer), our_runs(config, &tasks))
     };
+    let (peer, runs) = (peer?, runs?);
     let mut out = String::new();
     writeln!(
         out,
@@ -299,7 +309,7 @@ pub fn run_simulators(config: &SimulatorBenchConfig) -> Result<String> {
     let mut studies = Vec::new();
     let mut per_seed = String::new();
     for ((task, budget), runs) in tasks.iter().zip(runs) {
-        let (ours, ours_worst) = median_worst(&runs.iter().map(|r| r.final_return).collect::<Vec<_>>());
+        let (ours, ours_worst) = median_worst(&runs.iter().map(OurRun::final_return).collect::<Vec<_>>());
         let our_s = median(&mut runs.iter().map(|r| r.train_s).collect::<Vec<_>>());
         let theirs: Vec<&PeerRun> = peer
             .iter()
@@ -339,10 +349,10 @@ pub fn run_simulators(config: &SimulatorBenchConfig) -> Result<String> {
                 rows.push((lambda, runs));
             }
             for (lambda, runs) in rows {
-                let finals: Vec<f64> = runs.iter().map(|r| r.final_return).collect();
+                let finals: Vec<f64> = runs.iter().map(OurRun::final_return).collect();
                 let (m, worst) = median_worst(&finals);
                 let best = finals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                let drop = median(&mut runs.iter().map(|r| r.largest_drop).collect::<Vec<_>>());
+                let drop = median(&mut runs.iter().map(OurRun::largest_drop).collect::<Vec<_>>());
                 writeln!(
                     out,
                     "| {} {} | {lambda} | {m:.1} | {:.1} | {worst:.1} | {drop:.1} |",
@@ -377,10 +387,7 @@ mod tests {
     #[test]
     fn per_seed_lines_pair_each_seed_with_the_peer_run_of_that_seed() {
         let task = TASKS[0].clone();
-        let ours = [
-            OurRun { final_return: 12.34, train_s: 5.6, largest_drop: 0.0, curve: vec![1.0, 12.34] },
-            OurRun { final_return: 7.0, train_s: 6.4, largest_drop: 2.0, curve: vec![9.0, 7.0] },
-        ];
+        let ours = [OurRun { train_s: 5.6, curve: vec![1.0, 12.34] }, OurRun { train_s: 6.4, curve: vec![9.0, 7.0] }];
         // The peer answers seed 1 only, and first in its list.
         let theirs = PeerRun {
             algorithm: task.algorithm.into(),
@@ -411,7 +418,7 @@ mod verify {
     //! our median final return at least SB3's (within 10% of its magnitude: three seeds cannot
     //! resolve less); each test prints both sides and the training seconds.
 
-    use super::{median_worst, our_run, peer_runs, TASKS};
+    use super::{median_worst, our_run, peer_runs, OurRun, TASKS};
     use std::path::PathBuf;
 
     const SEEDS: [u64; 3] = [0, 1, 2];
@@ -426,7 +433,7 @@ mod verify {
             .expect("SB3 runs (make simulators)");
         let theirs: Vec<f64> = peer.runs.iter().map(|r| r.final_return).collect();
         let ours: Vec<_> = SEEDS.iter().map(|&s| our_run(algorithm, env, task.budget, s, 0.0).unwrap()).collect();
-        let (our_median, our_worst) = median_worst(&ours.iter().map(|r| r.final_return).collect::<Vec<_>>());
+        let (our_median, our_worst) = median_worst(&ours.iter().map(OurRun::final_return).collect::<Vec<_>>());
         let (their_median, their_worst) = median_worst(&theirs);
         let our_s: f64 = ours.iter().map(|r| r.train_s).sum::<f64>() / ours.len() as f64;
         let their_s: f64 = peer.runs.iter().map(|r| r.train_s).sum::<f64>() / peer.runs.len() as f64;
