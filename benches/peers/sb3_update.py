@@ -123,7 +123,7 @@ def td3(data):
             for kind in ("weight", "bias"):
                 out[f"w/{net}/actor.{ours(layer)}.{kind}"] = after[f"{net}.mu.{2 * layer}.{kind}"].numpy()
     for net in ("critic", "critic_target"):
-        critics = 1 + max(int(k.split(".")[1][2:]) for k in after if k.startswith(net + ".qf"))
+        critics = data[f"w/{net}/critic.layer0_weight"].shape[0]
         for layer in range(layers):
             out[f"w/{net}/critic.layer{layer}_weight"] = np.stack(
                 [after[f"{net}.qf{k}.{2 * layer}.weight"].T.numpy() for k in range(critics)])

@@ -472,7 +472,7 @@ impl AgentState for Ppo {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{largest_relative_gap, sb3_update, snapshot};
+    use super::super::test_support::{largest_relative_gap, sb3_update, scalar, snapshots};
     use super::*;
     use crate::drl::random::seeded;
 
@@ -501,8 +501,7 @@ mod tests {
         let returns = &values + &advantages;
         let mut order_rng = ppo.rng.clone();
         let order: Vec<Tensor> = (0..config.epochs).map(|_| order_rng.permutation(n, Device::Cpu)).collect();
-        let scalar = |x: f64| Tensor::from_slice(&[x]);
-        let input = [
+        let input = vec![
             ("obs", obs.shallow_clone()),
             ("actions", actions.shallow_clone()),
             ("log_probs", log_probs.shallow_clone()),
@@ -516,12 +515,11 @@ mod tests {
             ("max_grad_norm", scalar(config.max_grad_norm)),
             ("batch_size", scalar(config.minibatch_size.unwrap() as f64)),
         ];
-        let before = snapshot(&ppo.store);
-        let input = input.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-        let Some(sb3) = sb3_update("ppo", &[("actor_critic", &before)], input) else { return };
+        let before = snapshots(&mut ppo);
+        let Some(sb3) = sb3_update("ppo", &before, input) else { return };
         ppo.update(&Rollout { obs, actions, log_probs, values, advantages, returns });
-        assert_eq!(sb3.len(), before.len(), "SB3's policy has our variables, no more");
-        let gap = largest_relative_gap(&[("actor_critic", &before)], &[&ppo.store], &sb3);
+        assert_eq!(sb3.len(), before[0].1.len(), "SB3's policy has our variables, no more");
+        let gap = largest_relative_gap(&before, &mut ppo, &sb3);
         eprintln!("largest difference from SB3's, relative to the update: {gap:.2e}");
         assert!(gap < 1e-3, "{gap:.3e} of the update apart from SB3's");
     }
@@ -558,14 +556,14 @@ mod tests {
         let tensor = |v: &[f32]| Tensor::from_slice(v).view(shape);
         let flag = |v: &[bool]| tensor(&v.iter().map(|&b| f32::from(u8::from(b))).collect::<Vec<_>>());
         let input = vec![
-            ("rewards".to_string(), tensor(&rewards)),
-            ("values".to_string(), tensor(&values)),
-            ("final_values".to_string(), tensor(&final_values)),
-            ("terminated".to_string(), flag(&terminated)),
-            ("truncated".to_string(), flag(&truncated)),
-            ("last_values".to_string(), Tensor::from_slice(&last_values)),
-            ("gamma".to_string(), Tensor::from_slice(&[f64::from(gamma)])),
-            ("gae_lambda".to_string(), Tensor::from_slice(&[f64::from(lambda)])),
+            ("rewards", tensor(&rewards)),
+            ("values", tensor(&values)),
+            ("final_values", tensor(&final_values)),
+            ("terminated", flag(&terminated)),
+            ("truncated", flag(&truncated)),
+            ("last_values", Tensor::from_slice(&last_values)),
+            ("gamma", scalar(f64::from(gamma))),
+            ("gae_lambda", scalar(f64::from(lambda))),
         ];
         let Some(sb3) = sb3_update("gae", &[], input) else { return };
         assert!(terminated.iter().filter(|&&t| t).count() > 5 && truncated.iter().filter(|&&t| t).count() > 5);

@@ -360,7 +360,7 @@ mod tests {
     /// torch's generator (`smoothing_noise_stays_within_the_clip_and_the_unit_box` pins ours).
     #[test]
     fn fifty_updates_end_where_stable_baselines3_ends_from_the_same_weights_and_minibatches() {
-        use super::super::test_support::{largest_relative_gap, sb3_update, snapshot};
+        use super::super::test_support::{largest_relative_gap, sb3_update, scalar, snapshots};
         use rand::Rng;
         let config = Td3Config { hidden: vec![64, 64], gamma: 0.99, policy_noise: 0.0, ..Td3Config::td3() };
         let (obs_dim, action_dim, n, updates) = (17, 6, 1000, 50);
@@ -384,8 +384,7 @@ mod tests {
         let mut drawn = rng.clone();
         let indices: Vec<i64> =
             (0..updates * config.batch_size).map(|_| drawn.gen_range(0..n as usize) as i64).collect();
-        let scalar = |x: f64| Tensor::from_slice(&[x]);
-        let input = [
+        let input = vec![
             ("obs", obs),
             ("actions", actions),
             ("next_obs", next_obs),
@@ -398,19 +397,12 @@ mod tests {
             ("gamma", scalar(config.gamma)),
             ("policy_delay", scalar(config.policy_delay as f64)),
         ];
-        let names = ["actor", "actor_target", "critic", "critic_target"];
-        let before: Vec<_> = [&td3.actor_store, &td3.actor_target_store, &td3.critic_store, &td3.critic_target_store]
-            .map(snapshot)
-            .into_iter()
-            .collect();
-        let named: Vec<(&str, _)> = names.iter().copied().zip(&before).collect();
-        let input = input.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-        let Some(sb3) = sb3_update("td3", &named, input) else { return };
+        let before = snapshots(&mut td3);
+        let Some(sb3) = sb3_update("td3", &before, input) else { return };
         for _ in 0..updates {
             td3.update(&mut buffer, &mut rng);
         }
-        let after = [&td3.actor_store, &td3.actor_target_store, &td3.critic_store, &td3.critic_target_store];
-        let gap = largest_relative_gap(&named, &after, &sb3);
+        let gap = largest_relative_gap(&before, &mut td3, &sb3);
         eprintln!("largest difference from SB3's, relative to the update: {gap:.2e}");
         assert!(gap < 1e-3, "{gap:.3e} of the update apart from SB3's");
     }

@@ -39,18 +39,26 @@ pub fn twin_buffers(action: impl Fn(usize) -> [f32; 2]) -> (ReplayBuffer, Replay
     (unit, wide)
 }
 
-/// A store's variables, copied (what it held before an update).
-pub fn snapshot(store: &nn::VarStore) -> Snapshot {
-    store.variables().into_iter().map(|(name, t)| (name, t.detach().copy())).collect()
-}
-
+/// Variables by name, copied (what a store held before an update), or SB3's after its update.
 pub type Snapshot = std::collections::HashMap<String, Tensor>;
 
+/// Every store of `agent` (its `var_stores`, by their names), copied.
+pub fn snapshots(agent: &mut impl super::AgentState) -> Vec<(&'static str, Snapshot)> {
+    let copy =
+        |store: &nn::VarStore| store.variables().into_iter().map(|(name, t)| (name, t.detach().copy())).collect();
+    agent.var_stores().into_iter().map(|(name, store)| (name, copy(store))).collect()
+}
+
+/// A one-element f64 tensor (a setting in `sb3_update`'s input).
+pub fn scalar(x: f64) -> Tensor {
+    Tensor::from_slice(&[x])
+}
+
 /// Stable-Baselines3's own update (`benches/peers/sb3_update.py ALGORITHM`) from the weights in
-/// `stores` (snapshots taken before our update), the data and the settings in `input`; returns
+/// `before` (`snapshots` taken before our update), the data and the settings in `input`; returns
 /// SB3's weights after it, under the names `w/<store>/<variable>`. None (with the reason
 /// printed) where .venv lacks SB3, which fails under CI=true.
-pub fn sb3_update(algorithm: &str, stores: &[(&str, &Snapshot)], input: Vec<(String, Tensor)>) -> Option<Snapshot> {
+pub fn sb3_update(algorithm: &str, before: &[(&str, Snapshot)], input: Vec<(&str, Tensor)>) -> Option<Snapshot> {
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let python = root.join(".venv/bin/python");
     let has_sb3 = std::process::Command::new(&python)
@@ -62,16 +70,16 @@ pub fn sb3_update(algorithm: &str, stores: &[(&str, &Snapshot)], input: Vec<(Str
         eprintln!("skipped: .venv lacks stable-baselines3 (make simulators)");
         return None;
     }
-    let mut input = input;
-    for (store_name, store) in stores {
-        for (name, variable) in store.iter() {
-            input.push((format!("w/{store_name}/{name}"), variable.shallow_clone()));
+    let mut named: Vec<(String, Tensor)> = input.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    for (store_name, variables) in before {
+        for (name, variable) in variables {
+            named.push((format!("w/{store_name}/{name}"), variable.shallow_clone()));
         }
     }
     let dir = std::env::temp_dir().join(format!("rlsolver-sb3-{algorithm}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (in_path, out_path) = (dir.join("in.npz"), dir.join("out.npz"));
-    Tensor::write_npz(&input, &in_path).unwrap();
+    Tensor::write_npz(&named, &in_path).unwrap();
     let status = std::process::Command::new(&python)
         .arg(root.join("benches/peers/sb3_update.py"))
         .arg(algorithm)
@@ -84,13 +92,14 @@ pub fn sb3_update(algorithm: &str, stores: &[(&str, &Snapshot)], input: Vec<(Str
     Some(after)
 }
 
-/// The largest distance between our variable and SB3's after the update, relative to how far
-/// ours moved (`before`: the stores' snapshots taken before it); panics where a variable did not
-/// move or SB3's lacks one of ours.
-pub fn largest_relative_gap(before: &[(&str, &Snapshot)], after: &[&nn::VarStore], sb3: &Snapshot) -> f64 {
+/// The largest distance between a variable of `agent` and SB3's after the update, relative to
+/// how far ours moved from `before`; panics where a variable did not move or SB3's lacks one of
+/// ours.
+pub fn largest_relative_gap(before: &[(&str, Snapshot)], agent: &mut impl super::AgentState, sb3: &Snapshot) -> f64 {
     let mut worst = 0.0f64;
-    for ((store_name, start), end) in before.iter().zip(after) {
-        for (name, mine) in end.variables() {
+    for (store_name, store) in agent.var_stores() {
+        let start = &before.iter().find(|(name, _)| *name == store_name).expect("a snapshot of every store").1;
+        for (name, mine) in store.variables() {
             let key = format!("w/{store_name}/{name}");
             let theirs = sb3.get(&key).unwrap_or_else(|| panic!("SB3's weights lack {key}")).to_kind(Kind::Float);
             let moved = (&mine - &start[&name]).norm().double_value(&[]);
