@@ -128,8 +128,8 @@ async fn the_postgres_store_keeps_jobs_curves_and_counts() {
     store.insert_job("b", "solve", &json!({"problem": "maxcut"}), None).await.unwrap();
     let lease = Duration::from_secs(60);
     assert_eq!(store.claim("t", lease, Kinds::Any).await.unwrap().unwrap().id, "a");
-    store.add_metric("a", &json!({"step": 10})).await.unwrap();
-    store.add_metric("a", &json!({"step": 20})).await.unwrap();
+    assert_eq!(store.add_metric("a", &json!({"step": 10})).await.unwrap(), 0);
+    assert_eq!(store.add_metric("a", &json!({"step": 20})).await.unwrap(), 1);
     store.set_steps("a", 20).await.unwrap();
     assert_eq!(store.claim("t", lease, Kinds::Any).await.unwrap().unwrap().id, "b");
     assert!(store.finish_claimed("b", "t", JobState::Succeeded, Some(&json!({"cut": 5})), None).await.unwrap());

@@ -193,15 +193,26 @@ fn a_constrained_problem_with_a_repair_step_solves_over_http_and_streams_its_dec
                      "options": {"time_limit_s": 2, "seed": 1}});
     let accepted: Value = c.post(format!("{base}/v1/solve/jobs")).json(&job).send().unwrap().json().unwrap();
     let id = accepted["id"].as_str().unwrap();
-    let mut stream = String::new();
-    c.get(format!("{base}/v1/solve/jobs/{id}/events")).send().unwrap().read_to_string(&mut stream).unwrap();
-    let incumbents: Vec<f64> = stream
-        .split("\n\n")
-        .filter(|event| event.starts_with("event: incumbent"))
-        .filter_map(|event| event.lines().find_map(|l| l.strip_prefix("data:")))
-        .map(|data| serde_json::from_str::<Value>(data.trim()).unwrap()["objective"].as_f64().unwrap())
-        .collect();
-    assert!(!incumbents.is_empty(), "{stream}");
+    let streamed = || {
+        let mut stream = String::new();
+        c.get(format!("{base}/v1/solve/jobs/{id}/events")).send().unwrap().read_to_string(&mut stream).unwrap();
+        let incumbents: Vec<f64> = stream
+            .split("\n\n")
+            .filter(|event| event.starts_with("event: incumbent"))
+            .filter_map(|event| event.lines().find_map(|l| l.strip_prefix("data:")))
+            .map(|data| serde_json::from_str::<Value>(data.trim()).unwrap()["objective"].as_f64().unwrap())
+            .collect();
+        assert!(stream.starts_with("event: state"), "{stream}");
+        incumbents
+    };
+    // Opened while the job runs or after it ended, a stream carries the whole recorded curve,
+    // each point once.
+    let incumbents = streamed();
+    let curve: Vec<Value> = c.get(format!("{base}/v1/solve/jobs/{id}/incumbents")).send().unwrap().json().unwrap();
+    let recorded: Vec<f64> = curve.iter().map(|p| p["objective"].as_f64().unwrap()).collect();
+    assert!(!recorded.is_empty());
+    assert_eq!(incumbents, recorded);
+    assert_eq!(streamed(), recorded);
     let finished: Value = c.get(format!("{base}/v1/solve/jobs/{id}")).send().unwrap().json().unwrap();
     let result = &finished["result"];
     let weight = rescore(&weights, &edges, &result["solution"]["selected"]).expect("an independent set");

@@ -5,7 +5,7 @@ use super::auth::Caller;
 use super::error::ApiError;
 use super::params::ApiQuery;
 use super::state::AppState;
-use crate::jobs::SubmitError;
+use crate::jobs::{JobEvent, SubmitError};
 use crate::store::{JobRecord, JobState};
 use axum::http::{header, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -14,6 +14,7 @@ use axum::Json;
 use futures_util::stream::{self, Stream, StreamExt};
 use serde::{Deserialize, Serialize};
 use std::convert::Infallible;
+use tokio::sync::broadcast;
 use tokio_stream::wrappers::BroadcastStream;
 use utoipa::{IntoParams, ToSchema};
 
@@ -122,25 +123,44 @@ pub async fn events(
     id: &str,
     kind: &str,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    // Subscribe before reading the row, so no change between the two is lost.
+    // Subscribe before reading the row and the curve, so no change after either is lost.
     let receiver = state.jobs.subscribe(id);
     let job = found(state, caller, id, kind).await?;
     let first = Event::default().event("state").json_data(&job.job).unwrap_or_default();
+    // The curve so far comes first: a stream opened after the first points (or after the end)
+    // still carries all of them, each once.
+    let point_event = point_event(&job.job);
+    let stored = state.jobs.store().metrics(id).await?;
+    let sent = stored.len() as i64;
+    let replay = stream::iter(stored.into_iter().map(move |data| JobEvent { event: point_event, data, seq: None }));
     // The stream ends when the job does: its channel closes after the final `state` event.
     let updates = match receiver {
         _ if job.job.state.is_terminal() => stream::empty().boxed(),
         // Replicas share the store: the job may run on another one, so the store tells.
-        _ if state.jobs.store().backend() == "postgres" => {
-            let seen = state.jobs.store().metric_count(id).await? as usize;
-            store_events(state, &job.job, seen).boxed()
-        }
-        Some(receiver) => BroadcastStream::new(receiver).filter_map(|item| async move { item.ok() }).boxed(),
+        _ if state.jobs.store().backend() == "postgres" => store_events(state, &job.job, sent as usize).boxed(),
+        Some(receiver) => after_replay(receiver, sent).boxed(),
         None => stream::empty().boxed(),
     };
     let stream = stream::once(async move { first })
-        .chain(updates.map(|e| Event::default().event(e.event).json_data(&e.data).unwrap_or_default()))
+        .chain(replay.chain(updates).map(|e| Event::default().event(e.event).json_data(&e.data).unwrap_or_default()))
         .map(Ok);
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+/// The job's live events past the `sent` stored points: a point stored between the subscription
+/// and the read of the curve reaches both, and goes out once.
+fn after_replay(receiver: broadcast::Receiver<JobEvent>, sent: i64) -> impl Stream<Item = JobEvent> {
+    BroadcastStream::new(receiver)
+        .filter_map(move |item| async move { item.ok().filter(|e| e.seq.is_none_or(|seq| seq >= sent)) })
+}
+
+/// What a point of the job's curve is called in its stream.
+fn point_event(job: &JobRecord) -> &'static str {
+    if job.kind == crate::jobs::SOLVE {
+        "incumbent"
+    } else {
+        "evaluation"
+    }
 }
 
 /// How often a stream read from the store looks at the job.
@@ -149,9 +169,8 @@ const STORE_EVENTS_EVERY: std::time::Duration = std::time::Duration::from_millis
 /// A job's events read from the store (for jobs running on any replica): `state` when it
 /// changes, `progress` when its steps do, each new point of its curve (`evaluation` or
 /// `incumbent`) after the first `seen`, until the `state` event that ends it.
-fn store_events(state: &AppState, job: &JobRecord, seen: usize) -> impl Stream<Item = crate::jobs::JobEvent> {
-    use crate::jobs::JobEvent;
-    let point_event = if job.kind == crate::jobs::SOLVE { "incumbent" } else { "evaluation" };
+fn store_events(state: &AppState, job: &JobRecord, seen: usize) -> impl Stream<Item = JobEvent> {
+    let point_event = point_event(job);
     let start = (state.clone(), job.id.clone(), job.state, job.steps, seen, false);
     stream::unfold(start, move |(state, id, last_state, last_steps, seen, ended)| async move {
         if ended {
@@ -165,14 +184,14 @@ fn store_events(state: &AppState, job: &JobRecord, seen: usize) -> impl Stream<I
                 continue;
             };
             let mut events: Vec<JobEvent> =
-                curve.into_iter().map(|point| JobEvent { event: point_event, data: point }).collect();
+                curve.into_iter().map(|point| JobEvent { event: point_event, data: point, seq: None }).collect();
             let seen = seen + events.len();
             if job.steps != last_steps {
-                events.push(JobEvent { event: "progress", data: serde_json::json!({"steps": job.steps}) });
+                events.push(JobEvent { event: "progress", data: serde_json::json!({"steps": job.steps}), seq: None });
             }
             if job.state != last_state {
                 let data = serde_json::json!({"state": job.state.as_str(), "result": job.result, "error": job.error});
-                events.push(JobEvent { event: "state", data });
+                events.push(JobEvent { event: "state", data, seq: None });
             }
             if !events.is_empty() {
                 let ended = job.state.is_terminal();
@@ -197,5 +216,33 @@ pub async fn cancel(
             message: format!("job '{id}' has already ended ({})", ended.as_str()),
         }),
         Ok(job) => Ok((StatusCode::ACCEPTED, Json(Job { artifacts: state.jobs.artifacts(&job.id), job }))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn points_both_stored_and_sent_after_the_subscription_go_out_once() {
+        let (sender, receiver) = broadcast::channel(16);
+        let point = |seq| JobEvent { event: "incumbent", data: serde_json::json!({"objective": seq}), seq: Some(seq) };
+        // Points 0 and 1 were stored after the subscription and before the curve was read (sent
+        // = 2); 2 came later; a progress event carries no place; a point the store refused is sent.
+        for event in
+            [point(0), point(1), JobEvent { event: "progress", data: serde_json::json!({}), seq: None }, point(2)]
+        {
+            sender.send(event).unwrap();
+        }
+        sender.send(JobEvent { event: "incumbent", data: serde_json::json!({"objective": -1}), seq: None }).unwrap();
+        drop(sender);
+        let out: Vec<(&str, serde_json::Value)> =
+            after_replay(receiver, 2).map(|e| (e.event, e.data["objective"].clone())).collect().await;
+        let expected = vec![
+            ("progress", serde_json::Value::Null),
+            ("incumbent", serde_json::json!(2)),
+            ("incumbent", serde_json::json!(-1)),
+        ];
+        assert_eq!(out, expected);
     }
 }

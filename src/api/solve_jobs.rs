@@ -97,8 +97,9 @@ pub async fn incumbents(
     jobs::curve(&state, &caller, &id, SOLVE).await
 }
 
-/// Server-sent events: first `state`, then `incumbent` ({elapsed_ms, objective}) and `state`
-/// until the job ends (the last `state` carries the report as `result`).
+/// Server-sent events: first `state`, then every `incumbent` ({elapsed_ms, objective}) recorded
+/// so far, then each new one and `state` until the job ends (the last `state` carries the report
+/// as `result`).
 #[utoipa::path(get, path = "/v1/solve/jobs/{id}/events", tag = "solve", operation_id = "stream_solve_events", params(("id" = String, Path)), responses(
     (status = 200, description = "text/event-stream: a sequence of events", content_type = "text/event-stream", body = super::jobs::StreamEvent),
     (status = 404, body = ProblemDetails, content_type = "application/problem+json")

@@ -96,10 +96,11 @@ pub struct ServerConfig {
 
 impl Default for ServerConfig {
     /// Limits as documented in the README; the data folder is a fresh one under the system's
-    /// temporary folder (the CLI's default is `./data`).
+    /// temporary folder (the CLI's default is `./data`), named by a random UUID: a name from the
+    /// process id can be an earlier process's folder, whose unfinished jobs the store would
+    /// re-queue ahead of this server's own.
     fn default() -> Self {
-        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let unique = format!("rlsolver-data-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::SeqCst));
+        let unique = format!("rlsolver-data-{}", uuid::Uuid::new_v4());
         ServerConfig {
             limits: Limits::default(),
             max_body_bytes: 64 << 20,

@@ -95,8 +95,8 @@ pub async fn metrics(
     jobs::curve(&state, &caller, &id, TRAINING).await
 }
 
-/// Server-sent events: first `state` (the job now), then `progress` ({steps}), `evaluation`
-/// (one evaluation) and `state` (changes) until the job ends.
+/// Server-sent events: first `state` (the job now), then every `evaluation` recorded so far,
+/// then `progress` ({steps}), each new `evaluation` and `state` (changes) until the job ends.
 #[utoipa::path(get, path = "/v1/training/jobs/{id}/events", tag = "training", operation_id = "stream_training_events", params(("id" = String, Path)), responses(
     (status = 200, description = "text/event-stream: a sequence of events", content_type = "text/event-stream", body = super::jobs::StreamEvent),
     (status = 404, body = ProblemDetails, content_type = "application/problem+json")

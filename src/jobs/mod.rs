@@ -75,11 +75,16 @@ impl Default for JobsConfig {
     }
 }
 
-/// One server-sent event of a job: `state`, `progress` or `evaluation`.
+/// One server-sent event of a job: `state`, `progress`, or a point of its curve (`evaluation`,
+/// `incumbent`) with its place in the stored curve.
 #[derive(Debug, Clone, Serialize)]
 pub struct JobEvent {
     pub event: &'static str,
     pub data: serde_json::Value,
+    /// A point's place in the stored curve (None for state and progress, or a point the store
+    /// refused): a stream that replays the stored curve first skips the points it has sent.
+    #[serde(skip)]
+    pub seq: Option<i64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -204,8 +209,13 @@ impl JobManager {
         }
         let id = uuid::Uuid::new_v4().to_string();
         let request = serde_json::to_value(request).map_err(anyhow::Error::from)?;
-        self.store.insert_job(&id, kind, &request, owner).await?;
+        // The channel before the row: a worker may claim, run and end the job before the insert
+        // returns, and a channel made after that would never close.
         self.live_cancel(&id);
+        if let Err(error) = self.store.insert_job(&id, kind, &request, owner).await {
+            self.live.lock().expect("live jobs").remove(&id);
+            return Err(error.into());
+        }
         self.wake.notify_one();
         Ok(self.store.job(&id).await?.expect("just inserted"))
     }
@@ -250,8 +260,24 @@ impl JobManager {
     }
 
     fn emit(&self, id: &str, event: &'static str, data: serde_json::Value) {
+        self.send(id, JobEvent { event, data, seq: None });
+    }
+
+    /// Stores a point of the job's curve (from its blocking thread) and sends it.
+    fn add_point(&self, runtime: &tokio::runtime::Handle, id: &str, event: &'static str, point: serde_json::Value) {
+        let seq = match runtime.block_on(self.store.add_metric(id, &point)) {
+            Ok(seq) => Some(seq),
+            Err(error) => {
+                tracing::error!(job = %id, error = %format!("{error:#}"), "storing a point of the curve failed");
+                None
+            }
+        };
+        self.send(id, JobEvent { event, data: point, seq });
+    }
+
+    fn send(&self, id: &str, event: JobEvent) {
         if let Some(live) = self.live.lock().expect("live jobs").get(id) {
-            let _ = live.events.send(JobEvent { event, data });
+            let _ = live.events.send(event);
         }
     }
 
@@ -457,10 +483,7 @@ impl JobManager {
         SearchHooks {
             on_incumbent: Some(Arc::new(move |elapsed, objective| {
                 let point = serde_json::json!({"elapsed_ms": elapsed.as_secs_f64() * 1e3, "objective": objective});
-                if let Err(error) = runtime.block_on(manager.store.add_metric(&id, &point)) {
-                    tracing::error!(job = %id, error = %format!("{error:#}"), "storing an incumbent failed");
-                }
-                manager.emit(&id, "incumbent", point);
+                manager.add_point(&runtime, &id, "incumbent", point);
             })),
             on_incumbent_state: None,
             cancel: Some(cancel),
@@ -485,10 +508,7 @@ impl JobManager {
                 progress_manager.emit(&progress_id, "progress", serde_json::json!({"steps": step}));
             })),
             on_evaluation: Some(Arc::new(move |evaluation| {
-                if let Err(error) = runtime.block_on(evaluation_manager.store.add_metric(&evaluation_id, evaluation)) {
-                    tracing::error!(job = %evaluation_id, error = %format!("{error:#}"), "storing an evaluation failed");
-                }
-                evaluation_manager.emit(&evaluation_id, "evaluation", evaluation.clone());
+                evaluation_manager.add_point(&runtime, &evaluation_id, "evaluation", evaluation.clone());
             })),
             cancel: Some(cancel),
         }

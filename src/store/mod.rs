@@ -385,17 +385,19 @@ impl Store {
         Ok(())
     }
 
-    /// Appends an evaluation to the job's curve and makes it the latest, in one transaction.
-    pub async fn add_metric(&self, id: &str, value: &serde_json::Value) -> Result<()> {
+    /// Appends a point (an evaluation, an incumbent) to the job's curve and makes it the latest,
+    /// in one transaction; returns its place in the curve (from 0).
+    pub async fn add_metric(&self, id: &str, value: &serde_json::Value) -> Result<i64> {
         const APPEND: &str = "INSERT INTO job_metrics (job_id, seq, value) \
-             VALUES (?, (SELECT COALESCE(MAX(seq), -1) + 1 FROM job_metrics WHERE job_id = ?), ?)";
+             VALUES (?, (SELECT COALESCE(MAX(seq), -1) + 1 FROM job_metrics WHERE job_id = ?), ?) RETURNING seq";
         const LATEST: &str = "UPDATE jobs SET latest = ? WHERE id = ?";
         let text = value.to_string();
-        transaction!(self, |tx, sql| {
-            sqlx::query(&sql(APPEND)).bind(id).bind(id).bind(&text).execute(&mut *tx).await?;
+        let seq = transaction!(self, |tx, sql| {
+            let (seq,): (i64,) = sqlx::query_as(&sql(APPEND)).bind(id).bind(id).bind(&text).fetch_one(&mut *tx).await?;
             sqlx::query(&sql(LATEST)).bind(&text).bind(id).execute(&mut *tx).await?;
+            seq
         });
-        Ok(())
+        Ok(seq)
     }
 
     /// Drops a job's curve (a job restarted from scratch records it again).
@@ -546,8 +548,8 @@ mod tests {
             store.insert_job("b", "training", &serde_json::json!({"algorithm": "dqn"}), None).await.unwrap();
             let lease = Duration::from_secs(60);
             assert_eq!(store.claim("t", lease, Kinds::Any).await.unwrap().unwrap().id, "a");
-            store.add_metric("a", &serde_json::json!({"step": 10})).await.unwrap();
-            store.add_metric("a", &serde_json::json!({"step": 20})).await.unwrap();
+            assert_eq!(store.add_metric("a", &serde_json::json!({"step": 10})).await.unwrap(), 0);
+            assert_eq!(store.add_metric("a", &serde_json::json!({"step": 20})).await.unwrap(), 1);
             assert_eq!(store.claim("t", lease, Kinds::Any).await.unwrap().unwrap().id, "b");
             let result = serde_json::json!({"steps": 5});
             assert!(store.finish_claimed("b", "t", JobState::Succeeded, Some(&result), None).await.unwrap());
