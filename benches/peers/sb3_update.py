@@ -4,12 +4,18 @@ variables (`w/<store>/<name>`, tch's VarStore names), the data and the order it 
 the settings; runs SB3's update on exactly that data; writes SB3's weights after it under our
 names.
 
-Usage: python sb3_update.py ppo|td3|gae IN.npz OUT.npz
+Usage: python sb3_update.py ppo|ppo_iteration|td3|gae IN.npz OUT.npz
   ppo: the rollout (obs, actions, log_probs, values, advantages, returns) and `order`
        [epochs, n], one minibatch permutation per epoch; one `PPO.train`.
   td3: the replay data (obs, actions, rewards, next_obs, terminated) and `indices`
        [updates, batch], each update's minibatch; `TD3.train(updates)` with the target-policy
        noise at 0 (drawn from torch's generator, which ours does not share).
+  ppo_iteration: one whole `PPO.learn` iteration on Hopper-v5 (episodes cut at
+       `max_episode_steps`) under VecNormalize (observations only): the envs reset with `env_seeds`, each Gaussian sample drawn as mean + std * `noise`
+       [steps, envs, actions] (ours) instead of from torch's generator, the minibatches in
+       `order` [epochs, steps * envs] (ours, time-major); writes the weights after it and the
+       observation statistics (`obs_mean`, `obs_var`, `obs_count`) and how many episodes ended
+       `terminated` and `truncated`.
   gae: a time-major rollout [steps, envs] (rewards, values, terminated, truncated,
        final_values: V of the final observation where an episode was truncated, last_values);
        SB3's rollout loop's truncation bootstrap and `RolloutBuffer.compute_returns_and_advantage`;
@@ -78,6 +84,64 @@ def ppo(data):
     model.rollout_buffer.get = get
     model.train()
     return {"w/" + ppo_name(name): t.detach().numpy() for name, t in model.policy.state_dict().items()}
+
+
+def ppo_iteration(data):
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    noise, order = data["noise"], data["order"]
+    steps, envs, _ = noise.shape
+    epochs, n = order.shape
+    limit = int(scalar(data, "max_episode_steps"))
+    venv = make_vec_env("Hopper-v5", n_envs=envs, env_kwargs={"max_episode_steps": limit})
+    venv._seeds = [int(s) for s in data["env_seeds"].reshape(-1)]
+    ends = {"terminated": 0, "truncated": 0}
+    step_wait = venv.step_wait
+
+    def counted():
+        obs, rewards, dones, infos = step_wait()
+        for done, info in zip(dones, infos):
+            if done:
+                ends["truncated" if info.get("TimeLimit.truncated") else "terminated"] += 1
+        return obs, rewards, dones, infos
+
+    venv.step_wait = counted
+    env = VecNormalize(venv, norm_obs=True, norm_reward=False)
+    model = PPO("MlpPolicy", env, n_steps=steps, batch_size=int(scalar(data, "batch_size")), n_epochs=epochs,
+                gamma=scalar(data, "gamma"), gae_lambda=scalar(data, "gae_lambda"), ent_coef=0.0,
+                learning_rate=scalar(data, "learning_rate"), clip_range=scalar(data, "clip_range"),
+                vf_coef=scalar(data, "vf_coef"), max_grad_norm=scalar(data, "max_grad_norm"), device="cpu")
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    model.policy.load_state_dict({name: tensor(data, "w/" + ppo_name(name)) for name in model.policy.state_dict()})
+    distribution = model.policy.action_dist
+    draws = iter(torch.from_numpy(noise.copy()))
+
+    def sample():
+        gaussian = distribution.distribution
+        return gaussian.mean + gaussian.stddev * next(draws)
+
+    distribution.sample = sample
+    # Ours index the rollout time-major (t * envs + e); SB3's flattened buffer is env-major.
+    permutations = iter((order % envs) * steps + order // envs)
+    buffer = model.rollout_buffer
+    buffer_get = type(buffer).get
+
+    def get(batch_size=None):
+        permutation, drawn = next(permutations), np.random.permutation
+        np.random.permutation = lambda size: permutation
+        try:
+            yield from buffer_get(buffer, batch_size)
+        finally:
+            np.random.permutation = drawn
+
+    buffer.get = get
+    model.learn(total_timesteps=steps * envs)
+    out = {"w/" + ppo_name(name): t.detach().numpy() for name, t in model.policy.state_dict().items()}
+    statistics = env.obs_rms
+    out.update(obs_mean=statistics.mean, obs_var=statistics.var, obs_count=np.array([statistics.count]),
+               terminated=np.array([ends["terminated"]]), truncated=np.array([ends["truncated"]]))
+    return out
 
 
 def td3(data):
@@ -157,7 +221,8 @@ def main():
     algorithm, source, target = sys.argv[1:4]
     torch.set_num_threads(1)
     data = np.load(source)
-    np.savez(target, **{"ppo": ppo, "td3": td3, "gae": gae}[algorithm](data))
+    modes = {"ppo": ppo, "ppo_iteration": ppo_iteration, "td3": td3, "gae": gae}
+    np.savez(target, **modes[algorithm](data))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,9 @@
 //! ratios and the rollout values' explained variance, as SB3 logs them. Over Hopper-v5's first
 //! 400k steps (one seed, 2; every 16th update) the KL and clip fraction stayed close to SB3's (KL
 //! 0.007-0.017 against 0.008-0.018, clip fraction 0.10-0.23 against 0.08-0.17), and the policy's
-//! entropy fell alike (4.16 to 2.03 against 4.09 to 1.83).
+//! entropy fell alike (4.16 to 2.03 against 4.09 to 1.83). The tests hold one update, the
+//! advantages and one whole iteration on Hopper-v5 (rollout, observation statistics, update) to
+//! SB3's own code run on the same weights and random numbers.
 
 use super::{load_stores, patched, save_stores, AgentState, Metrics, OnPolicyAgent, Rollout};
 use crate::drl::common::{explained_variance, RunningNorm};
@@ -573,5 +575,86 @@ mod tests {
                 assert!((a - b).abs() < 1e-4 * (1.0 + b.abs()), "{name}[{i}]: ours {a}, SB3's {b}");
             }
         }
+    }
+
+    /// One whole iteration on Hopper-v5 through the Gymnasium bridge: observations normalized by
+    /// the running statistics as they arrive, Gaussian samples clipped by the env, falls and
+    /// time-limit truncations (V of the final observation), GAE, then the update. From the same weights, env seeds,
+    /// action noise and minibatch orders, SB3's `PPO.learn` under VecNormalize
+    /// (`benches/peers/sb3_update.py ppo_iteration`) ends at the same observation statistics and
+    /// weights.
+    #[test]
+    fn one_iteration_on_hopper_ends_where_stable_baselines3_ends_with_the_same_noise_and_env_seeds() {
+        use crate::drl::common::RunningNorm;
+        use crate::drl::run::{train, TrainConfig};
+        // Episodes cut at 16 steps (a random policy falls after about 20), so that the rollout
+        // holds truncations besides falls.
+        let (steps, envs, epochs, seed, limit) = (128usize, 4usize, 2usize, 5u64, 16usize);
+        let config = PpoConfig {
+            learning_rate: 3e-4,
+            gamma: 0.99,
+            rollout_steps: steps,
+            epochs,
+            sde_sample_freq: None,
+            normalize_observations: true,
+            ..PpoConfig::ppo_continuous()
+        };
+        // The run's agent before its update, built again from the seed (a build is a function
+        // of it), and the draws its stream makes: a noise row per step, then an order per epoch.
+        let (obs_dim, action_dim) = (11, 3);
+        let layout = ObservationLayout::default();
+        let mut ppo = seeded(seed, || Ppo::new(config.clone(), obs_dim, action_dim, None, &layout, Device::Cpu, seed));
+        let before = snapshots(&mut ppo);
+        let mut draws = ppo.rng.clone();
+        let noise: Vec<Tensor> =
+            (0..steps).map(|_| draws.normal(&[envs as i64, action_dim as i64], Device::Cpu)).collect();
+        let n = (steps * envs) as i64;
+        let order: Vec<Tensor> = (0..epochs).map(|_| draws.permutation(n, Device::Cpu)).collect();
+        let env_seeds: Vec<i64> = (0..envs).map(|i| crate::drl::env::gymnasium::env_seed(seed, 0, i) as i64).collect();
+        let input = vec![
+            ("noise", Tensor::stack(&noise, 0)),
+            ("order", Tensor::stack(&order, 0)),
+            ("env_seeds", Tensor::from_slice(&env_seeds)),
+            ("max_episode_steps", scalar(limit as f64)),
+            ("learning_rate", scalar(config.learning_rate)),
+            ("gamma", scalar(config.gamma)),
+            ("gae_lambda", scalar(config.gae_lambda)),
+            ("clip_range", scalar(config.clip_range.unwrap())),
+            ("vf_coef", scalar(config.value_coef)),
+            ("max_grad_norm", scalar(config.max_grad_norm)),
+            ("batch_size", scalar(config.minibatch_size.unwrap() as f64)),
+        ];
+        let Some(sb3) = sb3_update("ppo_iteration", &before, input) else { return };
+
+        let dir = std::env::temp_dir().join(format!("rlsolver-ppo-iteration-{}", uuid::Uuid::new_v4()));
+        let run = TrainConfig {
+            eval_every: steps * envs,
+            eval_episodes: 1,
+            overrides: serde_json::to_value(&config).unwrap(),
+            out_dir: Some(dir.clone()),
+            env_config: serde_json::json!({"max_episode_steps": limit}),
+            ..TrainConfig::new("ppo", "gymnasium:Hopper-v5", steps * envs, seed)
+        };
+        train(&run).unwrap();
+        // The run's end state: weights, observation statistics and the stream's position (the
+        // run drew exactly the noise and orders given to SB3).
+        ppo.load_state(&crate::drl::state::StateDict::read(&dir).unwrap()).unwrap();
+        std::fs::remove_dir_all(&dir).ok();
+        assert_eq!(ppo.rng, draws, "the run drew other numbers than the noise and orders given to SB3");
+        let norm: RunningNorm = ppo.observation_norm.clone().expect("observations normalized");
+
+        let theirs = |key: &str| Vec::<f64>::try_from(sb3[key].to_kind(Kind::Double).flatten(0, -1)).unwrap();
+        let (terminated, truncated) = (theirs("terminated")[0], theirs("truncated")[0]);
+        eprintln!("episodes ended: {terminated} terminated, {truncated} truncated");
+        assert!(terminated >= 2.0 && truncated >= 2.0, "the rollout holds both ends");
+        assert_eq!(theirs("obs_count")[0].round(), norm.count.round(), "observations counted");
+        for (name, ours, sb3) in [("mean", &norm.mean, theirs("obs_mean")), ("var", &norm.var, theirs("obs_var"))] {
+            for (d, (a, b)) in ours.iter().zip(&sb3).enumerate() {
+                assert!((a - b).abs() < 1e-4 * (1.0 + b.abs()), "observation {name}[{d}]: ours {a}, SB3's {b}");
+            }
+        }
+        let gap = largest_relative_gap(&before, &mut ppo, &sb3);
+        eprintln!("largest difference from SB3's, relative to the update: {gap:.2e}");
+        assert!(gap < 1e-3, "{gap:.3e} of the update apart from SB3's");
     }
 }

@@ -1,5 +1,5 @@
 //! The on-policy loop: collect `rollout_steps` from every env (observations normalized by the
-//! agent's running statistics when it keeps them), GAE (Schulman et al. 2016), one agent update
+//! agent's running statistics when it keeps them, counted as they arrive), GAE (Schulman et al. 2016), one agent update
 //! per rollout, then the shared `after_iteration`.
 
 use super::state::RunState;
@@ -12,17 +12,12 @@ use anyhow::Result;
 use std::path::Path;
 use tch::{Device, Tensor};
 
-/// What an on-policy agent sees of `obs`: normalized when it keeps running statistics, which
-/// `learn` updates with this batch first.
-fn agent_input(agent: &mut dyn OnPolicyAgent, obs: &[f32], dim: usize, device: Device, learn: bool) -> Tensor {
+/// What an on-policy agent sees of `obs`: normalized by its running statistics when it keeps
+/// them.
+fn agent_input(agent: &mut dyn OnPolicyAgent, obs: &[f32], dim: usize, device: Device) -> Tensor {
     let raw = obs_tensor(obs, dim, device);
     match agent.observation_normalizer() {
-        Some(norm) => {
-            if learn {
-                norm.update(obs);
-            }
-            norm.normalize_tensor(&raw)
-        }
+        Some(norm) => norm.normalize_tensor(&raw),
         None => raw,
     }
 }
@@ -44,7 +39,7 @@ pub fn train(
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let (mut rewards, mut next_values, mut terminated, mut done) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for _ in 0..agent.rollout_steps() {
-            let input = agent_input(agent, &run.obs, dim, device, true);
+            let input = agent_input(agent, &run.obs, dim, device);
             let (actions, log_probs, values) = agent.act(&input, true);
             let action_vec = to_vec(&actions);
             let result = env.step(&action_vec);
@@ -60,7 +55,13 @@ pub fn train(
                 let (row, action) = (&run.obs[i * dim..(i + 1) * dim], &action_vec[i * width..(i + 1) * width]);
                 run.recorder.record(i, row, action, result.rewards[i], finished, &mut run.h_buffer);
             }
-            let next_input = agent_input(agent, &true_next, dim, device, false);
+            // The statistics count each observation as it arrives (a reset's when it is made,
+            // `RunState::start`), as SB3's VecNormalize does: V of the next observation is read
+            // with the statistics the next step acts with.
+            if let Some(norm) = agent.observation_normalizer() {
+                norm.update(&result.observations);
+            }
+            let next_input = agent_input(agent, &true_next, dim, device);
             next_values.extend(to_vec(&agent.value(&next_input)));
             all_obs.push(input);
             all_actions.push(actions);

@@ -62,6 +62,16 @@ pub struct RunState {
     pub losses: Metrics,
 }
 
+/// An on-policy agent's running observation statistics count a reset's observations when they
+/// arrive (the loop counts each step's), as SB3's VecNormalize does.
+fn count_arrival(agent: &mut Agent, obs: &[f32]) {
+    if let Agent::OnPolicy(agent) = agent {
+        if let Some(norm) = agent.observation_normalizer() {
+            norm.update(obs);
+        }
+    }
+}
+
 impl RunState {
     /// A fresh run (envs reset from the run seed), or the checkpointed one.
     pub fn start(
@@ -81,6 +91,9 @@ impl RunState {
             h_buffer: HTermBuffer::new(h_config, dim, width),
             losses: Vec::new(),
         };
+        if resumed.is_none() {
+            count_arrival(agent, &run.obs);
+        }
         if let Some(state) = resumed {
             agent.state().load_state(state)?;
             env.load_state(state.json("envs")?)?;
@@ -93,6 +106,7 @@ impl RunState {
                 // run has not reset with before.
                 run.obs = env.reset(config.seed ^ (progress.step as u64).rotate_left(32));
                 run.recorder = EpisodeRecorder::new(env.num_envs());
+                count_arrival(agent, &run.obs);
             }
         }
         Ok(run)
