@@ -334,13 +334,7 @@ fn a_solve_job_streams_incumbents_and_ends_with_the_report_and_cancel_keeps_the_
     assert!(objectives.windows(2).all(|w| w[1] > w[0]), "incumbents improve: {objectives:?}");
     assert_eq!(done["result"]["objective"].as_f64(), objectives.last().copied(), "{done}");
     // The stream, opened before the job ended, carried every recorded incumbent once, in order.
-    let streamed: Vec<f64> = stream
-        .split("\n\n")
-        .filter(|event| event.starts_with("event: incumbent"))
-        .filter_map(|event| event.lines().find_map(|l| l.strip_prefix("data:")))
-        .map(|data| serde_json::from_str::<Value>(data.trim()).unwrap()["objective"].as_f64().unwrap())
-        .collect();
-    assert_eq!(streamed, objectives, "{stream}");
+    assert_eq!(common::streamed_objectives(&stream), objectives, "{stream}");
     // The text job's answer, re-scored from the Gset text it was given.
     let mut text_stream = String::new();
     c.get(format!("{base}/v1/solve/jobs/{text_id}/events")).send().unwrap().read_to_string(&mut text_stream).unwrap();

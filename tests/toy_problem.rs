@@ -196,14 +196,8 @@ fn a_constrained_problem_with_a_repair_step_solves_over_http_and_streams_its_dec
     let streamed = || {
         let mut stream = String::new();
         c.get(format!("{base}/v1/solve/jobs/{id}/events")).send().unwrap().read_to_string(&mut stream).unwrap();
-        let incumbents: Vec<f64> = stream
-            .split("\n\n")
-            .filter(|event| event.starts_with("event: incumbent"))
-            .filter_map(|event| event.lines().find_map(|l| l.strip_prefix("data:")))
-            .map(|data| serde_json::from_str::<Value>(data.trim()).unwrap()["objective"].as_f64().unwrap())
-            .collect();
         assert!(stream.starts_with("event: state"), "{stream}");
-        incumbents
+        common::streamed_objectives(&stream)
     };
     // Opened while the job runs or after it ended, a stream carries the whole recorded curve,
     // each point once.

@@ -421,12 +421,6 @@ impl Store {
         ))
     }
 
-    /// Points in the job's curve.
-    pub async fn metric_count(&self, id: &str) -> Result<i64> {
-        let n = statement!(self, optional(count), "SELECT COUNT(*) AS n FROM job_metrics WHERE job_id = ?", id);
-        Ok(n.unwrap_or(0))
-    }
-
     /// At start of a single server: every job left `running` by a stopped server becomes
     /// `interrupted`; returns the ids to re-queue (interrupted and queued, oldest first) and counts
     /// the restart. (Replicas sharing a database claim with leases instead.)

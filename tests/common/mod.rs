@@ -29,6 +29,16 @@ pub fn expect_422(response: reqwest::blocking::Response, field: &str, detail: &s
     assert!(body["detail"].as_str().unwrap().contains(detail), "{body}");
 }
 
+/// The `objective` of every `incumbent` event of a server-sent event stream, in order.
+pub fn streamed_objectives(stream: &str) -> Vec<f64> {
+    stream
+        .split("\n\n")
+        .filter(|event| event.starts_with("event: incumbent"))
+        .filter_map(|event| event.lines().find_map(|l| l.strip_prefix("data:")))
+        .map(|data| serde_json::from_str::<serde_json::Value>(data.trim()).unwrap()["objective"].as_f64().unwrap())
+        .collect()
+}
+
 /// A random unit-weight graph in Gset text form, reproducible from `seed`.
 pub fn random_gset(n: usize, m: usize, seed: u64) -> String {
     rlsolver::problems::maxcut::generate::random_gset(n, m, &[1], seed)
