@@ -1,6 +1,6 @@
 //! The on-policy loop: collect `rollout_steps` from every env (observations normalized by the
-//! agent's running statistics when it keeps them, counted as they arrive), GAE (Schulman et al. 2016), one agent update
-//! per rollout, then the shared `after_iteration`.
+//! agent's running statistics when it keeps them, counted as they arrive), GAE (Schulman et al.
+//! 2016), one agent update per rollout, then the shared `after_iteration`.
 
 use super::state::RunState;
 use super::{evaluate_on_policy, obs_tensor, to_vec, TrainConfig};

@@ -91,9 +91,6 @@ impl RunState {
             h_buffer: HTermBuffer::new(h_config, dim, width),
             losses: Vec::new(),
         };
-        if resumed.is_none() {
-            count_arrival(agent, &run.obs);
-        }
         if let Some(state) = resumed {
             agent.state().load_state(state)?;
             env.load_state(state.json("envs")?)?;
@@ -108,6 +105,8 @@ impl RunState {
                 run.recorder = EpisodeRecorder::new(env.num_envs());
                 count_arrival(agent, &run.obs);
             }
+        } else {
+            count_arrival(agent, &run.obs);
         }
         Ok(run)
     }
