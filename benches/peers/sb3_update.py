@@ -11,8 +11,9 @@ Usage: python sb3_update.py ppo|ppo_iteration|td3|gae IN.npz OUT.npz
        [updates, batch], each update's minibatch; `TD3.train(updates)` with the target-policy
        noise at 0 (drawn from torch's generator, which ours does not share).
   ppo_iteration: one whole `PPO.learn` iteration on Hopper-v5 (episodes cut at
-       `max_episode_steps`) under VecNormalize (observations only): the envs reset with `env_seeds`, each Gaussian sample drawn as mean + std * `noise`
-       [steps, envs, actions] (ours) instead of from torch's generator, the minibatches in
+       `max_episode_steps`) under VecNormalize (observations only): the envs reset with
+       `env_seeds`, each Gaussian sample drawn as mean + std * `noise` [steps, envs, actions]
+       (ours) instead of from torch's generator, the minibatches in
        `order` [epochs, steps * envs] (ours, time-major); writes the weights after it and the
        observation statistics (`obs_mean`, `obs_var`, `obs_count`) and how many episodes ended
        `terminated` and `truncated`.
@@ -64,6 +65,11 @@ def ppo_name(sb3_name):
     return f"{PPO_NAMES[module]}.{kind}"
 
 
+def load_ppo(model, data):
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    model.policy.load_state_dict({name: tensor(data, "w/" + ppo_name(name)) for name in model.policy.state_dict()})
+
+
 def ppo(data):
     order = data["order"]
     epochs, n = order.shape
@@ -71,8 +77,7 @@ def ppo(data):
     model = PPO("MlpPolicy", env, n_steps=n, batch_size=int(scalar(data, "batch_size")), n_epochs=epochs,
                 ent_coef=0.0, learning_rate=scalar(data, "learning_rate"), clip_range=scalar(data, "clip_range"),
                 vf_coef=scalar(data, "vf_coef"), max_grad_norm=scalar(data, "max_grad_norm"), device="cpu")
-    model.set_logger(Logger(folder=None, output_formats=[]))
-    model.policy.load_state_dict({name: tensor(data, "w/" + ppo_name(name)) for name in model.policy.state_dict()})
+    load_ppo(model, data)
     rollout = [tensor(data, k) for k in ("obs", "actions", "values", "log_probs", "advantages", "returns")]
     epochs_left = iter(order)
 
@@ -112,8 +117,7 @@ def ppo_iteration(data):
                 gamma=scalar(data, "gamma"), gae_lambda=scalar(data, "gae_lambda"), ent_coef=0.0,
                 learning_rate=scalar(data, "learning_rate"), clip_range=scalar(data, "clip_range"),
                 vf_coef=scalar(data, "vf_coef"), max_grad_norm=scalar(data, "max_grad_norm"), device="cpu")
-    model.set_logger(Logger(folder=None, output_formats=[]))
-    model.policy.load_state_dict({name: tensor(data, "w/" + ppo_name(name)) for name in model.policy.state_dict()})
+    load_ppo(model, data)
     distribution = model.policy.action_dist
     draws = iter(torch.from_numpy(noise.copy()))
 

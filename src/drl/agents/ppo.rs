@@ -478,6 +478,18 @@ mod tests {
     use super::*;
     use crate::drl::random::seeded;
 
+    /// The bench's PPO settings (`bench simulators`, SB3's defaults) with `rollout_steps` per env.
+    fn bench_config(rollout_steps: usize) -> PpoConfig {
+        PpoConfig {
+            learning_rate: 3e-4,
+            gamma: 0.99,
+            rollout_steps,
+            sde_sample_freq: None,
+            normalize_observations: true,
+            ..PpoConfig::ppo_continuous()
+        }
+    }
+
     /// The bench's PPO settings (`bench simulators`, SB3's defaults) at Hopper's shapes: one update
     /// here and SB3's own `PPO.train` (`benches/peers/sb3_update.py`) from the same weights,
     /// rollout and minibatch order end at the same weights, to float rounding: every variable's
@@ -485,14 +497,7 @@ mod tests {
     /// the gradient-norm clip on SB3's side puts it at 1.1e-2).
     #[test]
     fn one_update_ends_where_stable_baselines3_ends_from_the_same_weights_and_minibatches() {
-        let config = PpoConfig {
-            learning_rate: 3e-4,
-            gamma: 0.99,
-            rollout_steps: 512,
-            sde_sample_freq: None,
-            normalize_observations: true,
-            ..PpoConfig::ppo_continuous()
-        };
+        let config = bench_config(512);
         let (obs_dim, action_dim, n) = (11, 3, 2048);
         let layout = ObservationLayout::default();
         let mut ppo = seeded(3, || Ppo::new(config.clone(), obs_dim, action_dim, None, &layout, Device::Cpu, 3));
@@ -579,8 +584,8 @@ mod tests {
 
     /// One whole iteration on Hopper-v5 through the Gymnasium bridge: observations normalized by
     /// the running statistics as they arrive, Gaussian samples clipped by the env, falls and
-    /// time-limit truncations (V of the final observation), GAE, then the update. From the same weights, env seeds,
-    /// action noise and minibatch orders, SB3's `PPO.learn` under VecNormalize
+    /// time-limit truncations (V of the final observation), GAE, then the update. From the same
+    /// weights, env seeds, action noise and minibatch orders, SB3's `PPO.learn` under VecNormalize
     /// (`benches/peers/sb3_update.py ppo_iteration`) ends at the same observation statistics and
     /// weights.
     #[test]
@@ -590,15 +595,7 @@ mod tests {
         // Episodes cut at 16 steps (a random policy falls after about 20), so that the rollout
         // holds truncations besides falls.
         let (steps, envs, epochs, seed, limit) = (128usize, 4usize, 2usize, 5u64, 16usize);
-        let config = PpoConfig {
-            learning_rate: 3e-4,
-            gamma: 0.99,
-            rollout_steps: steps,
-            epochs,
-            sde_sample_freq: None,
-            normalize_observations: true,
-            ..PpoConfig::ppo_continuous()
-        };
+        let config = PpoConfig { epochs, ..bench_config(steps) };
         // The run's agent before its update, built again from the seed (a build is a function
         // of it), and the draws its stream makes: a noise row per step, then an order per epoch.
         let (obs_dim, action_dim) = (11, 3);
