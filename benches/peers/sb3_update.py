@@ -4,12 +4,19 @@ variables (`w/<store>/<name>`, tch's VarStore names), the data and the order it 
 the settings; runs SB3's update on exactly that data; writes SB3's weights after it under our
 names.
 
-Usage: python sb3_update.py ppo|ppo_iteration|td3|gae IN.npz OUT.npz
+Usage: python sb3_update.py ppo|ppo_iteration|td3|td3_run|gae IN.npz OUT.npz
   ppo: the rollout (obs, actions, log_probs, values, advantages, returns) and `order`
        [epochs, n], one minibatch permutation per epoch; one `PPO.train`.
   td3: the replay data (obs, actions, rewards, next_obs, terminated) and `indices`
        [updates, batch], each update's minibatch; `TD3.train(updates)` with the target-policy
        noise at 0 (drawn from torch's generator, which ours does not share).
+  td3_run: a whole `TD3.learn` on Hopper-v5 (one env, episodes cut at `max_episode_steps`):
+       the env reset with `env_seeds`, the warm-up's uniform actions `warmup_actions`
+       [warmup, actions] (env units), then each step's exploration noise `explore`
+       [steps - warmup, actions] (standard normal, times `exploration_noise`), each update's
+       minibatch `indices` [updates, batch] and target-smoothing noise `smoothing`
+       [updates, batch, actions] (standard normal), all ours; writes the weights after it, how
+       many episodes ended `terminated` and `truncated`, and how many given draws went `unused`.
   ppo_iteration: one whole `PPO.learn` iteration on Hopper-v5 (episodes cut at
        `max_episode_steps`) under VecNormalize (observations only): the envs reset with
        `env_seeds`, each Gaussian sample drawn as mean + std * `noise` [steps, envs, actions]
@@ -30,6 +37,7 @@ import numpy as np
 import torch
 from stable_baselines3 import PPO, TD3
 from stable_baselines3.common.logger import Logger
+from stable_baselines3.common.noise import ActionNoise
 from stable_baselines3.common.type_aliases import ReplayBufferSamples, RolloutBufferSamples
 
 
@@ -148,6 +156,49 @@ def ppo_iteration(data):
     return out
 
 
+def td3_layers(data):
+    return len([key for key in data.files if key.startswith("w/actor/actor.") and key.endswith(".weight")])
+
+
+def td3_ours(layer, layers):
+    return f"layer{layer}" if layer < layers - 1 else "out"
+
+
+def load_td3(model, data):
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    layers = td3_layers(data)
+    state = {}
+    for net in ("actor", "actor_target"):
+        for layer in range(layers):
+            for kind in ("weight", "bias"):
+                state[f"{net}.mu.{2 * layer}.{kind}"] = tensor(data, f"w/{net}/actor.{td3_ours(layer, layers)}.{kind}")
+    for net in ("critic", "critic_target"):
+        for layer in range(layers):
+            weight, bias = tensor(data, f"w/{net}/critic.layer{layer}_weight"), tensor(data, f"w/{net}/critic.layer{layer}_bias")
+            for k in range(weight.shape[0]):
+                state[f"{net}.qf{k}.{2 * layer}.weight"] = weight[k].T.contiguous()
+                state[f"{net}.qf{k}.{2 * layer}.bias"] = bias[k, 0]
+    model.policy.load_state_dict(state)
+
+
+def dump_td3(model, data):
+    layers = td3_layers(data)
+    after = model.policy.state_dict()
+    out = {}
+    for net in ("actor", "actor_target"):
+        for layer in range(layers):
+            for kind in ("weight", "bias"):
+                out[f"w/{net}/actor.{td3_ours(layer, layers)}.{kind}"] = after[f"{net}.mu.{2 * layer}.{kind}"].numpy()
+    for net in ("critic", "critic_target"):
+        critics = data[f"w/{net}/critic.layer0_weight"].shape[0]
+        for layer in range(layers):
+            out[f"w/{net}/critic.layer{layer}_weight"] = np.stack(
+                [after[f"{net}.qf{k}.{2 * layer}.weight"].T.numpy() for k in range(critics)])
+            out[f"w/{net}/critic.layer{layer}_bias"] = np.stack(
+                [after[f"{net}.qf{k}.{2 * layer}.bias"].numpy()[None, :] for k in range(critics)])
+    return out
+
+
 def td3(data):
     indices = data["indices"]
     updates, batch = indices.shape
@@ -156,24 +207,7 @@ def td3(data):
     model = TD3("MlpPolicy", env, learning_rate=scalar(data, "learning_rate"), batch_size=batch,
                 tau=scalar(data, "tau"), gamma=scalar(data, "gamma"), policy_delay=int(scalar(data, "policy_delay")),
                 target_policy_noise=0.0, policy_kwargs={"net_arch": hidden}, buffer_size=1, device="cpu")
-    model.set_logger(Logger(folder=None, output_formats=[]))
-    layers = len(hidden) + 1
-
-    def ours(layer):
-        return f"layer{layer}" if layer < layers - 1 else "out"
-
-    state = {}
-    for net in ("actor", "actor_target"):
-        for layer in range(layers):
-            for kind in ("weight", "bias"):
-                state[f"{net}.mu.{2 * layer}.{kind}"] = tensor(data, f"w/{net}/actor.{ours(layer)}.{kind}")
-    for net in ("critic", "critic_target"):
-        for layer in range(layers):
-            weight, bias = tensor(data, f"w/{net}/critic.layer{layer}_weight"), tensor(data, f"w/{net}/critic.layer{layer}_bias")
-            for k in range(weight.shape[0]):
-                state[f"{net}.qf{k}.{2 * layer}.weight"] = weight[k].T.contiguous()
-                state[f"{net}.qf{k}.{2 * layer}.bias"] = bias[k, 0]
-    model.policy.load_state_dict(state)
+    load_td3(model, data)
     replay = [tensor(data, "obs"), tensor(data, "actions"), tensor(data, "next_obs"),
               tensor(data, "terminated").view(-1, 1), tensor(data, "rewards").view(-1, 1)]
     batches = iter(indices)
@@ -184,19 +218,79 @@ def td3(data):
 
     model.replay_buffer.sample = sample
     model.train(gradient_steps=updates, batch_size=batch)
-    after = model.policy.state_dict()
-    out = {}
-    for net in ("actor", "actor_target"):
-        for layer in range(layers):
-            for kind in ("weight", "bias"):
-                out[f"w/{net}/actor.{ours(layer)}.{kind}"] = after[f"{net}.mu.{2 * layer}.{kind}"].numpy()
-    for net in ("critic", "critic_target"):
-        critics = data[f"w/{net}/critic.layer0_weight"].shape[0]
-        for layer in range(layers):
-            out[f"w/{net}/critic.layer{layer}_weight"] = np.stack(
-                [after[f"{net}.qf{k}.{2 * layer}.weight"].T.numpy() for k in range(critics)])
-            out[f"w/{net}/critic.layer{layer}_bias"] = np.stack(
-                [after[f"{net}.qf{k}.{2 * layer}.bias"].numpy()[None, :] for k in range(critics)])
+    return dump_td3(model, data)
+
+
+class Replayed(ActionNoise):
+    """The exploration noise of SB3's `_sample_action`, each call the next row of ours."""
+
+    def __init__(self, rows):
+        super().__init__()
+        self.rows = iter(rows)
+
+    def __call__(self):
+        return next(self.rows)
+
+    def reset(self):
+        pass
+
+
+def td3_run(data):
+    from stable_baselines3.common.env_util import make_vec_env
+
+    warmup_actions, explore, smoothing, indices = (data[k] for k in ("warmup_actions", "explore", "smoothing", "indices"))
+    warmup, action_dim = warmup_actions.shape
+    updates, batch = indices.shape
+    steps = warmup + explore.shape[0]
+    sigma = scalar(data, "exploration_noise")
+    venv = make_vec_env("Hopper-v5", n_envs=1, env_kwargs={"max_episode_steps": int(scalar(data, "max_episode_steps"))})
+    venv._seeds = [int(s) for s in data["env_seeds"].reshape(-1)]
+    ends = {"terminated": 0, "truncated": 0}
+    step_wait = venv.step_wait
+
+    def counted():
+        obs, rewards, dones, infos = step_wait()
+        for done, info in zip(dones, infos):
+            if done:
+                ends["truncated" if info.get("TimeLimit.truncated") else "terminated"] += 1
+        return obs, rewards, dones, infos
+
+    venv.step_wait = counted
+    # SB3 adds the exploration noise to the warm-up's uniform actions too; ours (Fujimoto et
+    # al.'s code) does not, so the warm-up rows of the replayed noise are 0.
+    noise = np.concatenate([np.zeros((warmup, action_dim)), explore * sigma])
+    model = TD3("MlpPolicy", venv, learning_rate=scalar(data, "learning_rate"), buffer_size=steps,
+                learning_starts=warmup, batch_size=batch, tau=scalar(data, "tau"), gamma=scalar(data, "gamma"),
+                policy_delay=int(scalar(data, "policy_delay")), target_policy_noise=scalar(data, "policy_noise"),
+                target_noise_clip=scalar(data, "noise_clip"), train_freq=1, gradient_steps=1,
+                policy_kwargs={"net_arch": [int(h) for h in data["hidden"].reshape(-1)]},
+                action_noise=Replayed(noise.astype(np.float32)), device="cpu")
+    load_td3(model, data)
+    warm = iter(warmup_actions)
+    model.action_space.sample = lambda mask=None: next(warm)
+    batches = iter(indices)
+    buffer = model.replay_buffer
+
+    def sample(batch_size, env=None):
+        return buffer._get_samples(np.asarray(next(batches), dtype=np.int64), env=env)
+
+    buffer.sample = sample
+    # The target-policy smoothing noise (`TD3.train`'s `normal_`), each call the next of ours.
+    smoothed = iter(torch.from_numpy(smoothing.copy()))
+    normal_ = torch.Tensor.normal_
+
+    def replayed_normal_(self, mean=0.0, std=1.0, *, generator=None):
+        return self.copy_(next(smoothed) * std + mean)
+
+    torch.Tensor.normal_ = replayed_normal_
+    try:
+        model.learn(total_timesteps=steps)
+    finally:
+        torch.Tensor.normal_ = normal_
+    unused = sum(1 for _ in warm) + sum(1 for _ in batches) + sum(1 for _ in smoothed) + sum(1 for _ in model.action_noise.rows)
+    out = dump_td3(model, data)
+    out.update(terminated=np.array([ends["terminated"]]), truncated=np.array([ends["truncated"]]),
+               unused=np.array([unused]))
     return out
 
 
@@ -225,7 +319,7 @@ def main():
     algorithm, source, target = sys.argv[1:4]
     torch.set_num_threads(1)
     data = np.load(source)
-    modes = {"ppo": ppo, "ppo_iteration": ppo_iteration, "td3": td3, "gae": gae}
+    modes = {"ppo": ppo, "ppo_iteration": ppo_iteration, "td3": td3, "td3_run": td3_run, "gae": gae}
     np.savez(target, **modes[algorithm](data))
 
 
