@@ -1,10 +1,10 @@
 """Updates by Stable-Baselines3's own `train` from given weights and data, for the tests that
-hold our updates to SB3's (`ppo::tests`, `td3::tests`). Reads an .npz written by the test: our
+hold our updates to SB3's (`ppo::tests`, `td3::tests`, `sac::tests`). Reads an .npz written by the test: our
 variables (`w/<store>/<name>`, tch's VarStore names), the data and the order it is drawn in, and
 the settings; runs SB3's update on exactly that data; writes SB3's weights after it under our
 names.
 
-Usage: python sb3_update.py ppo|ppo_iteration|td3|td3_run|gae IN.npz OUT.npz
+Usage: python sb3_update.py ppo|ppo_iteration|td3|td3_run|sac_run|gae IN.npz OUT.npz
   ppo: the rollout (obs, actions, log_probs, values, advantages, returns) and `order`
        [epochs, n], one minibatch permutation per epoch; one `PPO.train`.
   td3: the replay data (obs, actions, rewards, next_obs, terminated) and `indices`
@@ -17,6 +17,11 @@ Usage: python sb3_update.py ppo|ppo_iteration|td3|td3_run|gae IN.npz OUT.npz
        minibatch `indices` [updates, batch] and target-smoothing noise `smoothing`
        [updates, batch, actions] (standard normal), all ours; writes the weights after it, how
        many episodes ended `terminated` and `truncated`, and how many given draws went `unused`.
+  sac_run: a whole `SAC.learn` on the same env with the same warm-up and minibatch inputs, every
+       Gaussian draw (`Normal.rsample`) ours: per step `explore` [1, actions], then per update
+       `current` and `next` [batch, actions] (the current and next observations' samples); the
+       temperature starts from ours; writes the weights and `log_alpha` after it and the counts
+       as td3_run.
   ppo_iteration: one whole `PPO.learn` iteration on Hopper-v5 (episodes cut at
        `max_episode_steps`) under VecNormalize (observations only): the envs reset with
        `env_seeds`, each Gaussian sample drawn as mean + std * `noise` [steps, envs, actions]
@@ -35,7 +40,7 @@ import sys
 import gymnasium as gym
 import numpy as np
 import torch
-from stable_baselines3 import PPO, TD3
+from stable_baselines3 import PPO, SAC, TD3
 from stable_baselines3.common.logger import Logger
 from stable_baselines3.common.noise import ActionNoise
 from stable_baselines3.common.type_aliases import ReplayBufferSamples, RolloutBufferSamples
@@ -164,38 +169,55 @@ def td3_ours(layer, layers):
     return f"layer{layer}" if layer < layers - 1 else "out"
 
 
-def load_td3(model, data):
-    model.set_logger(Logger(folder=None, output_formats=[]))
-    layers = td3_layers(data)
-    state = {}
-    for net in ("actor", "actor_target"):
-        for layer in range(layers):
-            for kind in ("weight", "bias"):
-                state[f"{net}.mu.{2 * layer}.{kind}"] = tensor(data, f"w/{net}/actor.{td3_ours(layer, layers)}.{kind}")
+def critic_layers(data):
+    return len([key for key in data.files if key.startswith("w/critic/critic.layer") and key.endswith("_weight")])
+
+
+def load_critics(state, data):
+    """Our critic ensembles ([critics, in, out] per layer) as SB3's `qf<k>` modules."""
     for net in ("critic", "critic_target"):
-        for layer in range(layers):
+        for layer in range(critic_layers(data)):
             weight, bias = tensor(data, f"w/{net}/critic.layer{layer}_weight"), tensor(data, f"w/{net}/critic.layer{layer}_bias")
             for k in range(weight.shape[0]):
                 state[f"{net}.qf{k}.{2 * layer}.weight"] = weight[k].T.contiguous()
                 state[f"{net}.qf{k}.{2 * layer}.bias"] = bias[k, 0]
-    model.policy.load_state_dict(state)
 
 
-def dump_td3(model, data):
-    layers = td3_layers(data)
-    after = model.policy.state_dict()
-    out = {}
-    for net in ("actor", "actor_target"):
-        for layer in range(layers):
-            for kind in ("weight", "bias"):
-                out[f"w/{net}/actor.{td3_ours(layer, layers)}.{kind}"] = after[f"{net}.mu.{2 * layer}.{kind}"].numpy()
+def dump_critics(out, after, data):
     for net in ("critic", "critic_target"):
         critics = data[f"w/{net}/critic.layer0_weight"].shape[0]
-        for layer in range(layers):
+        for layer in range(critic_layers(data)):
             out[f"w/{net}/critic.layer{layer}_weight"] = np.stack(
                 [after[f"{net}.qf{k}.{2 * layer}.weight"].T.numpy() for k in range(critics)])
             out[f"w/{net}/critic.layer{layer}_bias"] = np.stack(
                 [after[f"{net}.qf{k}.{2 * layer}.bias"].numpy()[None, :] for k in range(critics)])
+
+
+def td3_actor_names(data):
+    """SB3's TD3 actor module -> ours, per layer."""
+    layers = td3_layers(data)
+    return [(f"mu.{2 * layer}", td3_ours(layer, layers)) for layer in range(layers)]
+
+
+def load_td3(model, data):
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    state = {}
+    for net in ("actor", "actor_target"):
+        for theirs, ours in td3_actor_names(data):
+            for kind in ("weight", "bias"):
+                state[f"{net}.{theirs}.{kind}"] = tensor(data, f"w/{net}/actor.{ours}.{kind}")
+    load_critics(state, data)
+    model.policy.load_state_dict(state)
+
+
+def dump_td3(model, data):
+    after = model.policy.state_dict()
+    out = {}
+    for net in ("actor", "actor_target"):
+        for theirs, ours in td3_actor_names(data):
+            for kind in ("weight", "bias"):
+                out[f"w/{net}/actor.{ours}.{kind}"] = after[f"{net}.{theirs}.{kind}"].numpy()
+    dump_critics(out, after, data)
     return out
 
 
@@ -235,14 +257,11 @@ class Replayed(ActionNoise):
         pass
 
 
-def td3_run(data):
+def hopper(data):
+    """Hopper-v5, one env, episodes cut at `max_episode_steps`, reset with our `env_seeds`; counts
+    how the episodes end."""
     from stable_baselines3.common.env_util import make_vec_env
 
-    warmup_actions, explore, smoothing, indices = (data[k] for k in ("warmup_actions", "explore", "smoothing", "indices"))
-    warmup, action_dim = warmup_actions.shape
-    updates, batch = indices.shape
-    steps = warmup + explore.shape[0]
-    sigma = scalar(data, "exploration_noise")
     venv = make_vec_env("Hopper-v5", n_envs=1, env_kwargs={"max_episode_steps": int(scalar(data, "max_episode_steps"))})
     venv._seeds = [int(s) for s in data["env_seeds"].reshape(-1)]
     ends = {"terminated": 0, "truncated": 0}
@@ -256,42 +275,103 @@ def td3_run(data):
         return obs, rewards, dones, infos
 
     venv.step_wait = counted
-    # SB3 adds the exploration noise to the warm-up's uniform actions too; ours (Fujimoto et
-    # al.'s code) does not, so the warm-up rows of the replayed noise are 0.
-    noise = np.concatenate([np.zeros((warmup, action_dim)), explore * sigma])
-    model = TD3("MlpPolicy", venv, learning_rate=scalar(data, "learning_rate"), buffer_size=steps,
-                learning_starts=warmup, batch_size=batch, tau=scalar(data, "tau"), gamma=scalar(data, "gamma"),
-                policy_delay=int(scalar(data, "policy_delay")), target_policy_noise=scalar(data, "policy_noise"),
-                target_noise_clip=scalar(data, "noise_clip"), train_freq=1, gradient_steps=1,
-                policy_kwargs={"net_arch": [int(h) for h in data["hidden"].reshape(-1)]},
-                action_noise=Replayed(noise.astype(np.float32)), device="cpu")
-    load_td3(model, data)
-    warm = iter(warmup_actions)
+    return venv, ends
+
+
+def replay_ours(model, data):
+    """The warm-up's uniform actions and every update's minibatch rows from ours; returns the
+    iterators, to check that each was used up."""
+    warm, batches = iter(data["warmup_actions"]), iter(data["indices"])
     model.action_space.sample = lambda mask=None: next(warm)
-    batches = iter(indices)
     buffer = model.replay_buffer
 
     def sample(batch_size, env=None):
         return buffer._get_samples(np.asarray(next(batches), dtype=np.int64), env=env)
 
     buffer.sample = sample
-    # The target-policy smoothing noise (`TD3.train`'s `normal_`), each call the next of ours.
-    smoothed = iter(torch.from_numpy(smoothing.copy()))
-    normal_ = torch.Tensor.normal_
+    return [warm, batches]
 
-    def replayed_normal_(self, mean=0.0, std=1.0, *, generator=None):
-        return self.copy_(next(smoothed) * std + mean)
 
-    torch.Tensor.normal_ = replayed_normal_
+def learn_with(model, steps, owner, name, replacement):
+    original = getattr(owner, name)
+    setattr(owner, name, replacement)
     try:
         model.learn(total_timesteps=steps)
     finally:
-        torch.Tensor.normal_ = normal_
-    unused = sum(1 for _ in warm) + sum(1 for _ in batches) + sum(1 for _ in smoothed) + sum(1 for _ in model.action_noise.rows)
-    out = dump_td3(model, data)
+        setattr(owner, name, original)
+
+
+def ended(out, ends, iterators):
     out.update(terminated=np.array([ends["terminated"]]), truncated=np.array([ends["truncated"]]),
-               unused=np.array([unused]))
+               unused=np.array([sum(sum(1 for _ in i) for i in iterators)]))
     return out
+
+
+def off_policy_settings(data):
+    warmup = data["warmup_actions"].shape[0]
+    updates, batch = data["indices"].shape
+    return dict(learning_rate=scalar(data, "learning_rate"), buffer_size=warmup + updates, learning_starts=warmup,
+                batch_size=batch, tau=scalar(data, "tau"), gamma=scalar(data, "gamma"), train_freq=1,
+                gradient_steps=1, policy_kwargs={"net_arch": [int(h) for h in data["hidden"].reshape(-1)]},
+                device="cpu")
+
+
+def td3_run(data):
+    warmup, action_dim = data["warmup_actions"].shape
+    venv, ends = hopper(data)
+    # SB3 adds the exploration noise to the warm-up's uniform actions too; ours (Fujimoto et
+    # al.'s code) does not, so the warm-up rows of the replayed noise are 0.
+    noise = np.concatenate([np.zeros((warmup, action_dim)), data["explore"] * scalar(data, "exploration_noise")])
+    model = TD3("MlpPolicy", venv, policy_delay=int(scalar(data, "policy_delay")),
+                target_policy_noise=scalar(data, "policy_noise"), target_noise_clip=scalar(data, "noise_clip"),
+                action_noise=Replayed(noise.astype(np.float32)), **off_policy_settings(data))
+    load_td3(model, data)
+    iterators = replay_ours(model, data)
+    # The target-policy smoothing noise (`TD3.train`'s `normal_`), each call the next of ours.
+    smoothed = iter(torch.from_numpy(data["smoothing"].copy()))
+
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        return self.copy_(next(smoothed) * std + mean)
+
+    learn_with(model, noise.shape[0], torch.Tensor, "normal_", normal_)
+    return ended(dump_td3(model, data), ends, iterators + [smoothed, model.action_noise.rows])
+
+
+# SAC: SB3's actor module -> ours (`SquashedGaussianActor`: body, mean, log_std).
+def sac_actor_names(data):
+    body = len([key for key in data.files if key.startswith("w/actor/actor.body.") and key.endswith(".weight")])
+    names = [(f"latent_pi.{2 * layer}", f"body.layer{layer}") for layer in range(body - 1)]
+    return names + [(f"latent_pi.{2 * (body - 1)}", "body.out"), ("mu", "mean"), ("log_std", "log_std")]
+
+
+def sac_run(data):
+    venv, ends = hopper(data)
+    steps = data["warmup_actions"].shape[0] + data["explore"].shape[0]
+    model = SAC("MlpPolicy", venv, ent_coef="auto_1.0", **off_policy_settings(data))
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    state = {f"actor.{theirs}.{kind}": tensor(data, f"w/actor/actor.{ours}.{kind}")
+             for theirs, ours in sac_actor_names(data) for kind in ("weight", "bias")}
+    load_critics(state, data)
+    model.policy.load_state_dict(state)
+    with torch.no_grad():
+        model.log_ent_coef.copy_(tensor(data, "w/alpha/log_alpha"))
+    iterators = replay_ours(model, data)
+    # Every Gaussian draw of SB3's SAC is a `Normal.rsample`: a step's exploration, then per
+    # update the current observations' (actor and temperature losses) and the next ones' (target).
+    rows = [torch.from_numpy(data[key][u].copy()) for u in range(data["explore"].shape[0])
+            for key in ("explore", "current", "next")]
+    draws = iter(rows)
+
+    def rsample(self, sample_shape=torch.Size()):
+        return self.loc + self.scale * next(draws)
+
+    learn_with(model, steps, torch.distributions.Normal, "rsample", rsample)
+    after = model.policy.state_dict()
+    out = {f"w/actor/actor.{ours}.{kind}": after[f"actor.{theirs}.{kind}"].numpy()
+           for theirs, ours in sac_actor_names(data) for kind in ("weight", "bias")}
+    dump_critics(out, after, data)
+    out["w/alpha/log_alpha"] = model.log_ent_coef.detach().numpy()
+    return ended(out, ends, iterators + [draws])
 
 
 def gae(data):
@@ -319,7 +399,7 @@ def main():
     algorithm, source, target = sys.argv[1:4]
     torch.set_num_threads(1)
     data = np.load(source)
-    modes = {"ppo": ppo, "ppo_iteration": ppo_iteration, "td3": td3, "td3_run": td3_run, "gae": gae}
+    modes = {"ppo": ppo, "ppo_iteration": ppo_iteration, "td3": td3, "td3_run": td3_run, "sac_run": sac_run, "gae": gae}
     np.savez(target, **modes[algorithm](data))
 
 

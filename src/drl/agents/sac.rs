@@ -280,4 +280,63 @@ mod tests {
         let (lu, lw) = (unit.actor_log_prob(&obs, &u).unwrap(), wide.actor_log_prob(&obs, &w).unwrap());
         assert!((lu - lw).abs().max().double_value(&[]) < 1e-3);
     }
+
+    /// A whole short run on Hopper-v5 through the Gymnasium bridge: uniform warm-up actions,
+    /// then squashed Gaussian samples, falls and time-limit truncations stored with their final
+    /// observations, one update per step from the first step past the warm-up, with the
+    /// temperature learned towards -|A|. From the same weights, env seed, warm-up actions,
+    /// Gaussian draws and minibatch rows, SB3's `SAC.learn` (`benches/peers/sb3_update.py
+    /// sac_run`) ends at the same actor, critics, targets and temperature.
+    #[test]
+    fn a_short_run_on_hopper_ends_where_stable_baselines3_ends_with_the_same_noise_and_minibatches() {
+        use super::super::test_support::{
+            assert_sb3_run_ended_both_ways_on_our_draws, hopper_run_input, largest_relative_gap, sb3_update, scalar,
+            snapshots, train_on_hopper,
+        };
+        use rand::Rng;
+        let (warmup, steps, seed) = (100usize, 300usize, 5u64);
+        // The bench's settings (`bench simulators`) with 64-64 nets.
+        let config = SacConfig {
+            schedule: OffPolicySchedule { buffer_size: steps, learning_starts: warmup, ..OffPolicySchedule::new(1, 1) },
+            hidden: vec![64, 64],
+            learning_rate: 3e-4,
+            ..SacConfig::sac()
+        };
+        let (obs_dim, action_dim, batch) = (11, 3, config.batch_size);
+        let mut sac = crate::drl::random::seeded(seed, || {
+            Sac::new(config.clone(), obs_dim, &[-1.0; 3], &[1.0; 3], Device::Cpu, seed)
+        });
+        let before = snapshots(&mut sac);
+        // The loop's stream draws the warm-up's actions, then each update's rows and its target
+        // critics (both of two); the agent's draws a step's action, then that step's update's
+        // next-observation samples (target) and current-observation samples (actor, temperature).
+        let mut rows = ChaCha8Rng::seed_from_u64(seed);
+        let mut input = hopper_run_input(seed, warmup, &mut rows);
+        let mut draws = sac.noise.clone();
+        let (mut explore, mut next, mut current, mut indices) = (vec![], vec![], vec![], vec![]);
+        for step in warmup..steps {
+            explore.push(draws.normal(&[1, action_dim], Device::Cpu));
+            indices.extend((0..batch).map(|_| rows.gen_range(0..step + 1) as i64));
+            sample(&mut rows, config.critics, config.target_subset);
+            next.push(draws.normal(&[batch as i64, action_dim], Device::Cpu));
+            current.push(draws.normal(&[batch as i64, action_dim], Device::Cpu));
+        }
+        input.extend([
+            ("explore", Tensor::stack(&explore, 0)),
+            ("next", Tensor::stack(&next, 0)),
+            ("current", Tensor::stack(&current, 0)),
+            ("indices", Tensor::from_slice(&indices).view([(steps - warmup) as i64, batch as i64])),
+            ("hidden", Tensor::from_slice(&config.hidden)),
+            ("learning_rate", scalar(config.learning_rate)),
+            ("tau", scalar(config.tau)),
+            ("gamma", scalar(config.gamma)),
+        ]);
+        let Some(sb3) = sb3_update("sac_run", &before, input) else { return };
+        train_on_hopper("sac", serde_json::to_value(&config).unwrap(), steps, seed, &mut sac);
+        assert_eq!(sac.noise, draws, "the run drew other noise than the noise given to SB3");
+        assert_sb3_run_ended_both_ways_on_our_draws(&sb3);
+        let gap = largest_relative_gap(&before, &mut sac, &sb3);
+        eprintln!("largest difference from SB3's, relative to the run: {gap:.2e}");
+        assert!(gap < 1e-3, "{gap:.3e} of the run apart from SB3's");
+    }
 }

@@ -415,12 +415,12 @@ mod tests {
     /// (`benches/peers/sb3_update.py td3_run`) ends at the same actor, critics and targets.
     #[test]
     fn a_short_run_on_hopper_ends_where_stable_baselines3_ends_with_the_same_noise_and_minibatches() {
-        use super::super::test_support::{largest_relative_gap, sb3_update, scalar, snapshots};
-        use crate::drl::run::{train, TrainConfig};
-        use rand::{Rng, SeedableRng};
-        // Episodes cut at 16 steps (a random policy falls after about 20), so that the replay
-        // holds truncations besides falls.
-        let (warmup, steps, seed, limit) = (100usize, 300usize, 5u64, 16usize);
+        use super::super::test_support::{
+            assert_sb3_run_ended_both_ways_on_our_draws, hopper_run_input, largest_relative_gap, sb3_update, scalar,
+            snapshots, train_on_hopper,
+        };
+        use rand::Rng;
+        let (warmup, steps, seed) = (100usize, 300usize, 5u64);
         let config = Td3Config {
             schedule: OffPolicySchedule { buffer_size: steps, learning_starts: warmup, ..OffPolicySchedule::new(1, 1) },
             hidden: vec![64, 64],
@@ -434,27 +434,22 @@ mod tests {
             Td3::new(config.clone(), obs_dim, &[-1.0; 3], &[1.0; 3], Device::Cpu, seed)
         });
         let before = snapshots(&mut td3);
-        // The loop's stream draws the warm-up's uniform actions, then each update's rows from a
-        // replay of every step so far; the agent's draws a step's exploration noise, then that
-        // step's update's smoothing noise.
+        // The loop's stream draws the warm-up's actions, then each update's rows from a replay of
+        // every step so far; the agent's draws a step's exploration noise, then that step's
+        // update's smoothing noise.
         let mut rows = ChaCha8Rng::seed_from_u64(seed);
-        let warmup_actions: Vec<f32> = (0..warmup * action_dim).map(|_| rows.gen_range(-1.0f32..=1.0)).collect();
+        let mut input = hopper_run_input(seed, warmup, &mut rows);
         let mut draws = td3.noise.clone();
         let (mut explore, mut smoothing, mut indices) = (vec![], vec![], vec![]);
         for step in warmup..steps {
-            explore.push(draws.normal(&[1, action_dim as i64], Device::Cpu));
+            explore.push(draws.normal(&[1, action_dim], Device::Cpu));
             indices.extend((0..batch).map(|_| rows.gen_range(0..step + 1) as i64));
-            smoothing.push(draws.normal(&[batch as i64, action_dim as i64], Device::Cpu));
+            smoothing.push(draws.normal(&[batch as i64, action_dim], Device::Cpu));
         }
-        let updates = (steps - warmup) as i64;
-        let env_seed = crate::drl::env::gymnasium::env_seed(seed, 0, 0) as i64;
-        let input = vec![
-            ("warmup_actions", Tensor::from_slice(&warmup_actions).view([warmup as i64, action_dim as i64])),
+        input.extend([
             ("explore", Tensor::cat(&explore, 0)),
             ("smoothing", Tensor::stack(&smoothing, 0)),
-            ("indices", Tensor::from_slice(&indices).view([updates, batch as i64])),
-            ("env_seeds", Tensor::from_slice(&[env_seed])),
-            ("max_episode_steps", scalar(limit as f64)),
+            ("indices", Tensor::from_slice(&indices).view([(steps - warmup) as i64, batch as i64])),
             ("hidden", Tensor::from_slice(&config.hidden)),
             ("learning_rate", scalar(config.critic_learning_rate)),
             ("tau", scalar(config.tau)),
@@ -463,28 +458,11 @@ mod tests {
             ("exploration_noise", scalar(config.exploration_noise)),
             ("policy_noise", scalar(config.policy_noise)),
             ("noise_clip", scalar(config.noise_clip)),
-        ];
+        ]);
         let Some(sb3) = sb3_update("td3_run", &before, input) else { return };
-
-        let dir = std::env::temp_dir().join(format!("rlsolver-td3-run-{}", uuid::Uuid::new_v4()));
-        let run = TrainConfig {
-            eval_every: steps,
-            eval_episodes: 1,
-            overrides: serde_json::to_value(&config).unwrap(),
-            out_dir: Some(dir.clone()),
-            env_config: serde_json::json!({"max_episode_steps": limit}),
-            ..TrainConfig::new("td3", "gymnasium:Hopper-v5", steps, seed)
-        };
-        train(&run).unwrap();
-        td3.load_state(&crate::drl::state::StateDict::read(&dir).unwrap()).unwrap();
-        std::fs::remove_dir_all(&dir).ok();
+        train_on_hopper("td3", serde_json::to_value(&config).unwrap(), steps, seed, &mut td3);
         assert_eq!(td3.noise, draws, "the run drew other noise than the noise given to SB3");
-
-        let theirs = |key: &str| Vec::<f64>::try_from(sb3[key].to_kind(Kind::Double).flatten(0, -1)).unwrap()[0];
-        let (terminated, truncated) = (theirs("terminated"), theirs("truncated"));
-        eprintln!("episodes ended: {terminated} terminated, {truncated} truncated");
-        assert!(terminated >= 2.0 && truncated >= 2.0, "the replay holds both ends");
-        assert_eq!(theirs("unused"), 0.0, "SB3 used every draw given to it");
+        assert_sb3_run_ended_both_ways_on_our_draws(&sb3);
         let gap = largest_relative_gap(&before, &mut td3, &sb3);
         eprintln!("largest difference from SB3's, relative to the run: {gap:.2e}");
         assert!(gap < 1e-3, "{gap:.3e} of the run apart from SB3's");

@@ -109,3 +109,55 @@ pub fn largest_relative_gap(before: &[(&str, Snapshot)], agent: &mut impl super:
     }
     worst
 }
+
+/// Hopper-v5's episodes in the off-policy run tests end at this many steps (a random policy
+/// falls after about 20), so that the replay holds truncations besides falls.
+pub const HOPPER_LIMIT: usize = 16;
+
+/// What every off-policy run test gives `sb3_update`: the env's reset seed, the episode cut and
+/// the warm-up's uniform actions [warmup, actions] (Hopper's box is [-1, 1]), drawn from `rows`,
+/// a replay of the loop's stream seeded like the run.
+pub fn hopper_run_input(seed: u64, warmup: usize, rows: &mut rand_chacha::ChaCha8Rng) -> Vec<(&'static str, Tensor)> {
+    use rand::Rng;
+    let action_dim = 3;
+    let actions: Vec<f32> = (0..warmup * action_dim).map(|_| rows.gen_range(-1.0f32..=1.0)).collect();
+    let env_seed = crate::drl::env::gymnasium::env_seed(seed, 0, 0) as i64;
+    vec![
+        ("warmup_actions", Tensor::from_slice(&actions).view([warmup as i64, action_dim as i64])),
+        ("env_seeds", Tensor::from_slice(&[env_seed])),
+        ("max_episode_steps", scalar(HOPPER_LIMIT as f64)),
+    ]
+}
+
+/// Trains `algorithm` with `overrides` for `steps` on Hopper-v5 through the Gymnasium bridge
+/// (`run::train`, episodes cut at `HOPPER_LIMIT`) and loads the run's end state into `agent`.
+pub fn train_on_hopper(
+    algorithm: &str,
+    overrides: serde_json::Value,
+    steps: usize,
+    seed: u64,
+    agent: &mut impl super::AgentState,
+) {
+    use crate::drl::run::{train, TrainConfig};
+    let dir = std::env::temp_dir().join(format!("rlsolver-{algorithm}-run-{}", uuid::Uuid::new_v4()));
+    let run = TrainConfig {
+        eval_every: steps,
+        eval_episodes: 1,
+        overrides,
+        out_dir: Some(dir.clone()),
+        env_config: serde_json::json!({"max_episode_steps": HOPPER_LIMIT}),
+        ..TrainConfig::new(algorithm, "gymnasium:Hopper-v5", steps, seed)
+    };
+    train(&run).unwrap();
+    agent.load_state(&crate::drl::state::StateDict::read(&dir).unwrap()).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// SB3's side of an off-policy run test ended episodes both ways and used every draw given.
+pub fn assert_sb3_run_ended_both_ways_on_our_draws(sb3: &Snapshot) {
+    let count = |key: &str| Vec::<f64>::try_from(sb3[key].to_kind(Kind::Double).flatten(0, -1)).unwrap()[0];
+    let (terminated, truncated) = (count("terminated"), count("truncated"));
+    eprintln!("episodes ended: {terminated} terminated, {truncated} truncated");
+    assert!(terminated >= 2.0 && truncated >= 2.0, "the replay holds both ends");
+    assert_eq!(count("unused"), 0.0, "SB3 used every draw given to it");
+}
