@@ -5,6 +5,11 @@
 //!
 //! The actor, the critics and the temperature work in the unit box [-1, 1] (`ActionScale`), as
 //! SB3 and the authors' code do; actions reach the env, and the replay buffer, in env units.
+//!
+//! SB3 samples the current observations' actions before the critic step and alpha's step
+//! first; ours samples them after the critic step. The actor is the same at both points and
+//! alpha is read before its step on both sides, so a whole run is SB3's `SAC.learn` given the
+//! same draws in each side's order (`a_short_run_on_hopper_...` below).
 
 use super::{load_stores, patched, save_stores, AgentState, Metrics, OffPolicyAgent, OffPolicySchedule};
 use crate::drl::buffer::ReplayBuffer;

@@ -6,6 +6,10 @@
 //! does (Fujimoto et al.'s code feeds the critic env units instead; on a box other than [-1, 1]
 //! that scales the critic's action input); actions reach the env, and the replay buffer, in env
 //! units.
+//!
+//! The warm-up's uniform actions go to the env as drawn, as in Fujimoto et al.'s code; SB3 adds
+//! the exploration noise to them too. Otherwise a whole run is SB3's `TD3.learn` given the same
+//! random numbers (`a_short_run_on_hopper_...` below).
 
 use super::{load_stores, patched, save_stores, AgentState, Metrics, OffPolicyAgent, OffPolicySchedule};
 use crate::drl::buffer::ReplayBuffer;
