@@ -104,15 +104,12 @@ def ppo(data):
     return {"w/" + ppo_name(name): t.detach().numpy() for name, t in model.policy.state_dict().items()}
 
 
-def ppo_iteration(data):
+def hopper(data, envs=1):
+    """Hopper-v5, `envs` envs, episodes cut at `max_episode_steps`, reset with our `env_seeds`;
+    counts how the episodes end."""
     from stable_baselines3.common.env_util import make_vec_env
-    from stable_baselines3.common.vec_env import VecNormalize
 
-    noise, order = data["noise"], data["order"]
-    steps, envs, _ = noise.shape
-    epochs, n = order.shape
-    limit = int(scalar(data, "max_episode_steps"))
-    venv = make_vec_env("Hopper-v5", n_envs=envs, env_kwargs={"max_episode_steps": limit})
+    venv = make_vec_env("Hopper-v5", n_envs=envs, env_kwargs={"max_episode_steps": int(scalar(data, "max_episode_steps"))})
     venv._seeds = [int(s) for s in data["env_seeds"].reshape(-1)]
     ends = {"terminated": 0, "truncated": 0}
     step_wait = venv.step_wait
@@ -125,6 +122,16 @@ def ppo_iteration(data):
         return obs, rewards, dones, infos
 
     venv.step_wait = counted
+    return venv, ends
+
+
+def ppo_iteration(data):
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    noise, order = data["noise"], data["order"]
+    steps, envs, _ = noise.shape
+    epochs, n = order.shape
+    venv, ends = hopper(data, envs)
     env = VecNormalize(venv, norm_obs=True, norm_reward=False)
     model = PPO("MlpPolicy", env, n_steps=steps, batch_size=int(scalar(data, "batch_size")), n_epochs=epochs,
                 gamma=scalar(data, "gamma"), gae_lambda=scalar(data, "gae_lambda"), ent_coef=0.0,
@@ -255,27 +262,6 @@ class Replayed(ActionNoise):
 
     def reset(self):
         pass
-
-
-def hopper(data):
-    """Hopper-v5, one env, episodes cut at `max_episode_steps`, reset with our `env_seeds`; counts
-    how the episodes end."""
-    from stable_baselines3.common.env_util import make_vec_env
-
-    venv = make_vec_env("Hopper-v5", n_envs=1, env_kwargs={"max_episode_steps": int(scalar(data, "max_episode_steps"))})
-    venv._seeds = [int(s) for s in data["env_seeds"].reshape(-1)]
-    ends = {"terminated": 0, "truncated": 0}
-    step_wait = venv.step_wait
-
-    def counted():
-        obs, rewards, dones, infos = step_wait()
-        for done, info in zip(dones, infos):
-            if done:
-                ends["truncated" if info.get("TimeLimit.truncated") else "terminated"] += 1
-        return obs, rewards, dones, infos
-
-    venv.step_wait = counted
-    return venv, ends
 
 
 def replay_ours(model, data):
