@@ -424,7 +424,9 @@ mod tests {
             snapshots, train_on_hopper,
         };
         use rand::Rng;
-        let (warmup, steps, seed) = (100usize, 300usize, 5u64);
+        // 100 updates: float rounding grows through the env once the policies act (3e-4 of the
+        // run at 200 updates, 2e-5 at 100), and a 1% change on SB3's side is 5e-3 or more.
+        let (warmup, steps, seed) = (100usize, 200usize, 5u64);
         let config = Td3Config {
             schedule: OffPolicySchedule { buffer_size: steps, learning_starts: warmup, ..OffPolicySchedule::new(1, 1) },
             hidden: vec![64, 64],
