@@ -61,7 +61,7 @@ pub fn train(
         agent.on_env_steps(run.step);
         let burst = before / schedule.train_every.max(1) != run.step / schedule.train_every.max(1);
         // The first update follows the first step past the warm-up (SB3's `num_timesteps >
-        // learning_starts`), on a replay that holds one transition from the policy.
+        // learning_starts`), once the replay holds a step taken by the policy.
         if run.step > schedule.learning_starts && !buffer.is_empty() && burst {
             for _ in 0..schedule.updates_per_train {
                 run.losses = agent.update(&mut buffer, &mut run.rng);
