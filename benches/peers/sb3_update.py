@@ -22,11 +22,13 @@ Usage: python sb3_update.py ppo|ppo_iteration|td3|td3_run|sac_run|gae IN.npz OUT
        `current` and `next` [batch, actions] (the current and next observations' samples); the
        temperature starts from ours; writes the weights and `log_alpha` after it and the counts
        as td3_run.
-  ppo_iteration: one whole `PPO.learn` iteration on Hopper-v5 (episodes cut at
+  ppo_iteration: whole `PPO.learn` iterations on Hopper-v5 (episodes cut at
        `max_episode_steps`) under VecNormalize (observations only): the envs reset with
-       `env_seeds`, each Gaussian sample drawn as mean + std * `noise` [steps, envs, actions]
-       (ours) instead of from torch's generator, the minibatches in
-       `order` [epochs, steps * envs] (ours, time-major); writes the weights after it and the
+       `env_seeds`, each Gaussian sample drawn as mean + std * `noise`
+       [iterations * steps, envs, actions] (ours) instead of from torch's generator, the
+       minibatches in `order` [iterations * epochs, steps * envs] (ours, time-major, an
+       iteration's epochs in turn); the iterations are `noise` rows over `order`'s rollout
+       length; writes the weights after them and the
        observation statistics (`obs_mean`, `obs_var`, `obs_count`) and how many episodes ended
        `terminated` and `truncated`.
   gae: a time-major rollout [steps, envs] (rewards, values, terminated, truncated,
@@ -129,8 +131,10 @@ def ppo_iteration(data):
     from stable_baselines3.common.vec_env import VecNormalize
 
     noise, order = data["noise"], data["order"]
-    steps, envs, _ = noise.shape
-    epochs, n = order.shape
+    total, envs, _ = noise.shape
+    steps = order.shape[1] // envs
+    iterations = total // steps
+    epochs = order.shape[0] // iterations
     venv, ends = hopper(data, envs)
     env = VecNormalize(venv, norm_obs=True, norm_reward=False)
     model = PPO("MlpPolicy", env, n_steps=steps, batch_size=int(scalar(data, "batch_size")), n_epochs=epochs,
@@ -160,7 +164,7 @@ def ppo_iteration(data):
             np.random.permutation = drawn
 
     buffer.get = get
-    model.learn(total_timesteps=steps * envs)
+    model.learn(total_timesteps=total * envs)
     out = {"w/" + ppo_name(name): t.detach().numpy() for name, t in model.policy.state_dict().items()}
     statistics = env.obs_rms
     out.update(obs_mean=statistics.mean, obs_var=statistics.var, obs_count=np.array([statistics.count]),

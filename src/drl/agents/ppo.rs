@@ -11,8 +11,8 @@
 //! 400k steps (one seed, 2; every 16th update) the KL and clip fraction stayed close to SB3's (KL
 //! 0.007-0.017 against 0.008-0.018, clip fraction 0.10-0.23 against 0.08-0.17), and the policy's
 //! entropy fell alike (4.16 to 2.03 against 4.09 to 1.83). The tests hold one update, the
-//! advantages and one whole iteration on Hopper-v5 (rollout, observation statistics, update) to
-//! SB3's own code run on the same weights and random numbers.
+//! advantages and three whole iterations on Hopper-v5 (rollouts, observation statistics,
+//! updates) to SB3's own code run on the same weights and random numbers.
 
 use super::{load_stores, patched, save_stores, AgentState, Metrics, OnPolicyAgent, Rollout};
 use crate::drl::common::{explained_variance, RunningNorm};
@@ -582,31 +582,35 @@ mod tests {
         }
     }
 
-    /// One whole iteration on Hopper-v5 through the Gymnasium bridge: observations normalized by
-    /// the running statistics as they arrive, Gaussian samples clipped by the env, falls and
-    /// time-limit truncations (V of the final observation), GAE, then the update. From the same
-    /// weights, env seeds, action noise and minibatch orders, SB3's `PPO.learn` under VecNormalize
-    /// (`benches/peers/sb3_update.py ppo_iteration`) ends at the same observation statistics and
-    /// weights.
+    /// Three whole iterations on Hopper-v5 through the Gymnasium bridge: observations normalized
+    /// by the running statistics as they arrive, Gaussian samples clipped by the env, falls and
+    /// time-limit truncations (V of the final observation), GAE, then the update; episodes, the
+    /// statistics and Adam's moments carry from one rollout into the next. From the same
+    /// weights, env seeds, action noise and minibatch orders, SB3's `PPO.learn` under
+    /// VecNormalize (`benches/peers/sb3_update.py ppo_iteration`) ends at the same observation
+    /// statistics and weights.
     #[test]
-    fn one_iteration_on_hopper_ends_where_stable_baselines3_ends_with_the_same_noise_and_env_seeds() {
+    fn three_iterations_on_hopper_end_where_stable_baselines3_ends_with_the_same_noise_and_env_seeds() {
         use crate::drl::common::RunningNorm;
         use crate::drl::run::{train, TrainConfig};
         // Episodes cut at 16 steps (a random policy falls after about 20), so that the rollout
         // holds truncations besides falls.
-        let (steps, envs, epochs, seed, limit) = (128usize, 4usize, 2usize, 5u64, 16usize);
+        let (steps, envs, epochs, iterations, seed, limit) = (128usize, 4usize, 2usize, 3usize, 5u64, 16usize);
         let config = PpoConfig { epochs, ..bench_config(steps) };
-        // The run's agent before its update, built again from the seed (a build is a function
-        // of it), and the draws its stream makes: a noise row per step, then an order per epoch.
+        // The run's agent before its first update, built again from the seed (a build is a
+        // function of it), and the draws its stream makes: per iteration a noise row per step,
+        // then an order per epoch.
         let (obs_dim, action_dim) = (11, 3);
         let layout = ObservationLayout::default();
         let mut ppo = seeded(seed, || Ppo::new(config.clone(), obs_dim, action_dim, None, &layout, Device::Cpu, seed));
         let before = snapshots(&mut ppo);
         let mut draws = ppo.rng.clone();
-        let noise: Vec<Tensor> =
-            (0..steps).map(|_| draws.normal(&[envs as i64, action_dim as i64], Device::Cpu)).collect();
         let n = (steps * envs) as i64;
-        let order: Vec<Tensor> = (0..epochs).map(|_| draws.permutation(n, Device::Cpu)).collect();
+        let (mut noise, mut order) = (Vec::new(), Vec::new());
+        for _ in 0..iterations {
+            noise.extend((0..steps).map(|_| draws.normal(&[envs as i64, action_dim as i64], Device::Cpu)));
+            order.extend((0..epochs).map(|_| draws.permutation(n, Device::Cpu)));
+        }
         let env_seeds: Vec<i64> = (0..envs).map(|i| crate::drl::env::gymnasium::env_seed(seed, 0, i) as i64).collect();
         let input = vec![
             ("noise", Tensor::stack(&noise, 0)),
@@ -624,13 +628,14 @@ mod tests {
         let Some(sb3) = sb3_update("ppo_iteration", &before, input) else { return };
 
         let dir = std::env::temp_dir().join(format!("rlsolver-ppo-iteration-{}", uuid::Uuid::new_v4()));
+        let budget = steps * envs * iterations;
         let run = TrainConfig {
-            eval_every: steps * envs,
+            eval_every: budget,
             eval_episodes: 1,
             overrides: serde_json::to_value(&config).unwrap(),
             out_dir: Some(dir.clone()),
             env_config: serde_json::json!({"max_episode_steps": limit}),
-            ..TrainConfig::new("ppo", "gymnasium:Hopper-v5", steps * envs, seed)
+            ..TrainConfig::new("ppo", "gymnasium:Hopper-v5", budget, seed)
         };
         train(&run).unwrap();
         // The run's end state: weights, observation statistics and the stream's position (the
