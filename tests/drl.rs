@@ -71,13 +71,13 @@ fn discrete_actor_critics_reach_475_on_cartpole() {
     }
 }
 
-/// Last evaluations over seeds 0-2, median (worst): DDPG -182 (-211), TD3 -240 (-407), SAC
-/// -174 (-202), REDQ -168 (-201); random -1345.
+/// Last evaluations over seeds 0-2, median (worst): DDPG -178 (-215), TD3 -194 (-217), SAC
+/// -172 (-204), REDQ -170 (-200); random -1345. TD3 at 6k steps: -242, -592, -411.
 #[test]
 fn off_policy_continuous_agents_learn_pendulum() {
     tch::set_num_threads(1);
     let small = json!({"hidden": [64, 64], "learning_starts": 500});
-    for (algorithm, steps) in [("ddpg", 5000), ("td3", 6000), ("sac", 5000)] {
+    for (algorithm, steps) in [("ddpg", 5000), ("td3", 7000), ("sac", 5000)] {
         check(&train(&config(algorithm, "Pendulum-v1", steps, small.clone())).unwrap(), "Pendulum-v1", -500.0);
     }
     let redq =
