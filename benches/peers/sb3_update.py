@@ -25,10 +25,9 @@ Usage: python sb3_update.py ppo|ppo_iteration|td3|td3_run|sac_run|gae IN.npz OUT
   ppo_iteration: whole `PPO.learn` iterations on Hopper-v5 (episodes cut at
        `max_episode_steps`) under VecNormalize (observations only): the envs reset with
        `env_seeds`, each Gaussian sample drawn as mean + std * `noise`
-       [iterations * steps, envs, actions] (ours) instead of from torch's generator, the
-       minibatches in `order` [iterations * epochs, steps * envs] (ours, time-major, an
-       iteration's epochs in turn); the iterations are `noise` rows over `order`'s rollout
-       length; writes the weights after them and the
+       [iterations, steps, envs, actions] (ours) instead of from torch's generator, the
+       minibatches in `order` [iterations, epochs, steps * envs] (ours, time-major); writes
+       the weights after them and the
        observation statistics (`obs_mean`, `obs_var`, `obs_count`) and how many episodes ended
        `terminated` and `truncated`.
   gae: a time-major rollout [steps, envs] (rewards, values, terminated, truncated,
@@ -130,11 +129,9 @@ def hopper(data, envs=1):
 def ppo_iteration(data):
     from stable_baselines3.common.vec_env import VecNormalize
 
-    noise, order = data["noise"], data["order"]
-    total, envs, _ = noise.shape
-    steps = order.shape[1] // envs
-    iterations = total // steps
-    epochs = order.shape[0] // iterations
+    iterations, steps, envs, actions = data["noise"].shape
+    epochs, n = data["order"].shape[1:]
+    noise, order = data["noise"].reshape(-1, envs, actions), data["order"].reshape(-1, n)
     venv, ends = hopper(data, envs)
     env = VecNormalize(venv, norm_obs=True, norm_reward=False)
     model = PPO("MlpPolicy", env, n_steps=steps, batch_size=int(scalar(data, "batch_size")), n_epochs=epochs,
@@ -164,7 +161,7 @@ def ppo_iteration(data):
             np.random.permutation = drawn
 
     buffer.get = get
-    model.learn(total_timesteps=total * envs)
+    model.learn(total_timesteps=iterations * steps * envs)
     out = {"w/" + ppo_name(name): t.detach().numpy() for name, t in model.policy.state_dict().items()}
     statistics = env.obs_rms
     out.update(obs_mean=statistics.mean, obs_var=statistics.var, obs_count=np.array([statistics.count]),

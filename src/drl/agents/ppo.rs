@@ -613,8 +613,8 @@ mod tests {
         }
         let env_seeds: Vec<i64> = (0..envs).map(|i| crate::drl::env::gymnasium::env_seed(seed, 0, i) as i64).collect();
         let input = vec![
-            ("noise", Tensor::stack(&noise, 0)),
-            ("order", Tensor::stack(&order, 0)),
+            ("noise", Tensor::stack(&noise, 0).view([iterations as i64, steps as i64, envs as i64, action_dim as i64])),
+            ("order", Tensor::stack(&order, 0).view([iterations as i64, epochs as i64, n])),
             ("env_seeds", Tensor::from_slice(&env_seeds)),
             ("max_episode_steps", scalar(limit as f64)),
             ("learning_rate", scalar(config.learning_rate)),
