@@ -27,9 +27,9 @@ Usage: python sb3_update.py ppo|ppo_iteration|td3|td3_run|sac_run|gae IN.npz OUT
        `env_seeds`, each Gaussian sample drawn as mean + std * `noise`
        [iterations, steps, envs, actions] (ours) instead of from torch's generator, the
        minibatches in `order` [iterations, epochs, steps * envs] (ours, time-major); writes
-       the weights after them and the
-       observation statistics (`obs_mean`, `obs_var`, `obs_count`) and how many episodes ended
-       `terminated` and `truncated`.
+       the weights after them, the observation statistics (`obs_mean`, `obs_var`,
+       `obs_count`), how many episodes ended `terminated` and `truncated`, and how many were
+       `carried` across a rollout boundary (envs in mid-episode as a later rollout starts).
   gae: a time-major rollout [steps, envs] (rewards, values, terminated, truncated,
        final_values: V of the final observation where an episode was truncated, last_values);
        SB3's rollout loop's truncation bootstrap and `RolloutBuffer.compute_returns_and_advantage`;
@@ -42,6 +42,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 from stable_baselines3 import PPO, SAC, TD3
+from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import Logger
 from stable_baselines3.common.noise import ActionNoise
 from stable_baselines3.common.type_aliases import ReplayBufferSamples, RolloutBufferSamples
@@ -161,12 +162,31 @@ def ppo_iteration(data):
             np.random.permutation = drawn
 
     buffer.get = get
-    model.learn(total_timesteps=iterations * steps * envs)
+    carried = Carried()
+    model.learn(total_timesteps=iterations * steps * envs, callback=carried)
     out = {"w/" + ppo_name(name): t.detach().numpy() for name, t in model.policy.state_dict().items()}
     statistics = env.obs_rms
     out.update(obs_mean=statistics.mean, obs_var=statistics.var, obs_count=np.array([statistics.count]),
-               terminated=np.array([ends["terminated"]]), truncated=np.array([ends["truncated"]]))
+               terminated=np.array([ends["terminated"]]), truncated=np.array([ends["truncated"]]),
+               carried=np.array([carried.count]))
     return out
+
+
+class Carried(BaseCallback):
+    """Counts the envs in mid-episode as each rollout after the first starts (episodes that run
+    across a rollout boundary)."""
+
+    def __init__(self):
+        super().__init__()
+        self.rollouts, self.count = 0, 0
+
+    def _on_rollout_start(self):
+        if self.rollouts:
+            self.count += int((~self.model._last_episode_starts.astype(bool)).sum())
+        self.rollouts += 1
+
+    def _on_step(self):
+        return True
 
 
 def td3_layers(data):

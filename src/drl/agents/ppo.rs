@@ -647,8 +647,12 @@ mod tests {
 
         let theirs = |key: &str| Vec::<f64>::try_from(sb3[key].to_kind(Kind::Double).flatten(0, -1)).unwrap();
         let (terminated, truncated) = (theirs("terminated")[0], theirs("truncated")[0]);
-        eprintln!("episodes ended: {terminated} terminated, {truncated} truncated");
+        let carried = theirs("carried")[0];
+        eprintln!(
+            "episodes ended: {terminated} terminated, {truncated} truncated; {carried} ran across a rollout boundary"
+        );
         assert!(terminated >= 2.0 && truncated >= 2.0, "the rollout holds both ends");
+        assert!(carried >= 1.0, "no episode ran across a rollout boundary");
         assert_eq!(theirs("obs_count")[0].round(), norm.count.round(), "observations counted");
         for (name, ours, sb3) in [("mean", &norm.mean, theirs("obs_mean")), ("var", &norm.var, theirs("obs_var"))] {
             for (d, (a, b)) in ours.iter().zip(&sb3).enumerate() {
