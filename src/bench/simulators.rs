@@ -10,6 +10,7 @@
 //! one row per algorithm for every task of the class, none keyed to an env.
 
 use super::drl::median;
+use super::median_and_worst;
 use anyhow::{Context, Result};
 use rlsolver::drl::run::{train, TrainConfig};
 use serde::Deserialize;
@@ -169,11 +170,6 @@ pub fn our_run(algorithm: &str, env: &str, budget: usize, seed: u64, h_term_lamb
     Ok(OurRun { train_s: outcome.train_s, curve })
 }
 
-pub fn median_worst(values: &[f64]) -> (f64, f64) {
-    let mut v = values.to_vec();
-    (median(&mut v), v.iter().copied().fold(f64::INFINITY, f64::min))
-}
-
 fn selected(config: &SimulatorBenchConfig) -> Vec<(SimulatorTask, usize)> {
     TASKS
         .iter()
@@ -309,7 +305,7 @@ pub fn run_simulators(config: &SimulatorBenchConfig) -> Result<String> {
     let mut studies = Vec::new();
     let mut per_seed = String::new();
     for ((task, budget), runs) in tasks.iter().zip(runs) {
-        let (ours, ours_worst) = median_worst(&runs.iter().map(OurRun::final_return).collect::<Vec<_>>());
+        let (ours, ours_worst) = median_and_worst(&mut runs.iter().map(OurRun::final_return).collect::<Vec<_>>(), true);
         let our_s = median(&mut runs.iter().map(|r| r.train_s).collect::<Vec<_>>());
         let theirs: Vec<&PeerRun> = peer
             .iter()
@@ -319,7 +315,7 @@ pub fn run_simulators(config: &SimulatorBenchConfig) -> Result<String> {
         let (peer_cells, diff, their_s, ratio) = if theirs.is_empty() {
             ("-".to_string(), "-".to_string(), "-".to_string(), "-".to_string())
         } else {
-            let (m, w) = median_worst(&theirs.iter().map(|r| r.final_return).collect::<Vec<_>>());
+            let (m, w) = median_and_worst(&mut theirs.iter().map(|r| r.final_return).collect::<Vec<_>>(), true);
             let s = median(&mut theirs.iter().map(|r| r.train_s).collect::<Vec<_>>());
             (format!("{m:.1} ({w:.1})"), format!("{:+.1}", ours - m), format!("{s:.0}"), format!("{:.2}", s / our_s))
         };
@@ -349,8 +345,8 @@ pub fn run_simulators(config: &SimulatorBenchConfig) -> Result<String> {
                 rows.push((lambda, runs));
             }
             for (lambda, runs) in rows {
-                let finals: Vec<f64> = runs.iter().map(OurRun::final_return).collect();
-                let (m, worst) = median_worst(&finals);
+                let mut finals: Vec<f64> = runs.iter().map(OurRun::final_return).collect();
+                let (m, worst) = median_and_worst(&mut finals, true);
                 let best = finals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
                 let drop = median(&mut runs.iter().map(OurRun::largest_drop).collect::<Vec<_>>());
                 writeln!(
@@ -418,7 +414,7 @@ mod verify {
     //! our median final return at least SB3's (within 10% of its magnitude: three seeds cannot
     //! resolve less); each test prints both sides and the training seconds.
 
-    use super::{median_worst, our_run, peer_runs, OurRun, TASKS};
+    use super::{median_and_worst, our_run, peer_runs, OurRun, TASKS};
     use std::path::PathBuf;
 
     const SEEDS: [u64; 3] = [0, 1, 2];
@@ -431,10 +427,11 @@ mod verify {
         let script = root.join("benches/peers/sb3_simulators_peer.py");
         let peer = peer_runs(&python, &script, &[(task.clone(), task.budget)], &SEEDS, None)
             .expect("SB3 runs (make simulators)");
-        let theirs: Vec<f64> = peer.runs.iter().map(|r| r.final_return).collect();
+        let mut theirs: Vec<f64> = peer.runs.iter().map(|r| r.final_return).collect();
         let ours: Vec<_> = SEEDS.iter().map(|&s| our_run(algorithm, env, task.budget, s, 0.0).unwrap()).collect();
-        let (our_median, our_worst) = median_worst(&ours.iter().map(OurRun::final_return).collect::<Vec<_>>());
-        let (their_median, their_worst) = median_worst(&theirs);
+        let (our_median, our_worst) =
+            median_and_worst(&mut ours.iter().map(OurRun::final_return).collect::<Vec<_>>(), true);
+        let (their_median, their_worst) = median_and_worst(&mut theirs, true);
         let our_s: f64 = ours.iter().map(|r| r.train_s).sum::<f64>() / ours.len() as f64;
         let their_s: f64 = peer.runs.iter().map(|r| r.train_s).sum::<f64>() / peer.runs.len() as f64;
         println!(
