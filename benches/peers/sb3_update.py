@@ -173,17 +173,15 @@ def ppo_iteration(data):
 
 
 class Carried(BaseCallback):
-    """Counts the envs in mid-episode as each rollout after the first starts (episodes that run
-    across a rollout boundary)."""
+    """Counts the envs in mid-episode as each rollout starts (episodes that run across a rollout
+    boundary; `learn` starts every env's episode afresh, so the first rollout adds none)."""
 
     def __init__(self):
         super().__init__()
-        self.rollouts, self.count = 0, 0
+        self.count = 0
 
     def _on_rollout_start(self):
-        if self.rollouts:
-            self.count += int((~self.model._last_episode_starts.astype(bool)).sum())
-        self.rollouts += 1
+        self.count += int((~self.model._last_episode_starts.astype(bool)).sum())
 
     def _on_step(self):
         return True
