@@ -1,6 +1,7 @@
 //! The service's jobs over HTTP: a training job runs to completion with its event stream, its
 //! artifacts download and load; cancel, API keys, a full queue; a crashed server (SIGKILL) keeps
-//! finished jobs and resumes the interrupted one from its checkpoint.
+//! finished jobs and resumes the interrupted one from its checkpoint, and a stopped one (SIGTERM)
+//! hands its running job back to the queue.
 
 mod common;
 
@@ -282,6 +283,67 @@ fn a_crash_keeps_finished_jobs_and_the_interrupted_job_resumes_from_its_checkpoi
     assert_eq!(curve.last().unwrap()["step"], next["latest"]["step"]);
     assert_eq!(c.delete(format!("{base}/v1/training/jobs/{interrupted_id}")).send().unwrap().status(), 202);
     wait_for(&c, base, &interrupted_id, 30, |j| j["state"] == "cancelled");
+    drop(server);
+    let _ = std::fs::remove_dir_all(&data);
+}
+
+/// SIGTERM with a training job running and its event stream open: the job stops and goes back
+/// to the queue as `interrupted` (its stream ends with that state), the process exits by itself
+/// with success and without a panic, and the next server on the store resumes the job from its
+/// checkpoint.
+#[test]
+fn sigterm_hands_a_running_training_job_back_to_the_queue_and_the_next_server_resumes_it() {
+    let data = std::env::temp_dir().join(format!("rlsolver-sigterm-job-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&data);
+    std::fs::create_dir_all(&data).unwrap();
+    let log_path = data.join("serve.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let mut server = common::ServeProcess::start(&["--shutdown-drain-s", "1"], &data, Stdio::from(log));
+    let (base, c) = (server.base.clone(), client());
+    let long: Value = submit(
+        &c,
+        &base,
+        None,
+        json!({"algorithm": "dqn", "env": "CartPole-v1", "total_steps": 2_000_000, "eval_every": 3_000}),
+    )
+    .json()
+    .unwrap();
+    let id = long["id"].as_str().unwrap().to_string();
+    let checkpoint_step =
+        wait_for(&c, &base, &id, 60, |j| j["latest"]["step"].as_i64().is_some())["latest"]["step"].as_i64().unwrap();
+    let stream = {
+        let url = format!("{base}/v1/training/jobs/{id}/events");
+        std::thread::spawn(move || client().get(url).send().unwrap().text().unwrap())
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    let terminated =
+        std::process::Command::new("kill").args(["-TERM", &server.child.id().to_string()]).status().unwrap();
+    assert!(terminated.success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let exit = loop {
+        if let Some(exit) = server.child.try_wait().unwrap() {
+            break exit;
+        }
+        assert!(Instant::now() < deadline, "the server kept running with the job's stream open");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(exit.success(), "{exit:?}");
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    assert!(!log.contains("panicked"), "{log}");
+    let events = stream.join().unwrap();
+    assert!(events.contains(r#"{"state":"interrupted"}"#), "{events}");
+    let row = tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let store = rlsolver::store::Store::open(&data).await.unwrap();
+        store.job(&id).await.unwrap().unwrap()
+    });
+    assert_eq!((row.state, row.restarts, row.runner), (rlsolver::store::JobState::Interrupted, 1, None));
+    drop(server);
+    let server = Server::start(&data);
+    let base = &server.base;
+    let resumed =
+        wait_for(&c, base, &id, 60, |j| j["state"] == "running" && j["steps"].as_i64().unwrap_or(0) > checkpoint_step);
+    assert_eq!(resumed["restarts"], 1, "{resumed}");
+    common::cancel_training_job(base, &id);
     drop(server);
     let _ = std::fs::remove_dir_all(&data);
 }

@@ -1,9 +1,9 @@
-//! The job store's leases on both databases: concurrent claimers take every job
-//! exactly once, an expired lease passes the job to another owner, and the old owner can neither
-//! renew nor finish it. The Postgres cases run against a real server: `RLSOLVER_TEST_DATABASE_URL`
-//! (default postgres://postgres:postgres@127.0.0.1:5432/postgres; `.ci/run` starts one from
-//! Debian's package with `.ci/postgres.sh`), each test in a database of its own; without a server
-//! they skip with a printed reason, and fail under CI=true.
+//! The job store's leases on both databases: concurrent claimers take every job exactly once, an
+//! expired lease passes the job to another owner, and the old owner can neither renew nor finish
+//! it; a released job goes back to the queue. The Postgres cases run against a real server:
+//! `RLSOLVER_TEST_DATABASE_URL` (default postgres://postgres:postgres@127.0.0.1:5432/postgres;
+//! `.ci/run` starts one from Debian's package with `.ci/postgres.sh`), each test in a database of
+//! its own; without a server they skip with a printed reason, and fail under CI=true.
 
 mod common;
 
@@ -95,6 +95,36 @@ async fn an_expired_lease_changes_hands_once(store: Store) {
     assert!(!store.cancel_waiting("k").await.unwrap());
     assert_eq!(store.waiting_count().await.unwrap(), 0);
     assert!(store.claim("c", lease, Kinds::Any).await.unwrap().is_none());
+}
+
+/// A stopping replica hands its job back: only the lease's owner can, it counts a restart, the
+/// next claimer gets it at once; a job a client asked to cancel is not handed back.
+async fn a_released_job_goes_back_to_the_queue_unless_cancelled(store: Store) {
+    let lease = Duration::from_secs(60);
+    store.insert_job("r", "training", &json!({}), None).await.unwrap();
+    store.claim("a", lease, Kinds::Any).await.unwrap().expect("a claims the queued job");
+    assert!(!store.release("r", "b").await.unwrap(), "b holds no lease on it");
+    assert!(store.release("r", "a").await.unwrap());
+    let released = store.job("r").await.unwrap().unwrap();
+    assert_eq!((released.state, released.restarts, released.runner), (JobState::Interrupted, 1, None));
+    assert!(!store.release("r", "a").await.unwrap(), "released once");
+    assert_eq!(store.waiting_count().await.unwrap(), 1);
+    let again = store.claim("b", lease, Kinds::Any).await.unwrap().expect("b claims it without waiting for a lease");
+    assert_eq!((again.id.as_str(), again.restarts, again.runner.as_deref()), ("r", 1, Some("b")));
+    assert!(store.request_cancel("r").await.unwrap());
+    assert!(!store.release("r", "b").await.unwrap(), "a cancelled job ends cancelled, not queued");
+    assert_eq!(store.job("r").await.unwrap().unwrap().state, JobState::Running);
+}
+
+#[tokio::test]
+async fn a_released_job_goes_back_to_the_queue_unless_cancelled_on_postgres() {
+    let Some(store) = postgres("release").await else { return };
+    a_released_job_goes_back_to_the_queue_unless_cancelled(store).await;
+}
+
+#[tokio::test]
+async fn a_released_job_goes_back_to_the_queue_unless_cancelled_on_sqlite() {
+    a_released_job_goes_back_to_the_queue_unless_cancelled(sqlite("release").await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

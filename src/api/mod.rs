@@ -109,7 +109,8 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
 }
 
 /// Serves until SIGINT/SIGTERM, then marks itself not ready (`/ready` 503) for the configured
-/// drain period while still accepting, then stops accepting and lets running requests finish.
+/// drain period while still accepting, then stops this replica's jobs (`JobManager::stop`:
+/// running ones go back to the queue), stops accepting and lets running requests finish.
 pub async fn serve(listener: tokio::net::TcpListener, config: ServerConfig) -> anyhow::Result<()> {
     serve_until(listener, config, shutdown_signal()).await
 }
@@ -124,7 +125,7 @@ pub async fn serve_until(
     let state = AppState::open(config).await?;
     let addr: SocketAddr = listener.local_addr()?;
     tracing::info!(%addr, "rlsolver listening");
-    let draining = state.clone();
+    let (draining, jobs) = (state.clone(), state.jobs.clone());
     let drain = state.config.shutdown_drain;
     axum::serve(listener, app(state))
         .with_graceful_shutdown(async move {
@@ -136,6 +137,8 @@ pub async fn serve_until(
                 "shutdown requested; /ready is 503, finishing running requests"
             );
             tokio::time::sleep(drain).await;
+            // Before the wait for open connections: a job's event stream ends with its job.
+            jobs.stop(crate::jobs::STOP_GRACE).await;
         })
         .await?;
     Ok(())

@@ -5,8 +5,9 @@
 //! per-job event channels (the SSE streams). Any number of replicas can share a PostgreSQL store:
 //! a job whose replica stops renewing (killed, hung, cut off from the database) is claimed by
 //! another once the lease lapses and resumes from its last checkpoint; a cancel through any
-//! replica reaches the runner at its next renewal. With the embedded SQLite store (one server),
-//! `JobManager::start` re-queues at once what a stopped server left running. Single-agent
+//! replica reaches the runner at its next renewal; a replica that shuts down hands its running
+//! jobs back to the queue (`JobManager::stop`). With the embedded SQLite store (one server),
+//! `JobManager::start` re-queues at once what a crashed server left running. Single-agent
 //! training resumes from its last checkpoint (multi-agent runs and solves start over).
 
 pub mod budget;
@@ -111,7 +112,14 @@ pub struct JobManager {
     /// Wakes an idle worker when this replica accepts a job.
     wake: Notify,
     live: Mutex<HashMap<String, Live>>,
+    /// Set by `stop`: workers claim nothing more and running jobs go back to the queue.
+    stopping: AtomicBool,
+    workers: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
+
+/// How long `stop` waits for running jobs to hand themselves back: the deploy's 30 s
+/// termination grace less its 10 s drain leaves 20 s, of which this takes half.
+pub const STOP_GRACE: Duration = Duration::from_secs(10);
 
 impl JobManager {
     /// Starts the worker pool; with the SQLite store, first re-queues the jobs a previous server
@@ -136,45 +144,74 @@ impl JobManager {
             owner,
             wake: Notify::new(),
             live: Mutex::new(HashMap::new()),
+            stopping: AtomicBool::new(false),
+            workers: Mutex::new(Vec::new()),
         });
         tracing::info!(replica = %manager.owner, workers = manager.config.workers, "job workers");
         for _ in 0..manager.config.workers {
-            let manager = manager.clone();
-            tokio::spawn(async move {
-                loop {
-                    match manager.store.claim(&manager.owner, manager.config.lease, manager.config.kinds).await {
-                        Ok(Some(job)) => {
-                            let id = job.id.clone();
-                            if let Err(error) = manager.clone().execute(job).await {
-                                // A job that could not even start (unreadable request, store
-                                // error) ends `failed` rather than going round again.
-                                let message = client_message(&id, &error);
-                                let owner = &manager.owner;
-                                let _ = manager
-                                    .store
-                                    .finish_claimed(&id, owner, JobState::Failed, None, Some(&message))
-                                    .await;
-                                manager.emit(&id, "state", serde_json::json!({"state": "failed", "error": message}));
-                                manager.fail_population(&id, &message).await;
-                                manager.live.lock().expect("live jobs").remove(&id);
-                            }
-                        }
-                        Ok(None) => {
-                            tokio::select! {
-                                _ = manager.wake.notified() => {}
-                                _ = tokio::time::sleep(manager.config.poll) => {}
-                            }
-                        }
-                        Err(error) => {
-                            // The database is away: try again (sqlx reconnects the pool).
-                            tracing::warn!(error = %format!("{error:#}"), "claiming a job failed");
-                            tokio::time::sleep(manager.config.poll).await;
-                        }
-                    }
-                }
-            });
+            let handle = tokio::spawn(manager.clone().work());
+            manager.workers.lock().expect("workers").push(handle);
         }
         Ok(manager)
+    }
+
+    /// One worker: claims and runs jobs until `stop`.
+    async fn work(self: Arc<Self>) {
+        while !self.stopping.load(Ordering::SeqCst) {
+            match self.store.claim(&self.owner, self.config.lease, self.config.kinds).await {
+                Ok(Some(job)) => {
+                    let id = job.id.clone();
+                    if let Err(error) = self.clone().execute(job).await {
+                        // A job that could not even start (unreadable request, store
+                        // error) ends `failed` rather than going round again.
+                        let message = client_message(&id, &error);
+                        let owner = &self.owner;
+                        let _ = self.store.finish_claimed(&id, owner, JobState::Failed, None, Some(&message)).await;
+                        self.emit(&id, "state", serde_json::json!({"state": "failed", "error": message}));
+                        self.fail_population(&id, &message).await;
+                        self.live.lock().expect("live jobs").remove(&id);
+                    }
+                }
+                Ok(None) => {
+                    tokio::select! {
+                        _ = self.wake.notified() => {}
+                        _ = tokio::time::sleep(self.config.poll) => {}
+                    }
+                }
+                Err(error) => {
+                    // The database is away: try again (sqlx reconnects the pool).
+                    tracing::warn!(error = %format!("{error:#}"), "claiming a job failed");
+                    tokio::time::sleep(self.config.poll).await;
+                }
+            }
+        }
+    }
+
+    /// The shutdown's end of the job pool: workers claim nothing more, and each running job is
+    /// stopped and handed back to the queue as `interrupted` (`Store::release`), so the next
+    /// server on this store, or another replica at once, resumes it from its last checkpoint
+    /// rather than after a lapsed lease. Waits up to `grace` for the runs' threads, which still
+    /// write their last points to the store through this runtime, then closes every job's event
+    /// channel here (those streams end; a client reads on through another replica).
+    pub async fn stop(&self, grace: Duration) {
+        self.stopping.store(true, Ordering::SeqCst);
+        for live in self.live.lock().expect("live jobs").values() {
+            live.cancel.store(true, Ordering::SeqCst);
+        }
+        self.wake.notify_waiters();
+        let workers = std::mem::take(&mut *self.workers.lock().expect("workers"));
+        let deadline = tokio::time::Instant::now() + grace;
+        for worker in workers {
+            if tokio::time::timeout_at(deadline, worker).await.is_err() {
+                tracing::warn!(
+                    grace_s = grace.as_secs_f64(),
+                    "a running job did not stop in time; the next claim resumes it"
+                );
+                break;
+            }
+        }
+        // Streams of jobs this replica will not run end (their channels close).
+        self.live.lock().expect("live jobs").clear();
     }
 
     pub fn store(&self) -> &Store {
@@ -265,12 +302,14 @@ impl JobManager {
 
     /// Stores a point of the job's curve (from its blocking thread) and sends it.
     fn add_point(&self, runtime: &tokio::runtime::Handle, id: &str, event: &'static str, point: serde_json::Value) {
-        let seq = match runtime.block_on(self.store.add_metric(id, &point)) {
-            Ok(seq) => Some(seq),
-            Err(error) => {
+        let (store, job, stored) = (self.store.clone(), id.to_string(), point.clone());
+        let seq = match from_job_thread(runtime, async move { store.add_metric(&job, &stored).await }) {
+            Some(Ok(seq)) => Some(seq),
+            Some(Err(error)) => {
                 tracing::error!(job = %id, error = %format!("{error:#}"), "storing a point of the curve failed");
                 None
             }
+            None => None,
         };
         self.send(id, JobEvent { event, data: point, seq });
     }
@@ -305,6 +344,10 @@ impl JobManager {
     async fn execute(self: Arc<Self>, job: JobRecord) -> Result<()> {
         let id = job.id.as_str();
         let cancel = self.live_cancel(id);
+        if self.stopping.load(Ordering::SeqCst) {
+            // Claimed as `stop` began: back to the queue untouched.
+            cancel.store(true, Ordering::SeqCst);
+        }
         let (resume, work): (bool, JobWork) = match job.kind.as_str() {
             MEMBER | EVALUATION => {
                 let population = self.population_of(&job).await?;
@@ -358,6 +401,16 @@ impl JobManager {
                 (JobState::Failed, None, Some(client_message(id, &panic)))
             }
         };
+        // Stopped by `stop`, not by a client's cancel (`release` tells them apart).
+        if state == JobState::Cancelled
+            && self.stopping.load(Ordering::SeqCst)
+            && self.store.release(id, &self.owner).await?
+        {
+            tracing::info!(job = %id, replica = %self.owner, "the job stopped with the server; back in the queue as interrupted");
+            self.emit(id, "state", serde_json::json!({"state": JobState::Interrupted.as_str()}));
+            self.live.lock().expect("live jobs").remove(id);
+            return Ok(());
+        }
         if lost.load(Ordering::SeqCst) {
             // Another replica owns the job now and will end it; this run's outcome is void.
             tracing::warn!(job = %id, replica = %self.owner, "the job's lease lapsed; another replica took it over");
@@ -504,7 +557,8 @@ impl JobManager {
                     return;
                 }
                 *last = Instant::now();
-                let _ = progress_runtime.block_on(progress_manager.store.set_steps(&progress_id, step as i64));
+                let (store, job) = (progress_manager.store.clone(), progress_id.clone());
+                let _ = from_job_thread(&progress_runtime, async move { store.set_steps(&job, step as i64).await });
                 progress_manager.emit(&progress_id, "progress", serde_json::json!({"steps": step}));
             })),
             on_evaluation: Some(Arc::new(move |evaluation| {
@@ -529,6 +583,20 @@ impl JobManager {
         names.sort();
         names
     }
+}
+
+/// Runs `write` on the runtime and waits for it from a job's blocking thread, as
+/// `Handle::block_on` would; None when the runtime shut down first (a run that outlived `stop`'s
+/// grace), where `block_on` panics: the task is then dropped unpolled and the channel closes.
+fn from_job_thread<T: Send + 'static>(
+    runtime: &tokio::runtime::Handle,
+    write: impl std::future::Future<Output = T> + Send + 'static,
+) -> Option<T> {
+    let (sender, receiver) = tokio::sync::oneshot::channel();
+    runtime.spawn(async move {
+        let _ = sender.send(write.await);
+    });
+    receiver.blocking_recv().ok()
 }
 
 /// What a client reads of a failed job: the error's first line, without libtorch's trace (which

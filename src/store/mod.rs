@@ -480,6 +480,21 @@ impl Store {
         Ok(updated == 1)
     }
 
+    /// Hands a job `owner` runs back to the queue as `interrupted` (a restart, as a lapsed lease
+    /// counts one), for whichever replica claims next to resume it; false when `owner` no longer
+    /// holds it or a cancel was requested (the job then ends `cancelled`, as asked).
+    pub async fn release(&self, id: &str, owner: &str) -> Result<bool> {
+        let updated = statement!(
+            self,
+            execute,
+            "UPDATE jobs SET state = 'interrupted', restarts = restarts + 1, lease_owner = NULL, lease_until = NULL \
+             WHERE id = ? AND lease_owner = ? AND state = 'running' AND cancel_requested = 0",
+            id,
+            owner
+        );
+        Ok(updated == 1)
+    }
+
     /// Cancels job `id` if nobody has claimed it yet (queued or interrupted); false otherwise.
     pub async fn cancel_waiting(&self, id: &str) -> Result<bool> {
         let updated = statement!(
