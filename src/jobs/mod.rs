@@ -343,10 +343,12 @@ impl JobManager {
     /// Runs a job this replica claimed, keeping its lease until it ends.
     async fn execute(self: Arc<Self>, job: JobRecord) -> Result<()> {
         let id = job.id.as_str();
+        // The flag before the check: a `stop` after the check reaches this run through it.
         let cancel = self.live_cancel(id);
-        if self.stopping.load(Ordering::SeqCst) {
-            // Claimed as `stop` began: back to the queue untouched.
-            cancel.store(true, Ordering::SeqCst);
+        if self.stopping.load(Ordering::SeqCst) && self.store.release(id, &self.owner).await? {
+            // Claimed as `stop` began: back to the queue without starting the run.
+            self.live.lock().expect("live jobs").remove(id);
+            return Ok(());
         }
         let (resume, work): (bool, JobWork) = match job.kind.as_str() {
             MEMBER | EVALUATION => {
