@@ -2,7 +2,8 @@
 //! killed (SIGKILL) is taken over by another once its lease lapses and resumes from its last
 //! checkpoint; a cancel through one replica stops the job running on another; an API replica
 //! (`--role api`) accepts jobs that worker replicas (`--role worker`) run; 50 jobs survive workers
-//! killed every 2 s; a replica cut off from the database keeps its job. Needs the test
+//! killed every 2 s; a replica cut off from the database keeps its job; a stopped (SIGTERM)
+//! replica hands its job to another and ends its event streams. Needs the test
 //! PostgreSQL server (see tests/common: skipped without one, failing under CI=true).
 
 mod common;
@@ -24,7 +25,19 @@ impl Replica {
     /// `role`: all, api or worker.
     fn start(name: &str, database_url: &str, data_dir: &Path, role: &str) -> common::ServeProcess {
         // A 4 s lease, renewed every 1.3 s: wide enough that a busy 2-core machine renews in time.
-        let args = ["--replica", name, "--job-lease-s", "4", "--max-queued-jobs", "64", "--role", role];
+        // A stopped (SIGTERM) replica drains for 1 s.
+        let args = [
+            "--replica",
+            name,
+            "--job-lease-s",
+            "4",
+            "--max-queued-jobs",
+            "64",
+            "--role",
+            role,
+            "--shutdown-drain-s",
+            "1",
+        ];
         common::ServeProcess::start(&[&args[..], &["--database-url", database_url]].concat(), data_dir, Stdio::null())
     }
 }
@@ -96,6 +109,51 @@ fn a_job_on_a_killed_replica_resumes_on_another_and_a_cancel_crosses_replicas() 
     assert_eq!(cancelled.status(), 202);
     let ended = wait_for(&survivor.base, &id, 30, |j| j["state"] == "cancelled");
     assert!(ended["runner"].is_null(), "{ended}");
+    drop(survivor);
+    let _ = std::fs::remove_dir_all(&data);
+}
+
+/// SIGTERM to the replica running a job, with the job's event stream open on it: the job goes
+/// back to the queue and the other replica takes it, the stream (read from the store) ends with
+/// the `interrupted` state instead of holding the shutdown while the job runs on elsewhere, and
+/// the stopped replica exits by itself.
+#[test]
+fn a_stopped_replica_hands_its_job_to_another_and_its_event_streams_end() {
+    let Some(url) = database("handback") else { return };
+    let data = std::env::temp_dir().join(format!("rlsolver-handback-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&data);
+    let mut replicas = vec![Replica::start("a", &url, &data, "all"), Replica::start("b", &url, &data, "all")];
+    let id = submit(
+        &replicas[0].base,
+        json!({"algorithm": "dqn", "env": "CartPole-v1", "total_steps": 2_000_000, "eval_every": 3_000}),
+    );
+    let running = wait_for(&replicas[0].base, &id, 60, |j| j["latest"]["step"].as_i64().is_some());
+    let runner = running["runner"].as_str().unwrap().to_string();
+    let mut stopped = replicas.remove(if runner == "a" { 0 } else { 1 });
+    let survivor = replicas.pop().unwrap();
+    let stream = {
+        // Reads past the 30 s that the stopped replica has to exit in.
+        let reader = Client::builder().timeout(Duration::from_secs(120)).build().unwrap();
+        let url = format!("{}/v1/training/jobs/{id}/events", stopped.base);
+        std::thread::spawn(move || reader.get(url).send().unwrap().text().unwrap())
+    };
+    std::thread::sleep(Duration::from_millis(1000));
+    stopped.terminate();
+    stopped.exits_by_itself("the stopped replica kept serving the job's event stream");
+    // The stream's last event says where the job went: back to the queue, or already to the
+    // other replica.
+    let events = stream.join().unwrap();
+    let last = events.trim_end().rsplit("\n\n").next().unwrap();
+    let end: Value = serde_json::from_str(last.strip_prefix("event: state\ndata: ").expect(&events)).unwrap();
+    assert!(
+        end["state"] == "interrupted" || (end["state"] == "running" && end["runner"] != runner.as_str()),
+        "{events}"
+    );
+    let taken = wait_for(&survivor.base, &id, 60, |j| {
+        j["state"] == "running" && j["runner"].as_str().is_some_and(|r| r != runner)
+    });
+    assert_eq!(taken["restarts"], 1, "{taken}");
+    common::cancel_training_job(&survivor.base, &id);
     drop(survivor);
     let _ = std::fs::remove_dir_all(&data);
 }

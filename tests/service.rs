@@ -215,19 +215,6 @@ fn keys_guard_mutations_a_full_queue_answers_429_and_cancel_ends_queued_and_runn
     assert!(metrics.contains("rlsolver_jobs{kind=\"training\",state=\"cancelled\"} 3"), "{metrics}");
 }
 
-/// Waits up to 30 s for `child` to exit, and asserts that it exited with success.
-fn exits_by_itself(child: &mut std::process::Child, still_running: &str) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let exit = loop {
-        if let Some(exit) = child.try_wait().unwrap() {
-            break exit;
-        }
-        assert!(Instant::now() < deadline, "{still_running}");
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    assert!(exit.success(), "{exit:?}");
-}
-
 /// The binary serving on a free port with `data_dir`; killed (SIGKILL) on drop.
 struct Server;
 
@@ -329,10 +316,8 @@ fn sigterm_hands_a_running_training_job_back_to_the_queue_and_the_next_server_re
         std::thread::spawn(move || client().get(url).send().unwrap().text().unwrap())
     };
     std::thread::sleep(Duration::from_millis(500));
-    let terminated =
-        std::process::Command::new("kill").args(["-TERM", &server.child.id().to_string()]).status().unwrap();
-    assert!(terminated.success());
-    exits_by_itself(&mut server.child, "the server kept running with the job's stream open");
+    server.terminate();
+    server.exits_by_itself("the server kept running with the job's stream open");
     let log = std::fs::read_to_string(&log_path).unwrap();
     assert!(!log.contains("panicked"), "{log}");
     let events = stream.join().unwrap();
@@ -467,9 +452,7 @@ fn sigterm_turns_ready_to_503_and_lets_a_running_solve_finish() {
     };
     std::thread::sleep(Duration::from_millis(1000));
     assert!(!solving.is_finished(), "the solve ended before the signal");
-    let terminated =
-        std::process::Command::new("kill").args(["-TERM", &server.child.id().to_string()]).status().unwrap();
-    assert!(terminated.success());
+    server.terminate();
     std::thread::sleep(Duration::from_millis(300));
     let c = client();
     assert_eq!(c.get(format!("{base}/ready")).send().unwrap().status(), 503);
@@ -482,7 +465,7 @@ fn sigterm_turns_ready_to_503_and_lets_a_running_solve_finish() {
         Some(common::cut_of(&edges, &common::sides(&answer["solution"]))),
         "{answer}"
     );
-    exits_by_itself(&mut server.child, "the server kept running after its last request");
+    server.exits_by_itself("the server kept running after its last request");
     assert!(c.get(format!("{base}/health")).send().is_err(), "the listener is closed");
     let _ = std::fs::remove_dir_all(&data);
 }

@@ -168,7 +168,11 @@ const STORE_EVENTS_EVERY: std::time::Duration = std::time::Duration::from_millis
 
 /// A job's events read from the store (for jobs running on any replica): `state` when it
 /// changes, `progress` when its steps do, each new point of its curve (`evaluation` or
-/// `incumbent`) after the first `seen`, until the `state` event that ends it.
+/// `incumbent`) after the first `seen`, until the `state` event that ends it, or until this
+/// replica has stopped: after the read that follows its jobs' hand-back, whose `state` event says
+/// where the job is then (`interrupted`, or `running` with another `runner`). An open stream
+/// would otherwise hold the graceful shutdown for as long as the job runs on elsewhere; the
+/// client reads on through another replica.
 fn store_events(state: &AppState, job: &JobRecord, seen: usize) -> impl Stream<Item = JobEvent> {
     let point_event = point_event(job);
     let start = (state.clone(), job.id.clone(), job.state, job.steps, seen, false);
@@ -178,9 +182,13 @@ fn store_events(state: &AppState, job: &JobRecord, seen: usize) -> impl Stream<I
         }
         loop {
             tokio::time::sleep(STORE_EVENTS_EVERY).await;
+            let stopped = state.jobs.stopped();
             let store = state.jobs.store();
             // Only the points not sent yet: the curve grows, each poll reads its tail.
             let (Ok(Some(job)), Ok(curve)) = (store.job(&id).await, store.metrics_from(&id, seen as i64).await) else {
+                if stopped {
+                    return None;
+                }
                 continue;
             };
             let mut events: Vec<JobEvent> =
@@ -189,12 +197,15 @@ fn store_events(state: &AppState, job: &JobRecord, seen: usize) -> impl Stream<I
             if job.steps != last_steps {
                 events.push(JobEvent { event: "progress", data: serde_json::json!({"steps": job.steps}), seq: None });
             }
-            if job.state != last_state {
-                let data = serde_json::json!({"state": job.state.as_str(), "result": job.result, "error": job.error});
+            // The last read of a stopped replica tells where the job is now: back in the queue, or
+            // already taken by another replica (its runner).
+            if job.state != last_state || stopped {
+                let data = serde_json::json!({"state": job.state.as_str(), "result": job.result, "error": job.error,
+                                              "runner": job.runner});
                 events.push(JobEvent { event: "state", data, seq: None });
             }
-            if !events.is_empty() {
-                let ended = job.state.is_terminal();
+            if !events.is_empty() || stopped {
+                let ended = job.state.is_terminal() || stopped;
                 let next = (state, id, job.state, job.steps, seen, ended);
                 return Some((stream::iter(events), next));
             }

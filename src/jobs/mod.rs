@@ -114,6 +114,8 @@ pub struct JobManager {
     live: Mutex<HashMap<String, Live>>,
     /// Set by `stop`: workers claim nothing more and running jobs go back to the queue.
     stopping: AtomicBool,
+    /// Set when `stop` has handed this replica's jobs back: streams read from the store end.
+    stopped: AtomicBool,
     workers: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
@@ -145,6 +147,7 @@ impl JobManager {
             wake: Notify::new(),
             live: Mutex::new(HashMap::new()),
             stopping: AtomicBool::new(false),
+            stopped: AtomicBool::new(false),
             workers: Mutex::new(Vec::new()),
         });
         tracing::info!(replica = %manager.owner, workers = manager.config.workers, "job workers");
@@ -192,7 +195,8 @@ impl JobManager {
     /// server on this store, or another replica at once, resumes it from its last checkpoint
     /// rather than after a lapsed lease. Waits up to `grace` for the runs' threads, which still
     /// write their last points to the store through this runtime, then closes every job's event
-    /// channel here (those streams end; a client reads on through another replica).
+    /// channel here (those streams end; a client reads on through another replica), and marks
+    /// the replica `stopped` (streams read from the store end after one last read).
     pub async fn stop(&self, grace: Duration) {
         self.stopping.store(true, Ordering::SeqCst);
         for live in self.live.lock().expect("live jobs").values() {
@@ -212,6 +216,12 @@ impl JobManager {
         }
         // Streams of jobs this replica will not run end (their channels close).
         self.live.lock().expect("live jobs").clear();
+        self.stopped.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether `stop` has handed this replica's jobs back.
+    pub fn stopped(&self) -> bool {
+        self.stopped.load(Ordering::SeqCst)
     }
 
     pub fn store(&self) -> &Store {

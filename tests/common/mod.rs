@@ -164,6 +164,27 @@ impl ServeProcess {
     }
 }
 
+impl ServeProcess {
+    /// Sends SIGTERM (the shutdown path: drain, hand the jobs back, close).
+    pub fn terminate(&self) {
+        let sent = std::process::Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
+        assert!(sent.success());
+    }
+
+    /// Waits up to 30 s for the process to exit, and asserts that it exited with success.
+    pub fn exits_by_itself(&mut self, still_running: &str) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let exit = loop {
+            if let Some(exit) = self.child.try_wait().unwrap() {
+                break exit;
+            }
+            assert!(std::time::Instant::now() < deadline, "{still_running}");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        };
+        assert!(exit.success(), "{exit:?}");
+    }
+}
+
 impl Drop for ServeProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();
