@@ -178,8 +178,8 @@ impl CriticEnsemble {
                 x = b.baddbmm(&x, &w, 1.0, 1.0).relu();
             } else {
                 // The one-output layer as a product and a row sum: MKL's batched product with one
-                // output column (and its backward, with one inner column) takes 5-20 times as long
-                // on CPU as this (`bench`: "Where one-thread training time goes").
+                // output column (and its backward, with one inner column) is slow on the CPU
+                // (simulators report: "Where one-thread training time goes").
                 x = (x * w.transpose(1, 2)).sum_dim_intlist(-1, false, Kind::Float) + b.squeeze_dim(2);
             }
         }
