@@ -80,7 +80,7 @@ impl Rule {
     /// `apply` in one pass over CPU memory, element by element in f32 as torch's kernels
     /// compute it, subnormal moments flushed at every step (free here): the eight whole-buffer
     /// operations of `apply` plus the gradients' concatenation read and write the buffers nine
-    /// times, a third of an SAC update's time outside the matrix products on a 2-core CPU.
+    /// times (the simulators report's one-thread profile counts the step's share).
     fn apply_in_one_pass(
         self,
         learning_rate: f64,
