@@ -115,8 +115,9 @@ fn a_job_on_a_killed_replica_resumes_on_another_and_a_cancel_crosses_replicas() 
 
 /// SIGTERM to the replica running a job, with the job's event stream open on it: the job goes
 /// back to the queue and the other replica takes it, the stream (read from the store) ends with
-/// the `interrupted` state instead of holding the shutdown while the job runs on elsewhere, and
-/// the stopped replica exits by itself.
+/// the job's state after the hand-back (`interrupted`, or `running` on the other replica) instead
+/// of holding the shutdown while the job runs on elsewhere, and the stopped replica exits by
+/// itself.
 #[test]
 fn a_stopped_replica_hands_its_job_to_another_and_its_event_streams_end() {
     let Some(url) = database("handback") else { return };

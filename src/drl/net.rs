@@ -488,13 +488,16 @@ mod tests {
         for (a, b) in gradients(&together).iter().zip(gradients(&alone)) {
             assert!(a.allclose(&b, 1e-5, 1e-6, false), "{a} {b}");
         }
-        // Frozen: the same values, gradients reach the action and no weight.
+        // Frozen: the same values; a backward fills the action's gradient and no weight's (the
+        // unfrozen ensemble's backward fills every weight's).
         let action = action.set_requires_grad(true);
         let frozen = critics.forward_all_frozen(&obs, &action);
         assert!(frozen.allclose(&together, 0.0, 0.0, false));
-        let to_action = Tensor::run_backward(&[frozen.sum(Kind::Float)], &[&action], false, false);
-        assert_eq!(to_action[0].size(), [7, 2]);
-        assert!(to_action[0].abs().sum(Kind::Float).double_value(&[]) > 0.0);
-        assert!(critics.layers.iter().all(|(w, _)| !w.grad().defined()));
+        frozen.sum(Kind::Float).backward();
+        assert_eq!(action.grad().size(), [7, 2]);
+        assert!(action.grad().abs().sum(Kind::Float).double_value(&[]) > 0.0);
+        assert!(critics.layers.iter().all(|(w, b)| !w.grad().defined() && !b.grad().defined()));
+        critics.forward_all(&obs, &action).sum(Kind::Float).backward();
+        assert!(critics.layers.iter().all(|(w, b)| w.grad().defined() && b.grad().defined()));
     }
 }

@@ -162,9 +162,7 @@ impl ServeProcess {
         }
         ServeProcess { child, base }
     }
-}
 
-impl ServeProcess {
     /// Sends SIGTERM (the shutdown path: drain, hand the jobs back, close).
     pub fn terminate(&self) {
         let sent = std::process::Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
